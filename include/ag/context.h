@@ -1,0 +1,70 @@
+/*
+ * ag/context.h - the context: everything that would otherwise be global.
+ *
+ * A context owns the thread arena that backward and parallel kernels run in,
+ * and the memory of its tensors. Two contexts never interfere. A context
+ * lives as long as any of its tensors: ag_context_release drops the caller's
+ * reference, and the context goes when its last tensor does, so garbage-
+ * collected languages may finalize handles in any order.
+ */
+#ifndef AG_CONTEXT_H
+#define AG_CONTEXT_H
+
+#include "ag/common.h"
+
+AG_BEGIN_DECLS
+
+/** Opaque context handle. */
+typedef struct ag_context ag_context;
+
+/**
+ * Options for ag_context_create. Append-only; set struct_size to
+ * sizeof(ag_context_options) (AG_CONTEXT_OPTIONS_INIT and
+ * ag_context_options_init do), so a newer library reads only the fields an
+ * older caller knows.
+ */
+typedef struct ag_context_options {
+  uint32_t struct_size;
+  /* Threads of the context's arena, the calling thread included.
+   * 0 = one per hardware thread; 1 = no worker threads at all. */
+  int32_t num_threads;
+} ag_context_options;
+
+#define AG_CONTEXT_OPTIONS_INIT {(uint32_t)sizeof(ag_context_options), 0}
+
+/**
+ * Fill `opts` with the defaults (the same bytes as AG_CONTEXT_OPTIONS_INIT).
+ * For languages that cannot expand macros.
+ * @return AG_OK; AG_ERR_INVALID_ARGUMENT if `opts` is NULL.
+ */
+AG_API ag_status ag_context_options_init(ag_context_options *opts) AG_NOEXCEPT;
+
+/**
+ * Create a context.
+ * @param[out] out  the new context; the caller owns it (ag_context_release).
+ * @param opts      NULL for defaults. struct_size must be at least the size of
+ *                  the first field set; unknown trailing bytes of a larger
+ *                  struct must be zero.
+ * @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL `out`, bad struct_size,
+ *         negative num_threads); AG_ERR_OUT_OF_MEMORY.
+ * Thread-safe.
+ */
+AG_API ag_status ag_context_create(ag_context **out, const ag_context_options *opts) AG_NOEXCEPT;
+
+/** Add a reference to `ctx` and return it (NULL for NULL). Thread-safe. */
+AG_API ag_context *ag_context_retain(ag_context *ctx) AG_NOEXCEPT;
+
+/**
+ * Drop the caller's reference. The context is freed when no handle and no
+ * tensor refers to it. NULL is a no-op; a handle already released is detected
+ * where possible, ignored, and recorded as this thread's last error.
+ * Thread-safe.
+ */
+AG_API void ag_context_release(ag_context *ctx) AG_NOEXCEPT;
+
+/** Threads of the context's arena (>= 1); 0 for NULL or an invalid handle. Thread-safe. */
+AG_API int32_t ag_context_num_threads(const ag_context *ctx) AG_NOEXCEPT;
+
+AG_END_DECLS
+
+#endif /* AG_CONTEXT_H */

@@ -1,0 +1,62 @@
+// Errors, version and dtype queries.
+#include <string>
+
+#include "api/guard.h"
+
+namespace ag::api {
+
+namespace {
+thread_local std::string tl_last_error;
+}
+
+void set_last_error(const char* fn, const std::string& message) noexcept {
+  try {
+    tl_last_error.assign("[").append(fn).append("] ").append(message);
+  } catch (...) {
+    tl_last_error.clear();  // no memory for the message; the status still tells
+  }
+}
+
+}  // namespace ag::api
+
+using namespace ag;
+
+extern "C" {
+
+AG_API int32_t ag_version_number(void) noexcept { return AG_VERSION_NUMBER; }
+
+#define AG_STR2(x) #x
+#define AG_STR(x) AG_STR2(x)
+AG_API const char* ag_version_string(void) noexcept {
+  return AG_STR(AG_VERSION_MAJOR) "." AG_STR(AG_VERSION_MINOR) "." AG_STR(AG_VERSION_PATCH);
+}
+
+AG_API const char* ag_last_error_message(void) noexcept { return api::tl_last_error.c_str(); }
+
+AG_API const char* ag_status_name(ag_status status) noexcept {
+  switch (status) {
+    case AG_OK: return "AG_OK";
+    case AG_ERR_INVALID_ARGUMENT: return "AG_ERR_INVALID_ARGUMENT";
+    case AG_ERR_SHAPE: return "AG_ERR_SHAPE";
+    case AG_ERR_DTYPE: return "AG_ERR_DTYPE";
+    case AG_ERR_OUT_OF_MEMORY: return "AG_ERR_OUT_OF_MEMORY";
+    case AG_ERR_CONTEXT: return "AG_ERR_CONTEXT";
+    case AG_ERR_GRAPH: return "AG_ERR_GRAPH";
+    case AG_ERR_VERSION: return "AG_ERR_VERSION";
+    case AG_ERR_CALLBACK: return "AG_ERR_CALLBACK";
+    case AG_ERR_BUFFER_TOO_SMALL: return "AG_ERR_BUFFER_TOO_SMALL";
+    case AG_ERR_UNSUPPORTED: return "AG_ERR_UNSUPPORTED";
+    case AG_ERR_INTERNAL: return "AG_ERR_INTERNAL";
+    default: return "AG_ERR_UNKNOWN";
+  }
+}
+
+AG_API size_t ag_dtype_size(ag_dtype dtype) noexcept {
+  return dtype_valid(dtype) ? itemsize(static_cast<DType>(dtype)) : 0;
+}
+
+AG_API const char* ag_dtype_name(ag_dtype dtype) noexcept {
+  return dtype_valid(dtype) ? dtype_name(static_cast<DType>(dtype)) : "invalid";
+}
+
+}  // extern "C"

@@ -1,0 +1,98 @@
+// The C boundary: every exported function runs its body through call(),
+// which turns exceptions into a status and the thread's last error message,
+// and converts between handles and internal objects.
+#pragma once
+
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "ag/ag.h"
+#include "core/context.h"
+#include "core/error.h"
+#include "core/tensor_impl.h"
+
+namespace ag::api {
+
+// Records "[fn] message" as this thread's last error.
+void set_last_error(const char* fn, const std::string& message) noexcept;
+
+template <class F>
+ag_status call(const char* fn, F&& body) noexcept {
+  try {
+    body();
+    return AG_OK;
+  } catch (const Error& e) {
+    set_last_error(fn, e.message());
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    set_last_error(fn, "out of memory");
+    return AG_ERR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    set_last_error(fn, std::string("internal error: ") + e.what());
+    return AG_ERR_INTERNAL;
+  } catch (...) {
+    set_last_error(fn, "internal error: unknown exception");
+    return AG_ERR_INTERNAL;
+  }
+}
+
+inline void check_out(const void* out) {
+  if (out == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "the output pointer is NULL");
+}
+
+inline TensorImpl* impl(const ag_tensor* t) {
+  return reinterpret_cast<TensorImpl*>(const_cast<ag_tensor*>(t));
+}
+inline Context* impl(const ag_context* c) { return reinterpret_cast<Context*>(const_cast<ag_context*>(c)); }
+
+// A live tensor handle; `what` names the argument in the message.
+inline TensorImpl& tensor_arg(const ag_tensor* t, const char* what) {
+  if (t == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "tensor ", what, " is NULL");
+  TensorImpl* p = impl(t);
+  if (!p->handle_valid()) fail(AG_ERR_INVALID_ARGUMENT, "tensor ", what, " is not a live handle (already released?)");
+  return *p;
+}
+inline Tensor tensor_ref(const ag_tensor* t, const char* what) { return Tensor::share(&tensor_arg(t, what)); }
+
+inline Context& context_arg(const ag_context* c) {
+  if (c == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "context is NULL");
+  Context* p = impl(c);
+  if (!p->handle_valid()) fail(AG_ERR_INVALID_ARGUMENT, "context is not a live handle (already released?)");
+  return *p;
+}
+
+// Hands t to the caller as a new handle reference.
+inline ag_tensor* to_handle(Tensor t) {
+  TensorImpl* p = t.get();
+  if (p->handle_acquire()) t.detach();  // the caller's side keeps this reference
+  return reinterpret_cast<ag_tensor*>(p);
+}
+
+inline DType dtype_arg(ag_dtype d) {
+  if (!dtype_valid(d)) fail(AG_ERR_DTYPE, "dtype ", d, " is not one of AG_F32, AG_F64, AG_I64, AG_BOOL");
+  return static_cast<DType>(d);
+}
+
+// Reads a caller's option struct that starts with uint32_t struct_size into
+// `opts` (which holds the defaults): only the bytes the caller knows, and
+// bytes beyond the ones this library knows must be zero.
+template <class T>
+void read_options(const T* user, T& opts) {
+  if (user == nullptr) return;
+  const uint32_t size = user->struct_size;
+  if (size < sizeof(uint32_t)) {
+    fail(AG_ERR_INVALID_ARGUMENT, "struct_size ", size, " is too small; set it to sizeof the options struct");
+  }
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(user);
+  for (uint32_t i = sizeof(T); i < size; ++i) {
+    if (bytes[i] != 0) {
+      fail(AG_ERR_INVALID_ARGUMENT, "struct_size ", size, " is larger than this library knows (", sizeof(T),
+           ") and the unknown fields are not zero");
+    }
+  }
+  std::memcpy(&opts, user, size < sizeof(T) ? size : sizeof(T));
+  opts.struct_size = sizeof(T);
+}
+
+}  // namespace ag::api

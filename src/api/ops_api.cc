@@ -1,0 +1,79 @@
+// The C entry points of the ops, one per row of ops.def, expanded from the
+// family's signature; and the op name table.
+#include "api/guard.h"
+#include "ops/ops.h"
+
+using namespace ag;
+
+namespace {
+
+Dims shape_arg(const int64_t* shape, int32_t ndim) {
+  if (ndim < 0 || ndim > kMaxDims) fail(AG_ERR_INVALID_ARGUMENT, "ndim ", ndim, " is outside 0..", kMaxDims);
+  if (ndim > 0 && shape == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is ", ndim);
+  return Dims(shape, ndim);
+}
+
+}  // namespace
+
+#define AG_SHIM_UNARY(name)                                                          \
+  AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x) noexcept {      \
+    return api::call("ag_op_" #name, [&] {                                           \
+      api::check_out(out);                                                           \
+      *out = api::to_handle(ops::name(api::tensor_ref(x, "x")));                     \
+    });                                                                              \
+  }
+#define AG_SHIM_REDUCE_ALL(name) AG_SHIM_UNARY(name)
+#define AG_SHIM_UNARY_SCALAR(name)                                                             \
+  AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x, double attr) noexcept {   \
+    return api::call("ag_op_" #name, [&] {                                                     \
+      api::check_out(out);                                                                     \
+      *out = api::to_handle(ops::name(api::tensor_ref(x, "x"), attr));                         \
+    });                                                                                        \
+  }
+#define AG_SHIM_BINARY(name)                                                                          \
+  AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* a, const ag_tensor* b) noexcept {   \
+    return api::call("ag_op_" #name, [&] {                                                            \
+      api::check_out(out);                                                                            \
+      Tensor ta = api::tensor_ref(a, "a"), tb = api::tensor_ref(b, "b");                              \
+      *out = api::to_handle(ops::name(ta, tb));                                                       \
+    });                                                                                               \
+  }
+#define AG_SHIM_SHAPE(name)                                                                         \
+  AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x, const int64_t* shape,          \
+                                int32_t ndim) noexcept {                                            \
+    return api::call("ag_op_" #name, [&] {                                                          \
+      api::check_out(out);                                                                          \
+      Tensor tx = api::tensor_ref(x, "x");                                                          \
+      *out = api::to_handle(ops::name(tx, shape_arg(shape, ndim)));                                 \
+    });                                                                                             \
+  }
+#define AG_SHIM_DTYPE(name)                                                                         \
+  AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x, ag_dtype dtype) noexcept {     \
+    return api::call("ag_op_" #name, [&] {                                                          \
+      api::check_out(out);                                                                          \
+      Tensor tx = api::tensor_ref(x, "x");                                                          \
+      *out = api::to_handle(ops::name(tx, api::dtype_arg(dtype)));                                  \
+    });                                                                                             \
+  }
+
+extern "C" {
+
+#define AG_OP(name, family) AG_SHIM_##family(name)
+#include "ops/ops.def"
+#undef AG_OP
+
+namespace {
+const char* const kOpNames[] = {
+#define AG_OP(name, family) #name,
+#include "ops/ops.def"
+#undef AG_OP
+};
+}  // namespace
+
+AG_API int32_t ag_op_count(void) noexcept { return static_cast<int32_t>(sizeof(kOpNames) / sizeof(kOpNames[0])); }
+
+AG_API const char* ag_op_name(int32_t index) noexcept {
+  return index >= 0 && index < ag_op_count() ? kOpNames[index] : nullptr;
+}
+
+}  // extern "C"

@@ -1,0 +1,15 @@
+// The two tensor computations the engine itself needs: summing gradients and
+// copying one. Defined with the ops (src/ops/), so that under create_graph the
+// sums are recorded like any other op.
+#pragma once
+
+#include "core/tensor_impl.h"
+
+namespace ag {
+
+// a + b (same shape and dtype); recorded when grad mode is on.
+Tensor grad_sum(const Tensor& a, const Tensor& b);
+// A contiguous copy of t, outside any graph.
+Tensor grad_clone(const Tensor& t);
+
+}  // namespace ag

@@ -1,0 +1,52 @@
+#include "autograd/node.h"
+
+#include <algorithm>
+
+#include "autograd/accumulate_grad.h"
+
+namespace ag {
+
+namespace {
+thread_local uint64_t tl_next_sequence_nr = 0;
+}
+
+uint64_t next_sequence_nr() { return tl_next_sequence_nr++; }
+
+Node::Node() : sequence_nr_(next_sequence_nr()) {}
+
+void Node::add_next_edge(Edge e) {
+  if (e.fn) topological_nr_ = std::max(topological_nr_, e.fn->topological_nr() + 1);
+  next_edges_.push_back(std::move(e));
+}
+
+uint32_t Node::add_input(DType dtype, const Dims& shape) {
+  InputMeta& m = input_meta_.emplace_back();
+  m.dtype = dtype;
+  m.shape = shape;
+  return static_cast<uint32_t>(input_meta_.size() - 1);
+}
+
+AutogradMeta& ensure_meta(TensorImpl& t) {
+  if (!t.autograd_meta()) t.set_autograd_meta(std::make_unique<AutogradMeta>());
+  return *meta_of(t);
+}
+
+Edge gradient_edge(const TensorImpl& t) {
+  AutogradMeta* m = meta_of(t);
+  if (!m) return {};
+  if (m->grad_fn) return Edge{m->grad_fn, m->output_nr};
+  if (!m->requires_grad) return {};
+  return Edge{grad_accumulator(const_cast<TensorImpl&>(t)), 0};
+}
+
+void collect_next_edges(Node& n, std::initializer_list<const TensorImpl*> inputs) {
+  for (const TensorImpl* t : inputs) n.add_next_edge(gradient_edge(*t));
+}
+
+void set_history(const Ref<Node>& n, TensorImpl& output) {
+  AutogradMeta& m = ensure_meta(output);
+  m.output_nr = n->add_input(output.dtype(), output.shape());
+  m.grad_fn = n;
+}
+
+}  // namespace ag

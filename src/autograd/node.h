@@ -1,0 +1,110 @@
+// Node, Edge and AutogradMeta: the recorded graph.
+//
+// A Node is the backward of one forward op. Its inputs are the gradients of
+// the op's outputs (one per output, described by input_meta); its outputs are
+// the gradients of the op's inputs, sent along next_edges. An Edge names a
+// node and which of its inputs the gradient goes to. Leaves that require grad
+// end in an AccumulateGrad node.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "autograd/small_vector.h"
+#include "core/refcount.h"
+#include "core/tensor_impl.h"
+
+namespace ag {
+
+class Node;
+
+struct Edge {
+  Ref<Node> fn;
+  uint32_t input_nr = 0;
+  bool valid() const { return static_cast<bool>(fn); }
+};
+
+// dtype and shape of one node input (= one forward output); the engine checks
+// every gradient against it.
+struct InputMeta {
+  DType dtype = DType::F32;
+  Dims shape;
+};
+
+// Gradients flowing into or out of a node; a null entry means "no gradient".
+using TensorList = SmallVector<Tensor, 2>;
+
+class Node : public RefCounted {
+ public:
+  // Priority of nodes that must run as soon as they are ready (AccumulateGrad).
+  static constexpr uint64_t kMaxSequenceNr = UINT64_MAX;
+
+  virtual const char* name() const = 0;
+  // grads has one entry per input (never all null); out receives one entry
+  // per next edge, null where no gradient flows. Runs with grad mode set to
+  // the backward call's create_graph. Throws ag::Error.
+  virtual void apply(TensorList& grads, TensorList& out) = 0;
+  // Frees saved tensors after a backward without retain_graph.
+  virtual void release_variables() {}
+
+  uint64_t sequence_nr() const { return sequence_nr_; }
+  uint32_t topological_nr() const { return topological_nr_; }
+  size_t num_inputs() const { return input_meta_.size(); }
+  size_t num_outputs() const { return next_edges_.size(); }
+  const Edge& next_edge(size_t i) const { return next_edges_[i]; }
+  const InputMeta& input_meta(size_t i) const { return input_meta_[i]; }
+  // Whether the gradient of forward input i is needed (its edge leads somewhere).
+  bool needs_input_grad(size_t i) const { return i < next_edges_.size() && next_edges_[i].valid(); }
+
+  // Wiring, used while the node is built (never after it is shared).
+  void add_next_edge(Edge e);
+  uint32_t add_input(DType dtype, const Dims& shape);
+
+ protected:
+  Node();
+  explicit Node(uint64_t sequence_nr) : sequence_nr_(sequence_nr) {}
+
+ private:
+  uint64_t sequence_nr_;
+  uint32_t topological_nr_ = 0;
+  SmallVector<Edge, 2> next_edges_;
+  SmallVector<InputMeta, 1> input_meta_;
+};
+
+// Next sequence number of the calling thread: later nodes get larger numbers.
+uint64_t next_sequence_nr();
+
+struct AutogradMeta final : AutogradMetaBase {
+  bool requires_grad = false;  // set by the user on leaves
+  Ref<Node> grad_fn;           // null for leaves
+  uint32_t output_nr = 0;      // which output of grad_fn this tensor is
+
+  std::mutex mu;                       // guards grad and grad_accumulator
+  Tensor grad;                         // accumulated gradient of a leaf
+  Node* grad_accumulator = nullptr;    // weak: the AccumulateGrad clears it
+};
+
+inline AutogradMeta* meta_of(const TensorImpl& t) { return static_cast<AutogradMeta*>(t.autograd_meta()); }
+AutogradMeta& ensure_meta(TensorImpl& t);
+
+inline bool requires_grad(const TensorImpl& t) {
+  const AutogradMeta* m = meta_of(t);
+  return m && (m->requires_grad || m->grad_fn);
+}
+inline bool is_leaf(const TensorImpl& t) {
+  const AutogradMeta* m = meta_of(t);
+  return !m || !m->grad_fn;
+}
+
+// Where a gradient for t goes: (grad_fn, output_nr) for a non-leaf, the
+// leaf's AccumulateGrad for a leaf that requires grad, an invalid edge else.
+Edge gradient_edge(const TensorImpl& t);
+
+// Wires a new node during the forward pass: edges to the inputs' gradient
+// edges, and topological_nr one above the highest of them.
+void collect_next_edges(Node& n, std::initializer_list<const TensorImpl*> inputs);
+// Makes `output` the next output of n: records its dtype and shape as an
+// input of n and sets its grad_fn and output_nr.
+void set_history(const Ref<Node>& n, TensorImpl& output);
+
+}  // namespace ag

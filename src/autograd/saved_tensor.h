@@ -1,0 +1,34 @@
+// SavedTensor: a tensor a node keeps for its backward, with the version its
+// storage had when saved. Unpacking checks the version, so data overwritten
+// after the forward pass is an error instead of a silently wrong gradient.
+//
+// An op's own output is saved without its grad_fn (the node would otherwise
+// own itself through the output); unpacking it while recording a graph
+// (create_graph) rebuilds a tensor whose grad_fn is the node.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor_impl.h"
+
+namespace ag {
+
+class Node;
+
+class SavedTensor {
+ public:
+  void save(const Tensor& t, bool is_output);
+  // The saved tensor; throws AG_ERR_VERSION or AG_ERR_GRAPH (released), naming `owner`.
+  Tensor unpack(Node& owner) const;
+  void release();
+  bool defined() const { return static_cast<bool>(data_) || released_; }
+
+ private:
+  Tensor data_;
+  uint64_t version_ = 0;
+  uint32_t output_nr_ = 0;
+  bool is_output_ = false;
+  bool released_ = false;
+};
+
+}  // namespace ag

@@ -1,0 +1,44 @@
+// Context: owns the task arena and the memory of its tensors. Everything that
+// would otherwise be process-global lives here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "core/handle.h"
+#include "core/refcount.h"
+
+namespace ag {
+
+constexpr uint32_t kContextTag = 0xA6C0E7A1u;
+
+class Context : public RefCounted, public HandleState<kContextTag> {
+ public:
+  // num_threads 0 means one per hardware thread.
+  explicit Context(int num_threads);
+  ~Context() override;
+
+  int num_threads() const { return num_threads_; }
+
+  // Runs f() on the calling thread inside the context's task arena, so that
+  // parallel work it starts uses the context's threads only. Exceptions
+  // thrown by f propagate.
+  template <class F>
+  void execute(F&& f) {
+    execute_impl([](void* p) { (*static_cast<F*>(p))(); }, &f);
+  }
+
+  // Memory for tensor storage: 64-byte aligned. Throws std::bad_alloc.
+  void* allocate(size_t nbytes);
+  void deallocate(void* p, size_t nbytes) noexcept;
+
+ private:
+  struct Arena;
+  void execute_impl(void (*fn)(void*), void* arg);
+
+  int num_threads_;
+  std::unique_ptr<Arena> arena_;
+};
+
+}  // namespace ag

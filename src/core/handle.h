@@ -1,0 +1,46 @@
+// The part of an object that the C API hands out as a handle.
+//
+// A handle object counts the references the user holds separately from the
+// internal ones (graph nodes keep tensors alive too). When the user's count
+// drops to zero the tag is poisoned, so a released handle passed back in, or
+// released twice, is detected while the object is still alive internally.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace ag {
+
+template <uint32_t Tag>
+class HandleState {
+ public:
+  static constexpr uint32_t kDeadTag = 0xDEADBEEFu;
+
+  bool handle_valid() const noexcept { return tag_.load(std::memory_order_relaxed) == Tag; }
+
+  // One more user reference. Returns true if this is the first one, in which
+  // case the caller transfers one internal reference to the user's side.
+  bool handle_acquire() noexcept {
+    if (handles_.fetch_add(1, std::memory_order_relaxed) == 0) {
+      tag_.store(Tag, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
+  }
+
+  // One user reference less. Returns true if it was the last: the caller then
+  // drops the internal reference that the user's side held.
+  bool handle_release() noexcept {
+    if (handles_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      tag_.store(kDeadTag, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  std::atomic<uint32_t> tag_{Tag};
+  std::atomic<int32_t> handles_{0};
+};
+
+}  // namespace ag

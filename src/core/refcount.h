@@ -1,0 +1,99 @@
+// Intrusive reference counting for tensors, storage, nodes and contexts.
+//
+// Destruction is deferred through a per-thread worklist: dropping the last
+// reference to the head of a long chain (tensor -> node -> saved tensor ->
+// node ...) frees it iteratively, never recursively, so a graph of any depth
+// is freed without growing the stack.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <utility>
+
+namespace ag {
+
+class RefCounted {
+ public:
+  RefCounted() = default;
+  RefCounted(const RefCounted&) = delete;
+  RefCounted& operator=(const RefCounted&) = delete;
+
+  void retain() const noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() const noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(this);
+  }
+  // Adds a reference unless the count already reached zero (for weak pointers).
+  bool try_retain() const noexcept {
+    int32_t n = refs_.load(std::memory_order_relaxed);
+    while (n > 0) {
+      if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return true;
+    }
+    return false;
+  }
+  int32_t use_count() const noexcept { return refs_.load(std::memory_order_acquire); }
+
+ protected:
+  virtual ~RefCounted() = default;
+
+ private:
+  static void destroy(const RefCounted* obj) noexcept;
+  mutable std::atomic<int32_t> refs_{1};
+};
+
+// Owning pointer to a RefCounted object.
+template <class T>
+class Ref {
+ public:
+  Ref() = default;
+  Ref(std::nullptr_t) {}
+  // Adopts a reference the caller already holds (e.g. from `new`).
+  static Ref adopt(T* p) {
+    Ref r;
+    r.p_ = p;
+    return r;
+  }
+  // Takes a new reference to p.
+  static Ref share(T* p) {
+    if (p) p->retain();
+    return adopt(p);
+  }
+  Ref(const Ref& o) : p_(o.p_) {
+    if (p_) p_->retain();
+  }
+  Ref(Ref&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  template <class U>
+  Ref(Ref<U>&& o) noexcept : p_(o.detach()) {}
+  template <class U>
+  Ref(const Ref<U>& o) : p_(o.get()) {
+    if (p_) p_->retain();
+  }
+  ~Ref() {
+    if (p_) p_->release();
+  }
+  Ref& operator=(Ref o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+
+  T* get() const { return p_; }
+  T* operator->() const { return p_; }
+  T& operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  // Gives up ownership without releasing.
+  T* detach() {
+    T* p = p_;
+    p_ = nullptr;
+    return p;
+  }
+  void reset() { *this = Ref(); }
+
+ private:
+  T* p_ = nullptr;
+};
+
+template <class T, class... Args>
+Ref<T> make_ref(Args&&... args) {
+  return Ref<T>::adopt(new T(std::forward<Args>(args)...));
+}
+
+}  // namespace ag

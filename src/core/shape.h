@@ -1,0 +1,77 @@
+// Dims: a fixed-capacity list of sizes or strides (no heap), and the shape
+// arithmetic ops need: numel with overflow checks, contiguous strides,
+// NumPy broadcasting.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "ag/common.h"
+
+namespace ag {
+
+constexpr int kMaxDims = AG_MAX_DIMS;
+
+class Dims {
+ public:
+  Dims() = default;
+  Dims(const int64_t* v, int n) : n_(n) { std::memcpy(v_, v, sizeof(int64_t) * n); }
+  Dims(std::initializer_list<int64_t> v) : n_(static_cast<int>(v.size())) {
+    int i = 0;
+    for (int64_t x : v) v_[i++] = x;
+  }
+  Dims(const Dims& o) : n_(o.n_) { std::memcpy(v_, o.v_, sizeof(int64_t) * n_); }
+  Dims& operator=(const Dims& o) {
+    n_ = o.n_;
+    std::memcpy(v_, o.v_, sizeof(int64_t) * n_);
+    return *this;
+  }
+
+  int size() const { return n_; }
+  const int64_t* data() const { return v_; }
+  int64_t* data() { return v_; }
+  int64_t operator[](int i) const { return v_[i]; }
+  int64_t& operator[](int i) { return v_[i]; }
+  void resize(int n) { n_ = n; }
+  void push_back(int64_t x) { v_[n_++] = x; }
+  const int64_t* begin() const { return v_; }
+  const int64_t* end() const { return v_ + n_; }
+
+  bool operator==(const Dims& o) const {
+    return n_ == o.n_ && std::memcmp(v_, o.v_, sizeof(int64_t) * n_) == 0;
+  }
+  bool operator!=(const Dims& o) const { return !(*this == o); }
+
+ private:
+  int n_ = 0;
+  int64_t v_[kMaxDims];
+};
+
+// Product of the sizes; the caller validated them (non-negative, no overflow).
+inline int64_t numel_of(const Dims& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// Checks a user-given shape (ndim range, NULL, negative sizes, overflow of
+// numel * itemsize) and returns it. Throws ag::Error.
+Dims checked_shape(const int64_t* shape, int32_t ndim, size_t itemsize);
+
+Dims contiguous_strides(const Dims& shape);
+
+// "(2,3)", "(4)", "()".
+std::string shape_str(const Dims& shape);
+
+// NumPy broadcast of two shapes; throws AG_ERR_SHAPE naming both.
+Dims broadcast_shapes(const Dims& a, const Dims& b);
+
+// Strides that read a tensor of (shape, strides) as if it had shape `to`
+// (which `shape` broadcasts to): stride 0 for repeated dims.
+Dims broadcast_strides(const Dims& shape, const Dims& strides, const Dims& to);
+
+// True if `from` broadcasts to `to`.
+bool broadcastable_to(const Dims& from, const Dims& to);
+
+}  // namespace ag

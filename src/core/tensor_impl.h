@@ -1,0 +1,67 @@
+// TensorImpl: dtype, shape, strides and offset over a Storage, plus the
+// autograd metadata, allocated only for tensors that take part in a graph.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/dtype.h"
+#include "core/handle.h"
+#include "core/refcount.h"
+#include "core/shape.h"
+#include "core/storage.h"
+
+namespace ag {
+
+constexpr uint32_t kTensorTag = 0xA67E5012u;
+
+// Implemented by autograd/; core only owns it.
+struct AutogradMetaBase {
+  virtual ~AutogradMetaBase() = default;
+};
+
+class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
+ public:
+  TensorImpl(Ref<Storage> storage, DType dtype, const Dims& shape, const Dims& strides, int64_t offset);
+  ~TensorImpl() override;
+
+  DType dtype() const { return dtype_; }
+  const Dims& shape() const { return shape_; }
+  const Dims& strides() const { return strides_; }
+  int ndim() const { return shape_.size(); }
+  int64_t numel() const { return numel_; }
+  int64_t offset() const { return offset_; }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * itemsize(dtype_); }
+
+  Storage* storage() const { return storage_.get(); }
+  const Ref<Storage>& storage_ref() const { return storage_; }
+  Context* context() const { return storage_->context(); }
+  char* data() const { return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize(dtype_)); }
+  template <class T>
+  T* data_as() const { return reinterpret_cast<T*>(data()); }
+
+  bool is_contiguous() const;
+  // True if no two elements share memory (no stride-0 dim of size > 1).
+  bool is_non_overlapping() const;
+
+  AutogradMetaBase* autograd_meta() const { return meta_.get(); }
+  void set_autograd_meta(std::unique_ptr<AutogradMetaBase> m) { meta_ = std::move(m); }
+
+ private:
+  Ref<Storage> storage_;
+  DType dtype_;
+  int64_t offset_;
+  int64_t numel_;
+  Dims shape_;
+  Dims strides_;
+  std::unique_ptr<AutogradMetaBase> meta_;
+};
+
+using Tensor = Ref<TensorImpl>;
+
+// A new contiguous tensor with uninitialized data.
+Tensor empty(Context* ctx, DType dtype, const Dims& shape);
+// A view of t's storage with other shape/strides/offset (same dtype).
+Tensor make_view(const TensorImpl& t, const Dims& shape, const Dims& strides, int64_t offset);
+
+}  // namespace ag

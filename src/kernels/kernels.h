@@ -1,0 +1,39 @@
+// Kernels: plain computations over strided memory. They know dtypes and
+// shapes, nothing of graphs or handles. Inputs are read through element
+// strides (stride 0 = broadcast); outputs are contiguous unless said.
+#pragma once
+
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "core/shape.h"
+
+namespace ag::kernels {
+
+// Strided read-only view: data points at the first element.
+struct View {
+  const char* data;
+  const Dims* strides;
+};
+
+enum class UnaryKind { Neg, Exp, Log, Tanh, PowScalar };
+enum class BinaryKind { Add, Sub, Mul, Div };
+
+// out[i] = f(x[i]) over `shape`; floating dtypes only. `attr` is the exponent of PowScalar.
+void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr);
+
+// out[i] = a[i] op b[i] over `shape` (the broadcast shape); floating dtypes only.
+void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out);
+
+// Sums x (of `shape`) into out, a contiguous tensor of `out_shape` that has
+// x's ndim with 1 in every summed dim. Accumulates in double, in a fixed order.
+void sum_to(DType dt, const Dims& shape, View x, const Dims& out_shape, char* out);
+
+// Writes src (of `shape`, dtype src_dt) converted to dst_dt into dst, which
+// may be strided too (dst_strides).
+void copy(DType src_dt, const Dims& shape, View src, DType dst_dt, char* dst, const Dims& dst_strides);
+
+// Sets n contiguous elements to value converted to dt.
+void fill(DType dt, char* out, int64_t n, double value);
+
+}  // namespace ag::kernels

@@ -1,0 +1,113 @@
+// Elementwise ops of two inputs with NumPy broadcasting: add, sub, mul, div.
+// Gradients are summed back to each input's shape.
+#include "autograd/grad_math.h"
+#include "ops/op_common.h"
+
+namespace ag::ops {
+
+namespace {
+
+Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
+  check_same(*a, *b);
+  check_floating(*a);
+  const Dims shape = broadcast_shapes(a->shape(), b->shape());
+  const Dims sa = broadcast_strides(a->shape(), a->strides(), shape);
+  const Dims sb = broadcast_strides(b->shape(), b->strides(), shape);
+  Tensor y = empty(a->context(), a->dtype(), shape);
+  kernels::binary(k, a->dtype(), shape, kernels::View{a->data(), &sa}, kernels::View{b->data(), &sb}, y->data());
+  return y;
+}
+
+// Input shapes, for summing broadcast gradients back.
+struct BinaryNode : SavingNode<2> {
+  BinaryNode(const Tensor& a, const Tensor& b) : shape_a(a->shape()), shape_b(b->shape()) {}
+  Dims shape_a, shape_b;
+};
+
+}  // namespace
+
+// add: y = a + b; da = g, db = g.
+namespace {
+struct AddBackward final : BinaryNode {
+  using BinaryNode::BinaryNode;
+  const char* name() const override { return "AddBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    if (needs_input_grad(0)) out[0] = reduce_to(g[0], shape_a);
+    if (needs_input_grad(1)) out[1] = reduce_to(g[0], shape_b);
+  }
+};
+}  // namespace
+Tensor add(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_forward(a, b, kernels::BinaryKind::Add);
+  if (should_record({a.get(), b.get()})) record<AddBackward>({a.get(), b.get()}, y, a, b);
+  return y;
+}
+
+// sub: y = a - b; da = g, db = -g.
+namespace {
+struct SubBackward final : BinaryNode {
+  using BinaryNode::BinaryNode;
+  const char* name() const override { return "SubBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    if (needs_input_grad(0)) out[0] = reduce_to(g[0], shape_a);
+    if (needs_input_grad(1)) out[1] = reduce_to(neg(g[0]), shape_b);
+  }
+};
+}  // namespace
+Tensor sub(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_forward(a, b, kernels::BinaryKind::Sub);
+  if (should_record({a.get(), b.get()})) record<SubBackward>({a.get(), b.get()}, y, a, b);
+  return y;
+}
+
+// mul: y = a * b; da = g * b, db = g * a. Saves b if a needs grad, a if b does.
+namespace {
+struct MulBackward final : BinaryNode {
+  using BinaryNode::BinaryNode;
+  const char* name() const override { return "MulBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    if (needs_input_grad(0)) out[0] = reduce_to(mul(g[0], saved[1].unpack(*this)), shape_a);
+    if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], saved[0].unpack(*this)), shape_b);
+  }
+};
+}  // namespace
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_forward(a, b, kernels::BinaryKind::Mul);
+  if (should_record({a.get(), b.get()})) {
+    auto n = record<MulBackward>({a.get(), b.get()}, y, a, b);
+    if (n->needs_input_grad(1)) n->saved[0].save(a, false);
+    if (n->needs_input_grad(0)) n->saved[1].save(b, false);
+  }
+  return y;
+}
+
+// div: y = a / b; da = g / b, db = -(g / b) * (a / b). Saves a and b.
+namespace {
+struct DivBackward final : BinaryNode {
+  using BinaryNode::BinaryNode;
+  const char* name() const override { return "DivBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    Tensor b = saved[1].unpack(*this);
+    Tensor ga = div(g[0], b);
+    if (needs_input_grad(1)) out[1] = reduce_to(neg(mul(ga, div(saved[0].unpack(*this), b))), shape_b);
+    if (needs_input_grad(0)) out[0] = reduce_to(ga, shape_a);
+  }
+};
+}  // namespace
+Tensor div(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_forward(a, b, kernels::BinaryKind::Div);
+  if (should_record({a.get(), b.get()})) {
+    auto n = record<DivBackward>({a.get(), b.get()}, y, a, b);
+    if (n->needs_input_grad(1)) n->saved[0].save(a, false);
+    n->saved[1].save(b, false);
+  }
+  return y;
+}
+
+}  // namespace ag::ops
+
+namespace ag {
+
+Tensor grad_sum(const Tensor& a, const Tensor& b) { return ops::add(a, b); }
+
+}  // namespace ag

@@ -1,0 +1,63 @@
+// Reductions over all elements: sum, mean. The result is 0-dim.
+#include "ops/op_common.h"
+
+namespace ag::ops {
+
+namespace {
+
+// Sum of all elements into a new 0-dim tensor.
+Tensor sum_all(const Tensor& x) {
+  check_floating(*x);
+  Tensor y = empty(x->context(), x->dtype(), Dims());
+  Dims ones;
+  ones.resize(x->ndim());
+  for (int i = 0; i < x->ndim(); ++i) ones[i] = 1;
+  kernels::sum_to(x->dtype(), x->shape(), view_of(*x), ones, y->data());
+  return y;
+}
+
+struct ReduceAllNode : Node {
+  explicit ReduceAllNode(const Tensor& x) : shape(x->shape()), numel(x->numel()) {}
+  Dims shape;
+  int64_t numel;
+};
+
+}  // namespace
+
+// sum: y = sum(x); dx = expand(g, x.shape).
+namespace {
+struct SumBackward final : ReduceAllNode {
+  using ReduceAllNode::ReduceAllNode;
+  const char* name() const override { return "SumBackward"; }
+  void apply(TensorList& g, TensorList& out) override { out[0] = expand(g[0], shape); }
+};
+}  // namespace
+Tensor sum(const Tensor& x) {
+  Tensor y = sum_all(x);
+  if (should_record({x.get()})) record<SumBackward>({x.get()}, y, x);
+  return y;
+}
+
+// mean: y = sum(x) / n; dx = expand(g / n, x.shape).
+namespace {
+struct MeanBackward final : ReduceAllNode {
+  using ReduceAllNode::ReduceAllNode;
+  const char* name() const override { return "MeanBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    out[0] = expand(div(g[0], scalar_like(g[0], static_cast<double>(numel))), shape);
+  }
+};
+}  // namespace
+Tensor mean(const Tensor& x) {
+  Tensor s = sum_all(x);
+  // Divide in double: one rounding, and 0/0 = NaN for an empty tensor.
+  visit_floating(s->dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* p = s->data_as<T>();
+    *p = static_cast<T>(static_cast<double>(*p) / static_cast<double>(x->numel()));
+  });
+  if (should_record({x.get()})) record<MeanBackward>({x.get()}, s, x);
+  return s;
+}
+
+}  // namespace ag::ops

@@ -1,0 +1,104 @@
+// Shape and dtype ops: expand (a stride-0 view), sum_to_size (its inverse),
+// cast; and the tensor helpers that backward formulas use.
+#include <cmath>
+
+#include "autograd/grad_math.h"
+#include "ops/op_common.h"
+
+namespace ag::ops {
+
+// expand: y = x broadcast to `shape` (a view); dx = sum_to_size(g, x.shape).
+namespace {
+struct ExpandBackward final : Node {
+  explicit ExpandBackward(const Dims& s) : shape(s) {}
+  const char* name() const override { return "ExpandBackward"; }
+  void apply(TensorList& g, TensorList& out) override { out[0] = sum_to_size(g[0], shape); }
+  Dims shape;
+};
+}  // namespace
+Tensor expand(const Tensor& x, const Dims& shape_in) {
+  Dims shape = shape_in;
+  const int off = shape.size() - x->ndim();
+  if (off < 0) {
+    fail(AG_ERR_SHAPE, "cannot expand shape ", shape_str(x->shape()), " to ", shape_str(shape_in),
+         ", which has fewer dims");
+  }
+  for (int i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (i < off) fail(AG_ERR_SHAPE, "size -1 is not allowed for the new leading dim ", i, " of ", shape_str(shape_in));
+      shape[i] = x->shape()[i - off];
+    } else if (shape[i] < 0) {
+      fail(AG_ERR_INVALID_ARGUMENT, "size ", shape[i], " of dim ", i, " is negative");
+    }
+  }
+  if (!broadcastable_to(x->shape(), shape)) {
+    fail(AG_ERR_SHAPE, "cannot expand shape ", shape_str(x->shape()), " to ", shape_str(shape_in));
+  }
+  Tensor y = make_view(*x, shape, broadcast_strides(x->shape(), x->strides(), shape), x->offset());
+  if (should_record({x.get()})) record<ExpandBackward>({x.get()}, y, x->shape());
+  return y;
+}
+
+// sum_to_size: y = x summed down to `shape`; dx = expand(g, x.shape).
+namespace {
+struct SumToSizeBackward final : Node {
+  explicit SumToSizeBackward(const Dims& s) : shape(s) {}
+  const char* name() const override { return "SumToSizeBackward"; }
+  void apply(TensorList& g, TensorList& out) override { out[0] = expand(g[0], shape); }
+  Dims shape;
+};
+}  // namespace
+Tensor sum_to_size(const Tensor& x, const Dims& shape) {
+  check_floating(*x);
+  if (!broadcastable_to(shape, x->shape())) {
+    fail(AG_ERR_SHAPE, "shape ", shape_str(shape), " does not broadcast to the input's shape ",
+         shape_str(x->shape()));
+  }
+  // The kernel wants the target with x's ndim: leading 1s.
+  Dims aligned;
+  aligned.resize(x->ndim());
+  const int off = x->ndim() - shape.size();
+  for (int i = 0; i < x->ndim(); ++i) aligned[i] = i < off ? 1 : shape[i - off];
+  Tensor y = empty(x->context(), x->dtype(), shape);
+  kernels::sum_to(x->dtype(), x->shape(), view_of(*x), aligned, y->data());
+  if (should_record({x.get()})) record<SumToSizeBackward>({x.get()}, y, x->shape());
+  return y;
+}
+
+// cast: y = x converted to dtype; dx = cast(g, x.dtype) between floating dtypes.
+namespace {
+struct CastBackward final : Node {
+  explicit CastBackward(DType d) : dtype(d) {}
+  const char* name() const override { return "CastBackward"; }
+  void apply(TensorList& g, TensorList& out) override { out[0] = cast(g[0], dtype); }
+  DType dtype;
+};
+}  // namespace
+Tensor cast(const Tensor& x, DType dtype) {
+  Tensor y = empty(x->context(), dtype, x->shape());
+  kernels::copy(x->dtype(), x->shape(), view_of(*x), dtype, y->data(), y->strides());
+  if (is_floating(dtype) && should_record({x.get()})) record<CastBackward>({x.get()}, y, x->dtype());
+  return y;
+}
+
+Tensor full(Context* ctx, DType dtype, const Dims& shape, double value) {
+  Tensor t = empty(ctx, dtype, shape);
+  kernels::fill(dtype, t->data(), t->numel(), value);
+  return t;
+}
+
+Tensor scalar_like(const Tensor& t, double value) { return full(t->context(), t->dtype(), Dims(), value); }
+
+Tensor zeros_like(const Tensor& t) { return full(t->context(), t->dtype(), t->shape(), 0.0); }
+
+}  // namespace ag::ops
+
+namespace ag {
+
+Tensor grad_clone(const Tensor& t) {
+  Tensor y = empty(t->context(), t->dtype(), t->shape());
+  kernels::copy(t->dtype(), t->shape(), ops::view_of(*t), t->dtype(), y->data(), y->strides());
+  return y;
+}
+
+}  // namespace ag
