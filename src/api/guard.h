@@ -53,6 +53,23 @@ inline TensorImpl& tensor_arg(const ag_tensor* t, const char* what) {
   if (!p->handle_valid()) fail(AG_ERR_INVALID_ARGUMENT, "tensor ", what, " is not a live handle (already released?)");
   return *p;
 }
+// A Tensor that borrows the caller's handle reference for the duration of a
+// call, without touching the reference count.
+class Borrowed {
+ public:
+  Borrowed(const ag_tensor* t, const char* what) : t_(Tensor::adopt(&tensor_arg(t, what))) {}
+  ~Borrowed() { t_.detach(); }
+  Borrowed(const Borrowed&) = delete;
+  Borrowed& operator=(const Borrowed&) = delete;
+  operator const Tensor&() const { return t_; }
+  const Tensor& get() const { return t_; }
+  TensorImpl* operator->() const { return t_.get(); }
+  TensorImpl& operator*() const { return *t_; }
+
+ private:
+  Tensor t_;
+};
+
 inline Tensor tensor_ref(const ag_tensor* t, const char* what) { return Tensor::share(&tensor_arg(t, what)); }
 
 inline Context& context_arg(const ag_context* c) {

@@ -19,7 +19,7 @@ Dims shape_arg(const int64_t* shape, int32_t ndim) {
   AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x) noexcept {      \
     return api::call("ag_op_" #name, [&] {                                           \
       api::check_out(out);                                                           \
-      *out = api::to_handle(ops::name(api::tensor_ref(x, "x")));                     \
+      *out = api::to_handle(ops::name(api::Borrowed(x, "x")));                     \
     });                                                                              \
   }
 #define AG_SHIM_REDUCE_ALL(name) AG_SHIM_UNARY(name)
@@ -27,14 +27,14 @@ Dims shape_arg(const int64_t* shape, int32_t ndim) {
   AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x, double attr) noexcept {   \
     return api::call("ag_op_" #name, [&] {                                                     \
       api::check_out(out);                                                                     \
-      *out = api::to_handle(ops::name(api::tensor_ref(x, "x"), attr));                         \
+      *out = api::to_handle(ops::name(api::Borrowed(x, "x"), attr));                         \
     });                                                                                        \
   }
 #define AG_SHIM_BINARY(name)                                                                          \
   AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* a, const ag_tensor* b) noexcept {   \
     return api::call("ag_op_" #name, [&] {                                                            \
       api::check_out(out);                                                                            \
-      Tensor ta = api::tensor_ref(a, "a"), tb = api::tensor_ref(b, "b");                              \
+      api::Borrowed ta(a, "a"), tb(b, "b");                                                              \
       *out = api::to_handle(ops::name(ta, tb));                                                       \
     });                                                                                               \
   }
@@ -43,7 +43,7 @@ Dims shape_arg(const int64_t* shape, int32_t ndim) {
                                 int32_t ndim) noexcept {                                            \
     return api::call("ag_op_" #name, [&] {                                                          \
       api::check_out(out);                                                                          \
-      Tensor tx = api::tensor_ref(x, "x");                                                          \
+      api::Borrowed tx(x, "x");                                                                     \
       *out = api::to_handle(ops::name(tx, shape_arg(shape, ndim)));                                 \
     });                                                                                             \
   }
@@ -51,7 +51,7 @@ Dims shape_arg(const int64_t* shape, int32_t ndim) {
   AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x, ag_dtype dtype) noexcept {     \
     return api::call("ag_op_" #name, [&] {                                                          \
       api::check_out(out);                                                                          \
-      Tensor tx = api::tensor_ref(x, "x");                                                          \
+      api::Borrowed tx(x, "x");                                                                     \
       *out = api::to_handle(ops::name(tx, api::dtype_arg(dtype)));                                  \
     });                                                                                             \
   }

@@ -16,6 +16,8 @@ class HandleState {
  public:
   static constexpr uint32_t kDeadTag = 0xDEADBEEFu;
 
+  ~HandleState() { tag_.store(kDeadTag, std::memory_order_relaxed); }
+
   bool handle_valid() const noexcept { return tag_.load(std::memory_order_relaxed) == Tag; }
 
   // One more user reference. Returns true if this is the first one, in which

@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <utility>
 
+#include "core/pool.h"
+
 namespace ag {
 
-class RefCounted {
+class RefCounted : public PoolAllocated {
  public:
   RefCounted() = default;
   RefCounted(const RefCounted&) = delete;

@@ -16,7 +16,7 @@ namespace ag {
 constexpr uint32_t kTensorTag = 0xA67E5012u;
 
 // Implemented by autograd/; core only owns it.
-struct AutogradMetaBase {
+struct AutogradMetaBase : PoolAllocated {
   virtual ~AutogradMetaBase() = default;
 };
 

@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <deque>
 #include <queue>
 #include <vector>
 
@@ -141,7 +142,7 @@ class GraphTask {
   }
 
   BackwardOptions opts_;
-  std::vector<NodeTask> tasks_;
+  std::deque<NodeTask> tasks_;  // a deque: growing it moves no task
   NodeMap map_;
 };
 

@@ -1,0 +1,73 @@
+#include "core/pool.h"
+
+#include <new>
+
+namespace ag {
+
+namespace {
+
+constexpr size_t kGranule = 64;
+constexpr size_t kClasses = 16;       // blocks up to 1 KiB
+constexpr size_t kMaxCached = 4096;  // blocks kept per class and thread
+
+struct FreeBlock {
+  FreeBlock* next;
+};
+
+struct ThreadPools {
+  FreeBlock* head[kClasses] = {};
+  size_t count[kClasses] = {};
+  ~ThreadPools() {
+    for (size_t c = 0; c < kClasses; ++c) {
+      while (head[c]) {
+        FreeBlock* b = head[c];
+        head[c] = b->next;
+        ::operator delete(b);
+      }
+    }
+  }
+};
+
+thread_local ThreadPools tl_pools;
+
+inline size_t class_of(size_t bytes) { return (bytes + kGranule - 1) / kGranule - 1; }
+
+}  // namespace
+
+#if defined(__SANITIZE_ADDRESS__) || defined(AG_NO_POOLS)
+// Under AddressSanitizer every object gets its own allocation, so that a use
+// after free is reported instead of hidden by reuse.
+void* pool_alloc(size_t bytes) { return ::operator new(bytes); }
+void pool_free(void* ptr, size_t) noexcept { ::operator delete(ptr); }
+#else
+void* pool_alloc(size_t bytes) {
+  const size_t c = class_of(bytes);
+  if (c >= kClasses) return ::operator new(bytes);
+  ThreadPools& p = tl_pools;
+  if (FreeBlock* b = p.head[c]) {
+    p.head[c] = b->next;
+    --p.count[c];
+    return b;
+  }
+  return ::operator new((c + 1) * kGranule);
+}
+
+void pool_free(void* ptr, size_t bytes) noexcept {
+  const size_t c = class_of(bytes);
+  if (c >= kClasses) {
+    ::operator delete(ptr);
+    return;
+  }
+  ThreadPools& p = tl_pools;
+  if (p.count[c] >= kMaxCached) {
+    ::operator delete(ptr);
+    return;
+  }
+  FreeBlock* b = static_cast<FreeBlock*>(ptr);
+  b->next = p.head[c];
+  p.head[c] = b;
+  ++p.count[c];
+}
+#endif
+
+}  // namespace ag
