@@ -65,6 +65,41 @@ AG_API void ag_context_release(ag_context *ctx) AG_NOEXCEPT;
 /** Threads of the context's arena (>= 1); 0 for NULL or an invalid handle. Thread-safe. */
 AG_API int32_t ag_context_num_threads(const ag_context *ctx) AG_NOEXCEPT;
 
+/**
+ * Memory statistics of a context's tensor storage. The context caches freed
+ * large blocks for reuse (so steady-state loops stop paying for page faults);
+ * ag_context_trim returns them to the system. Append-only; struct_size first.
+ */
+typedef struct ag_memory_stats {
+  uint32_t struct_size;
+  uint32_t reserved; /* 0 */
+  int64_t bytes_in_use;      /* held by live tensors (large blocks rounded to size classes) */
+  int64_t peak_bytes_in_use; /* highest bytes_in_use since creation or the last reset */
+  int64_t bytes_cached;      /* freed blocks kept for reuse */
+  int64_t allocations;       /* storage allocations so far */
+  int64_t cache_hits;        /* of those, served from the cache */
+} ag_memory_stats;
+
+#define AG_MEMORY_STATS_INIT {(uint32_t)sizeof(ag_memory_stats), 0, 0, 0, 0, 0, 0}
+
+/** Fill `stats` with AG_MEMORY_STATS_INIT. AG_ERR_INVALID_ARGUMENT for NULL. */
+AG_API ag_status ag_memory_stats_init(ag_memory_stats *stats) AG_NOEXCEPT;
+
+/**
+ * Read the memory statistics of `ctx` into `stats`, whose struct_size the
+ * caller sets (fields beyond it are not written).
+ * @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid ctx, NULL stats,
+ *         struct_size < 4). Thread-safe; the fields are read one by one, so
+ *         with other threads allocating they may not be mutually consistent.
+ */
+AG_API ag_status ag_context_memory_stats(const ag_context *ctx, ag_memory_stats *stats) AG_NOEXCEPT;
+
+/** Return every cached block of `ctx` to the system. Thread-safe. AG_ERR_INVALID_ARGUMENT for NULL/invalid ctx. */
+AG_API ag_status ag_context_trim(ag_context *ctx) AG_NOEXCEPT;
+
+/** Set peak_bytes_in_use to the current bytes_in_use. Thread-safe. AG_ERR_INVALID_ARGUMENT for NULL/invalid ctx. */
+AG_API ag_status ag_context_reset_peak_memory(ag_context *ctx) AG_NOEXCEPT;
+
 AG_END_DECLS
 
 #endif /* AG_CONTEXT_H */

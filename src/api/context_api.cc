@@ -50,4 +50,39 @@ AG_API int32_t ag_context_num_threads(const ag_context* ctx) noexcept {
   return api::impl(ctx)->num_threads();
 }
 
+AG_API ag_status ag_memory_stats_init(ag_memory_stats* stats) noexcept {
+  return api::call("ag_memory_stats_init", [&] {
+    api::check_out(stats);
+    *stats = ag_memory_stats AG_MEMORY_STATS_INIT;
+  });
+}
+
+AG_API ag_status ag_context_memory_stats(const ag_context* ctx, ag_memory_stats* stats) noexcept {
+  return api::call("ag_context_memory_stats", [&] {
+    Context& c = api::context_arg(ctx);
+    api::check_out(stats);
+    if (stats->struct_size < sizeof(uint32_t)) {
+      fail(AG_ERR_INVALID_ARGUMENT, "struct_size ", stats->struct_size, " is too small; set it to sizeof(ag_memory_stats)");
+    }
+    const MemoryStats m = c.allocator().stats();
+    ag_memory_stats full = AG_MEMORY_STATS_INIT;
+    full.bytes_in_use = m.bytes_in_use;
+    full.peak_bytes_in_use = m.peak_bytes_in_use;
+    full.bytes_cached = m.bytes_cached;
+    full.allocations = m.allocations;
+    full.cache_hits = m.cache_hits;
+    const uint32_t size = stats->struct_size < sizeof(full) ? stats->struct_size : static_cast<uint32_t>(sizeof(full));
+    std::memcpy(reinterpret_cast<unsigned char*>(stats) + sizeof(uint32_t),
+                reinterpret_cast<const unsigned char*>(&full) + sizeof(uint32_t), size - sizeof(uint32_t));
+  });
+}
+
+AG_API ag_status ag_context_trim(ag_context* ctx) noexcept {
+  return api::call("ag_context_trim", [&] { api::context_arg(ctx).allocator().trim(); });
+}
+
+AG_API ag_status ag_context_reset_peak_memory(ag_context* ctx) noexcept {
+  return api::call("ag_context_reset_peak_memory", [&] { api::context_arg(ctx).allocator().reset_peak(); });
+}
+
 }  // extern "C"

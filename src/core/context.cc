@@ -7,10 +7,6 @@
 
 namespace ag {
 
-namespace {
-constexpr std::align_val_t kAlignment{64};
-}
-
 struct Context::Arena {
   explicit Arena(int n) : arena(n) {}
   tbb::task_arena arena;
@@ -27,9 +23,5 @@ Context::~Context() = default;
 void Context::execute_impl(void (*fn)(void*), void* arg) {
   arena_->arena.execute([&] { fn(arg); });
 }
-
-void* Context::allocate(size_t nbytes) { return ::operator new(nbytes ? nbytes : 1, kAlignment); }
-
-void Context::deallocate(void* p, size_t) noexcept { ::operator delete(p, kAlignment); }
 
 }  // namespace ag

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/allocator.h"
 #include "core/handle.h"
 #include "core/refcount.h"
 
@@ -29,9 +30,10 @@ class Context : public RefCounted, public HandleState<kContextTag> {
     execute_impl([](void* p) { (*static_cast<F*>(p))(); }, &f);
   }
 
-  // Memory for tensor storage: 64-byte aligned. Throws std::bad_alloc.
-  void* allocate(size_t nbytes);
-  void deallocate(void* p, size_t nbytes) noexcept;
+  // Memory for tensor storage. Throws std::bad_alloc.
+  void* allocate(size_t nbytes) { return allocator_.allocate(nbytes); }
+  void deallocate(void* p, size_t nbytes) noexcept { allocator_.deallocate(p, nbytes); }
+  CachingAllocator& allocator() { return allocator_; }
 
  private:
   struct Arena;
@@ -39,6 +41,7 @@ class Context : public RefCounted, public HandleState<kContextTag> {
 
   int num_threads_;
   std::unique_ptr<Arena> arena_;
+  CachingAllocator allocator_;
 };
 
 }  // namespace ag

@@ -26,7 +26,7 @@ class Storage : public RefCounted {
 
  private:
   // Tiny tensors (scalars, short vectors) keep their data inline.
-  static constexpr size_t kInlineBytes = 32;
+  static constexpr size_t kInlineBytes = 64;
 
   Storage(Ref<Context> ctx, size_t nbytes);
 

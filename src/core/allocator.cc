@@ -1,0 +1,109 @@
+#include "core/allocator.h"
+
+#include <new>
+
+#include "core/pool.h"
+
+namespace ag {
+
+namespace {
+constexpr std::align_val_t kAlignment{64};
+}
+
+// Four classes per power of two (1, 1.25, 1.5, 1.75 x 2^k): at most 25 %
+// rounding waste, and large powers of two fit exactly.
+size_t CachingAllocator::class_of(size_t bytes) {
+  size_t k = 63 - static_cast<size_t>(__builtin_clzll(bytes));  // 2^k <= bytes
+  if (k < 2) return 0;
+  const size_t base = size_t{1} << k;
+  const size_t quarter = base >> 2;
+  size_t sub = (bytes - base + quarter - 1) / quarter;  // 0..4
+  if (sub == 4) {
+    ++k;
+    sub = 0;
+  }
+  return k * 4 + sub;
+}
+
+size_t CachingAllocator::class_bytes(size_t cls) {
+  const size_t k = cls / 4, sub = cls % 4;
+  const size_t base = size_t{1} << k;
+  return base + sub * (base >> 2);
+}
+
+CachingAllocator::~CachingAllocator() { trim(); }
+
+void CachingAllocator::note_in_use(int64_t delta) {
+  const int64_t now = in_use_.fetch_add(delta, std::memory_order_relaxed) + delta;
+  int64_t peak = peak_.load(std::memory_order_relaxed);
+  while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+void* CachingAllocator::allocate(size_t bytes) {
+  allocations_.fetch_add(1, std::memory_order_relaxed);
+  if (bytes <= kPooledLimit) {
+    note_in_use(static_cast<int64_t>(bytes));
+    return pool_alloc(bytes);
+  }
+  const size_t cls = class_of(bytes);
+  const size_t rounded = class_bytes(cls);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cls < cache_.size() && !cache_[cls].empty()) {
+      void* p = cache_[cls].back();
+      cache_[cls].pop_back();
+      cached_.fetch_sub(static_cast<int64_t>(rounded), std::memory_order_relaxed);
+      hits_.fetch_add(1, std::memory_order_relaxed);
+      note_in_use(static_cast<int64_t>(rounded));
+      return p;
+    }
+  }
+  void* p = ::operator new(rounded, kAlignment);
+  note_in_use(static_cast<int64_t>(rounded));
+  return p;
+}
+
+void CachingAllocator::deallocate(void* p, size_t bytes) noexcept {
+  if (bytes <= kPooledLimit) {
+    note_in_use(-static_cast<int64_t>(bytes));
+    pool_free(p, bytes);
+    return;
+  }
+  const size_t cls = class_of(bytes);
+  const size_t rounded = class_bytes(cls);
+  note_in_use(-static_cast<int64_t>(rounded));
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cache_.size() <= cls) cache_.resize(cls + 1);
+    cache_[cls].push_back(p);
+    cached_.fetch_add(static_cast<int64_t>(rounded), std::memory_order_relaxed);
+  } catch (...) {
+    ::operator delete(p, kAlignment);  // no room to cache it: free it
+  }
+}
+
+MemoryStats CachingAllocator::stats() const {
+  MemoryStats s;
+  s.bytes_in_use = in_use_.load(std::memory_order_relaxed);
+  s.peak_bytes_in_use = peak_.load(std::memory_order_relaxed);
+  s.bytes_cached = cached_.load(std::memory_order_relaxed);
+  s.allocations = allocations_.load(std::memory_order_relaxed);
+  s.cache_hits = hits_.load(std::memory_order_relaxed);
+  return s;
+}
+
+void CachingAllocator::reset_peak() { peak_.store(in_use_.load(std::memory_order_relaxed), std::memory_order_relaxed); }
+
+void CachingAllocator::trim() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t cls = 0; cls < cache_.size(); ++cls) {
+    for (void* p : cache_[cls]) {
+      ::operator delete(p, kAlignment);
+      cached_.fetch_sub(static_cast<int64_t>(class_bytes(cls)), std::memory_order_relaxed);
+    }
+    cache_[cls].clear();
+  }
+}
+
+}  // namespace ag

@@ -1,0 +1,55 @@
+// The memory of a context's tensors. Small blocks come from the per-thread
+// pools; large ones from size-class caches kept per context, so a loop that
+// allocates the same large tensors every iteration stops paying for mmap and
+// page faults after the first one. trim() hands the cache back to the system.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace ag {
+
+struct MemoryStats {
+  int64_t bytes_in_use = 0;       // held by live tensors (rounded to size classes)
+  int64_t peak_bytes_in_use = 0;  // highest bytes_in_use since creation or reset_peak
+  int64_t bytes_cached = 0;       // freed blocks kept for reuse
+  int64_t allocations = 0;        // calls that needed memory
+  int64_t cache_hits = 0;         // of those, served from the cache
+};
+
+class CachingAllocator {
+ public:
+  CachingAllocator() = default;
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  // Memory for at least `bytes`: 64-byte aligned above kPooledLimit, 16-byte
+  // aligned below. Throws std::bad_alloc.
+  void* allocate(size_t bytes);
+  void deallocate(void* p, size_t bytes) noexcept;
+
+  MemoryStats stats() const;
+  void reset_peak();
+  // Frees every cached block.
+  void trim();
+
+ private:
+  static constexpr size_t kPooledLimit = 1024;  // up to this, the per-thread pools
+  static size_t class_of(size_t bytes);
+  static size_t class_bytes(size_t cls);
+  void note_in_use(int64_t delta);
+
+  mutable std::mutex mu_;
+  std::vector<std::vector<void*>> cache_;  // by size class; guarded by mu_
+  std::atomic<int64_t> in_use_{0};
+  std::atomic<int64_t> peak_{0};
+  std::atomic<int64_t> cached_{0};
+  std::atomic<int64_t> allocations_{0};
+  std::atomic<int64_t> hits_{0};
+};
+
+}  // namespace ag
