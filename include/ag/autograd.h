@@ -71,7 +71,10 @@ typedef struct ag_backward_options {
   /* Keep saved tensors after the pass so the graph can be walked again. */
   int32_t retain_graph;
   /* Record the backward pass itself, so gradients can be differentiated
-   * again (implies retain_graph). */
+   * again (implies retain_graph). A leaf's gradient then refers to the graph
+   * that produced it, which refers back to the leaf (as in PyTorch): set the
+   * gradient back to none (ag_tensor_set_grad(leaf, NULL)) before releasing
+   * the leaf, or neither is freed. */
   int32_t create_graph;
 } ag_backward_options;
 

@@ -42,16 +42,19 @@ AG_API ag_status ag_context_options_init(ag_context_options *opts) AG_NOEXCEPT;
 /**
  * Create a context.
  * @param[out] out  the new context; the caller owns it (ag_context_release).
- * @param opts      NULL for defaults. struct_size must be at least the size of
- *                  the first field set; unknown trailing bytes of a larger
- *                  struct must be zero.
+ * @param opts      NULL for defaults. struct_size must be at least 4 (fields
+ *                  past it keep their defaults); bytes past the fields this
+ *                  library knows, in a larger struct, must be zero.
  * @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL `out`, bad struct_size,
  *         negative num_threads); AG_ERR_OUT_OF_MEMORY.
  * Thread-safe.
  */
 AG_API ag_status ag_context_create(ag_context **out, const ag_context_options *opts) AG_NOEXCEPT;
 
-/** Add a reference to `ctx` and return it (NULL for NULL). Thread-safe. */
+/**
+ * Add a reference to `ctx` and return it. NULL for NULL, and for a handle
+ * already released (recorded as this thread's last error). Thread-safe.
+ */
 AG_API ag_context *ag_context_retain(ag_context *ctx) AG_NOEXCEPT;
 
 /**

@@ -3,9 +3,9 @@
  *
  * Every op is `ag_status ag_op_<name>(ag_tensor **out, inputs..., attributes...)`:
  * - `*out` receives a new tensor (caller releases), written only on success;
- * - inputs must share one context (else AG_ERR_CONTEXT) and, for floating
- *   ops, one floating dtype: AG_F32 or AG_F64, never mixed (AG_ERR_DTYPE;
- *   ag_op_cast converts explicitly);
+ * - inputs must share one context (else AG_ERR_CONTEXT) and one floating
+ *   dtype, AG_F32 or AG_F64, never mixed (AG_ERR_DTYPE; ag_op_cast, which
+ *   takes any dtype, converts explicitly);
  * - binary ops broadcast as NumPy does (AG_ERR_SHAPE when they cannot), and
  *   their gradients are summed back to each input's shape;
  * - with grad mode on and an input that requires grad, the op records a node
@@ -38,6 +38,9 @@ AG_API ag_status ag_op_tanh(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
  */
 AG_API ag_status ag_op_pow_scalar(ag_tensor **out, const ag_tensor *x, double exponent) AG_NOEXCEPT;
 
+/** y = a contiguous copy of x (new storage; any dtype). Gradient: passed through. */
+AG_API ag_status ag_op_clone(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+
 /* ---- elementwise, two inputs with broadcasting ---- */
 
 /** y = a + b. */
@@ -63,7 +66,9 @@ AG_API ag_status ag_op_mean(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
  * stride 0; new leading dims may be added; -1 keeps a dim of x). The view
  * shares x's data and version counter. Gradient: summed back to x's shape.
  * @return AG_ERR_SHAPE when x cannot broadcast to `shape`;
- *         AG_ERR_INVALID_ARGUMENT for a bad ndim or NULL shape with ndim > 0.
+ *         AG_ERR_INVALID_ARGUMENT for a bad ndim, NULL shape with ndim > 0,
+ *         or a size below -1; AG_ERR_OUT_OF_MEMORY when the element count
+ *         overflows.
  */
 AG_API ag_status ag_op_expand(ag_tensor **out, const ag_tensor *x,
                               const int64_t *shape, int32_t ndim) AG_NOEXCEPT;
@@ -81,7 +86,8 @@ AG_API ag_status ag_op_sum_to_size(ag_tensor **out, const ag_tensor *x,
 
 /**
  * Convert `x` to `dtype` (any of the four; f64 -> f32 rounds to nearest,
- * float -> i64 truncates, nonzero -> bool 1). Differentiable between f32 and
+ * float -> i64 truncates toward zero and saturates, NaN giving 0;
+ * nonzero -> bool 1). Differentiable between f32 and
  * f64: the gradient is converted back.
  * @return AG_ERR_DTYPE for an invalid dtype.
  */
@@ -89,7 +95,7 @@ AG_API ag_status ag_op_cast(ag_tensor **out, const ag_tensor *x, ag_dtype dtype)
 
 /* ---- introspection ---- */
 
-/** Number of ops this library provides (every ag_op_* function). */
+/** Number of ops this library provides: the ag_op_<name> functions other than ag_op_count and ag_op_name. */
 AG_API int32_t ag_op_count(void) AG_NOEXCEPT;
 
 /**

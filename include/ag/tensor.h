@@ -63,7 +63,10 @@ AG_API ag_status ag_tensor_full(ag_tensor **out, ag_context *ctx, ag_dtype dtype
 AG_API ag_status ag_tensor_scalar(ag_tensor **out, ag_context *ctx, ag_dtype dtype,
                                   double value) AG_NOEXCEPT;
 
-/** Add a reference to `t` and return it (NULL for NULL). Thread-safe. */
+/**
+ * Add a reference to `t` and return it. NULL for NULL, and for a handle
+ * already released (recorded as this thread's last error). Thread-safe.
+ */
 AG_API ag_tensor *ag_tensor_retain(ag_tensor *t) AG_NOEXCEPT;
 
 /**
@@ -93,10 +96,13 @@ AG_API int64_t ag_tensor_numel(const ag_tensor *t) AG_NOEXCEPT;
 AG_API ag_status ag_tensor_shape(const ag_tensor *t, int64_t *dims, int32_t capacity) AG_NOEXCEPT;
 
 /**
- * Context of `t`. Borrowed: valid while `t` lives (retain it to keep it).
- * NULL for NULL or an invalid handle.
+ * The context of `t`.
+ * @param[out] out  a new reference to it (caller releases with
+ *                  ag_context_release), also after the caller released its
+ *                  own context handles: the context lives as long as `t`.
+ * @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, NULL or invalid t).
  */
-AG_API ag_context *ag_tensor_context(const ag_tensor *t) AG_NOEXCEPT;
+AG_API ag_status ag_tensor_context(ag_context **out, const ag_tensor *t) AG_NOEXCEPT;
 
 /**
  * Copy the elements of `t` in row-major order into `dst`.

@@ -29,7 +29,7 @@ AG_API ag_context* ag_context_retain(ag_context* ctx) noexcept {
   Context* c = api::impl(ctx);
   if (!c->handle_valid()) {
     api::set_last_error("ag_context_retain", "context is not a live handle (already released?)");
-    return ctx;
+    return nullptr;
   }
   if (c->handle_acquire()) c->retain();
   return ctx;

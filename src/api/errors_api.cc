@@ -1,4 +1,5 @@
 // Errors, version and dtype queries.
+#include <cstdio>
 #include <string>
 
 #include "api/guard.h"
@@ -6,15 +7,14 @@
 namespace ag::api {
 
 namespace {
-thread_local std::string tl_last_error;
+// A fixed buffer, not a std::string: it needs no allocation on the error path
+// and stays valid while the thread exits. Longer messages are cut.
+constexpr size_t kMessageBytes = 1024;
+thread_local char tl_last_error[kMessageBytes];
 }
 
 void set_last_error(const char* fn, const std::string& message) noexcept {
-  try {
-    tl_last_error.assign("[").append(fn).append("] ").append(message);
-  } catch (...) {
-    tl_last_error.clear();  // no memory for the message; the status still tells
-  }
+  std::snprintf(tl_last_error, kMessageBytes, "[%s] %s", fn, message.c_str());
 }
 
 }  // namespace ag::api
@@ -31,7 +31,7 @@ AG_API const char* ag_version_string(void) noexcept {
   return AG_STR(AG_VERSION_MAJOR) "." AG_STR(AG_VERSION_MINOR) "." AG_STR(AG_VERSION_PATCH);
 }
 
-AG_API const char* ag_last_error_message(void) noexcept { return api::tl_last_error.c_str(); }
+AG_API const char* ag_last_error_message(void) noexcept { return api::tl_last_error; }
 
 AG_API const char* ag_status_name(ag_status status) noexcept {
   switch (status) {

@@ -80,7 +80,7 @@ AG_API ag_tensor* ag_tensor_retain(ag_tensor* t) noexcept {
   TensorImpl* p = api::impl(t);
   if (!p->handle_valid()) {
     api::set_last_error("ag_tensor_retain", "tensor is not a live handle (already released?)");
-    return t;
+    return nullptr;
   }
   if (p->handle_acquire()) p->retain();
   return t;
@@ -122,9 +122,13 @@ AG_API ag_status ag_tensor_shape(const ag_tensor* t, int64_t* dims, int32_t capa
   });
 }
 
-AG_API ag_context* ag_tensor_context(const ag_tensor* t) noexcept {
-  if (t == nullptr || !api::impl(t)->handle_valid()) return nullptr;
-  return reinterpret_cast<ag_context*>(api::impl(t)->context());
+AG_API ag_status ag_tensor_context(ag_context** out, const ag_tensor* t) noexcept {
+  return api::call("ag_tensor_context", [&] {
+    api::check_out(out);
+    Context* c = api::tensor_arg(t, "t").context();
+    if (c->handle_acquire()) c->retain();  // the first handle again: it holds a reference
+    *out = reinterpret_cast<ag_context*>(c);
+  });
 }
 
 AG_API ag_status ag_tensor_copy_data(const ag_tensor* t, void* dst, size_t dst_bytes) noexcept {

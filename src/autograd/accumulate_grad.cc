@@ -26,11 +26,12 @@ void AccumulateGrad::apply(TensorList& grads, TensorList&) {
   if (m->grad) {
     // Out of place, so a gradient handle the caller holds stays a snapshot.
     m->grad = grad_sum(m->grad, incoming);
-  } else if (grad_enabled() ||
-             (incoming->use_count() == 1 && incoming->storage()->use_count() == 1 && incoming->is_contiguous())) {
+  } else if (incoming->use_count() == 1 && incoming->storage()->use_count() == 1 && incoming->is_contiguous()) {
     m->grad = std::move(incoming);  // nobody else sees this buffer: adopt it
   } else {
-    m->grad = grad_clone(incoming);
+    // Shared (another input's gradient, the caller's grad_root, a broadcast
+    // view): copy, recorded under create_graph.
+    m->grad = grad_enabled() ? grad_copy_recorded(incoming) : grad_clone(incoming);
   }
 }
 

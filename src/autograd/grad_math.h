@@ -11,5 +11,7 @@ namespace ag {
 Tensor grad_sum(const Tensor& a, const Tensor& b);
 // A contiguous copy of t, outside any graph.
 Tensor grad_clone(const Tensor& t);
+// A contiguous copy of t, recorded when grad mode is on.
+Tensor grad_copy_recorded(const Tensor& t);
 
 }  // namespace ag

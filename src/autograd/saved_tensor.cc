@@ -19,14 +19,14 @@ void SavedTensor::save(const Tensor& t, bool is_output) {
 
 Tensor SavedTensor::unpack(Node& owner) const {
   if (released_) {
-    fail(AG_ERR_GRAPH, owner.name(),
-         ": its saved tensors were freed by an earlier backward; pass retain_graph = 1 to the first "
+    fail(AG_ERR_GRAPH,
+         "its saved tensors were freed by an earlier backward; pass retain_graph = 1 to the first "
          "backward to walk the graph again");
   }
   const uint64_t now = data_->storage()->version();
   if (now != version_) {
-    fail(AG_ERR_VERSION, "a tensor of shape ", shape_str(data_->shape()), " saved by ", owner.name(),
-         " was modified after it was saved: its version is ", now, ", expected ", version_);
+    fail(AG_ERR_VERSION, "a tensor of shape ", shape_str(data_->shape()),
+         " that this node saved was modified after it was saved: its version is ", now, ", expected ", version_);
   }
   if (is_output_ && grad_enabled()) {
     Tensor t = make_view(*data_, data_->shape(), data_->strides(), data_->offset());

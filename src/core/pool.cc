@@ -14,10 +14,15 @@ struct FreeBlock {
   FreeBlock* next;
 };
 
+// Set once the thread's pools are gone (thread or process exit): later
+// frees go straight to the system allocator.
+thread_local bool tl_pools_gone = false;
+
 struct ThreadPools {
   FreeBlock* head[kClasses] = {};
   size_t count[kClasses] = {};
   ~ThreadPools() {
+    tl_pools_gone = true;
     for (size_t c = 0; c < kClasses; ++c) {
       while (head[c]) {
         FreeBlock* b = head[c];
@@ -42,7 +47,7 @@ void pool_free(void* ptr, size_t) noexcept { ::operator delete(ptr); }
 #else
 void* pool_alloc(size_t bytes) {
   const size_t c = class_of(bytes);
-  if (c >= kClasses) return ::operator new(bytes);
+  if (c >= kClasses || tl_pools_gone) return ::operator new((c + 1) * kGranule);
   ThreadPools& p = tl_pools;
   if (FreeBlock* b = p.head[c]) {
     p.head[c] = b->next;
@@ -54,7 +59,7 @@ void* pool_alloc(size_t bytes) {
 
 void pool_free(void* ptr, size_t bytes) noexcept {
   const size_t c = class_of(bytes);
-  if (c >= kClasses) {
+  if (c >= kClasses || tl_pools_gone) {
     ::operator delete(ptr);
     return;
   }

@@ -6,18 +6,18 @@
 namespace ag {
 
 namespace {
-struct Reaper {
-  bool draining = false;
-  std::vector<const RefCounted*> pending;
-};
-thread_local Reaper tl_reaper;
+// Plain thread-locals (no destructors), so that releases that happen while
+// the thread or process exits, after C++ thread-locals were destroyed, still
+// work; the worklist is created on first use and deleted when a drain ends.
+thread_local bool tl_draining = false;
+thread_local std::vector<const RefCounted*>* tl_pending = nullptr;
 }  // namespace
 
 void RefCounted::destroy(const RefCounted* obj) noexcept {
-  Reaper& r = tl_reaper;
-  if (r.draining) {
+  if (tl_draining) {
     try {
-      r.pending.push_back(obj);
+      if (!tl_pending) tl_pending = new std::vector<const RefCounted*>();
+      tl_pending->push_back(obj);
       return;
     } catch (const std::bad_alloc&) {
       // No room to defer: free it now (recursion is bounded by free memory).
@@ -25,14 +25,18 @@ void RefCounted::destroy(const RefCounted* obj) noexcept {
       return;
     }
   }
-  r.draining = true;
+  tl_draining = true;
   delete obj;
-  while (!r.pending.empty()) {
-    const RefCounted* next = r.pending.back();
-    r.pending.pop_back();
-    delete next;
+  if (std::vector<const RefCounted*>* pending = tl_pending) {
+    while (!pending->empty()) {
+      const RefCounted* next = pending->back();
+      pending->pop_back();
+      delete next;
+    }
+    tl_pending = nullptr;
+    delete pending;
   }
-  r.draining = false;
+  tl_draining = false;
 }
 
 }  // namespace ag

@@ -54,10 +54,10 @@ Tensor sum_contributions(SmallVector<Contribution, 1>& c) {
   return total;
 }
 
-void check_gradient(const Node& producer, const Node& target, uint32_t input_nr, const Tensor& g) {
+void check_gradient(const Node&, const Node& target, uint32_t input_nr, const Tensor& g) {
   const InputMeta& m = target.input_meta(input_nr);
   if (g->dtype() != m.dtype || g->shape() != m.shape) {
-    fail(AG_ERR_INTERNAL, producer.name(), " returned a gradient of dtype ", dtype_name(g->dtype()), " and shape ",
+    fail(AG_ERR_INTERNAL, "returned a gradient of dtype ", dtype_name(g->dtype()), " and shape ",
          shape_str(g->shape()), " for an input of ", target.name(), " that expects dtype ", dtype_name(m.dtype),
          " and shape ", shape_str(m.shape));
   }
@@ -88,9 +88,14 @@ class GraphTask {
       if (any || index == 0) {
         try {
           node.apply(grads, out);
+          for (size_t i = 0; i < node.num_outputs(); ++i) {
+            const Edge& e = node.next_edge(i);
+            if (e.valid() && out[i]) check_gradient(node, *e.fn, e.input_nr, out[i]);
+          }
         } catch (const Error& e) {
-          if (!started) throw Error(e.code(), e.message());
-          throw Error(e.code(), str("backward interrupted at ", node_label(node), ": ", e.message()));
+          // Before any node finished nothing has changed; after, leaves may
+          // already hold their share of the gradient.
+          throw Error(e.code(), str(started ? "backward interrupted at " : "", node_label(node), ": ", e.message()));
         }
         started = started || index != 0;
       }
@@ -102,7 +107,6 @@ class GraphTask {
         const uint32_t target = map_.find(e.fn.get());
         NodeTask& t = tasks_[target];
         if (out[i]) {
-          check_gradient(node, *e.fn, e.input_nr, out[i]);
           t.inputs[e.input_nr].push_back(Contribution{node.sequence_nr(), static_cast<uint32_t>(i), std::move(out[i])});
         }
         if (--t.dependencies == 0) ready.push({e.fn->sequence_nr(), target});
@@ -153,11 +157,12 @@ void run_backward(const Tensor& root, const Tensor& seed, const BackwardOptions&
   Ref<Node> graph_root = make_ref<GraphRoot>(edge, seed);
   BackwardOptions o = opts;
   if (o.create_graph) o.retain_graph = true;
-  root->context()->execute([&] {
-    GradModeGuard mode(o.create_graph);
-    GraphTask task(o);
-    task.execute(*graph_root);
-  });
+  // Nodes run here, on the calling thread, so that user callbacks and
+  // thread-local state (grad mode) belong to the caller; kernels that go
+  // parallel enter the context's arena themselves.
+  GradModeGuard mode(o.create_graph);
+  GraphTask task(o);
+  task.execute(*graph_root);
 }
 
 }  // namespace ag

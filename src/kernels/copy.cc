@@ -1,5 +1,7 @@
 // Copies with dtype conversion, and fills.
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include "kernels/kernels.h"
 #include "kernels/loops.h"
@@ -8,10 +10,17 @@ namespace ag::kernels {
 
 namespace {
 
+// Value conversion between dtypes. Floating -> i64 truncates toward zero and
+// saturates, NaN giving 0 (a plain cast would be undefined there).
 template <class To, class From>
 To convert(From v) {
   if constexpr (std::is_same_v<To, uint8_t>) {
     return v != From(0) ? 1 : 0;
+  } else if constexpr (std::is_same_v<To, int64_t> && std::is_floating_point_v<From>) {
+    if (std::isnan(v)) return 0;
+    if (v >= From(9.2233720368547758e18)) return INT64_MAX;
+    if (v <= From(-9.2233720368547758e18)) return INT64_MIN;
+    return static_cast<int64_t>(v);
   } else {
     return static_cast<To>(v);
   }

