@@ -16,7 +16,7 @@ Dims checked_shape(const int64_t* shape, int32_t ndim, size_t itemsize) {
     if (d[i] < 0) fail(AG_ERR_INVALID_ARGUMENT, "size ", d[i], " of dim ", i, " is negative");
   }
   for (int i = 0; i < ndim; ++i) {
-    if (d[i] == 0) return d;
+    if (d[i] == 0) return d;  // empty, whatever the other sizes (as NumPy)
   }
   for (int i = 0; i < ndim; ++i) {
     if (n > limit / d[i]) fail(AG_ERR_OUT_OF_MEMORY, "shape ", shape_str(d), " has too many bytes");
@@ -31,7 +31,9 @@ Dims contiguous_strides(const Dims& shape) {
   int64_t acc = 1;
   for (int i = shape.size() - 1; i >= 0; --i) {
     s[i] = acc;
-    acc *= shape[i] > 0 ? shape[i] : 1;
+    // Saturates: only an empty tensor (never indexed) can have sizes whose
+    // product overflows.
+    if (__builtin_mul_overflow(acc, shape[i] > 0 ? shape[i] : 1, &acc)) acc = INT64_MAX;
   }
   return s;
 }

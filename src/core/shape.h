@@ -16,7 +16,9 @@ constexpr int kMaxDims = AG_MAX_DIMS;
 class Dims {
  public:
   Dims() = default;
-  Dims(const int64_t* v, int n) : n_(n) { std::memcpy(v_, v, sizeof(int64_t) * n); }
+  Dims(const int64_t* v, int n) : n_(n) {
+    if (n > 0) std::memcpy(v_, v, sizeof(int64_t) * n);
+  }
   Dims(std::initializer_list<int64_t> v) : n_(static_cast<int>(v.size())) {
     int i = 0;
     for (int64_t x : v) v_[i++] = x;
@@ -48,8 +50,12 @@ class Dims {
   int64_t v_[kMaxDims];
 };
 
-// Product of the sizes; the caller validated them (non-negative, no overflow).
+// Product of the sizes, validated by checked_shape: no overflow unless a size
+// is 0, which is tested first.
 inline int64_t numel_of(const Dims& shape) {
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+  }
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
