@@ -52,6 +52,13 @@ AG_API ag_status ag_op_mul(ag_tensor **out, const ag_tensor *a, const ag_tensor 
 /** y = a / b (IEEE: x/0 is +-inf or NaN). */
 AG_API ag_status ag_op_div(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
 
+/**
+ * y = grad * (1 - t^2): the gradient through tanh given the upstream gradient
+ * `grad` and tanh's output `t`, fused into one pass (tanh's backward uses it).
+ * Differentiable in both inputs, so higher derivatives of tanh work.
+ */
+AG_API ag_status ag_op_tanh_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *t) AG_NOEXCEPT;
+
 /* ---- reductions over all elements: 0-dim result ---- */
 
 /** y = sum of all elements (0 for an empty tensor). */

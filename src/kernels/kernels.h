@@ -17,7 +17,7 @@ struct View {
 };
 
 enum class UnaryKind { Neg, Exp, Log, Tanh, PowScalar };
-enum class BinaryKind { Add, Sub, Mul, Div };
+enum class BinaryKind { Add, Sub, Mul, Div, TanhBackward };
 
 // out[i] = f(x[i]) over `shape`; floating dtypes only. `attr` is the exponent of PowScalar.
 void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr);

@@ -104,6 +104,29 @@ Tensor div(const Tensor& a, const Tensor& b) {
   return y;
 }
 
+// tanh_backward: y = g * (1 - t^2) (the fused gradient of tanh from its output t);
+// dg = tanh_backward(gy, t), dt = -2 * gy * g * t. Saves g if t needs grad, t always.
+namespace {
+struct TanhBackwardBackward final : BinaryNode {
+  using BinaryNode::BinaryNode;
+  const char* name() const override { return "TanhBackwardBackward"; }
+  void apply(TensorList& gy, TensorList& out) override {
+    Tensor t = saved[1].unpack(*this);
+    if (needs_input_grad(0)) out[0] = reduce_to(tanh_backward(gy[0], t), shape_a);
+    if (needs_input_grad(1)) out[1] = reduce_to(neg(mul(mul(gy[0], saved[0].unpack(*this)), add(t, t))), shape_b);
+  }
+};
+}  // namespace
+Tensor tanh_backward(const Tensor& g, const Tensor& t) {
+  Tensor y = binary_forward(g, t, kernels::BinaryKind::TanhBackward);
+  if (should_record({g.get(), t.get()})) {
+    auto n = record<TanhBackwardBackward>({g.get(), t.get()}, y, g, t);
+    if (n->needs_input_grad(1)) n->saved[0].save(g, false);
+    n->saved[1].save(t, false);
+  }
+  return y;
+}
+
 }  // namespace ag::ops
 
 namespace ag {

@@ -53,13 +53,12 @@ Tensor log(const Tensor& x) {
   return y;
 }
 
-// tanh: y = tanh x; dx = g * (1 - y^2). Saves y.
+// tanh: y = tanh x; dx = tanh_backward(g, y) = g * (1 - y^2). Saves y.
 namespace {
 struct TanhBackward final : SavingNode<1> {
   const char* name() const override { return "TanhBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    Tensor y = saved[0].unpack(*this);
-    out[0] = mul(g[0], sub(scalar_like(y, 1.0), mul(y, y)));
+    out[0] = tanh_backward(g[0], saved[0].unpack(*this));
   }
 };
 }  // namespace

@@ -1,0 +1,708 @@
+// Forward correctness of the SIMD kernels (src/kernels) on every Highway
+// target they were compiled for that this CPU supports: each target is forced
+// with hwy::SetSupportedTargetsForTest, the public kernel entry points
+// re-dispatch, and the test checks that they really landed on that target.
+// References are std:: functions in double (f32) or long double (f64). Rows
+// end at a PROT_NONE page, so a tail load or store past the end faults.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "hwy/targets.h"
+#include "kernels/kernels.h"
+#include "kernels/targets.h"
+
+namespace ag::kernels {
+namespace {
+
+// ---------------------------------------------------------------- targets
+
+// Targets the kernels were compiled for and the CPU supports, best first.
+std::vector<int64_t> targets_to_cover() {
+  hwy::SetSupportedTargetsForTest(0);
+  std::vector<int64_t> out;
+  for (int64_t bits = compiled_targets() & hwy::SupportedTargets(); bits != 0; bits &= bits - 1) {
+    out.push_back(bits & -bits);
+  }
+  return out;
+}
+
+std::string target_list(int64_t bits) {
+  std::string s;
+  for (; bits != 0; bits &= bits - 1) {
+    if (!s.empty()) s += ' ';
+    s += hwy::TargetName(bits & -bits);
+  }
+  return s;
+}
+
+// Forces one target for the kernels' dynamic dispatch; restores the real CPU
+// detection afterwards (the mock is process-global state inside libhwy).
+class ForceTarget {
+ public:
+  explicit ForceTarget(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
+  ~ForceTarget() { hwy::SetSupportedTargetsForTest(0); }
+  ForceTarget(const ForceTarget&) = delete;
+  ForceTarget& operator=(const ForceTarget&) = delete;
+};
+
+TEST(KernelTargets, EverySupportedTargetIsCovered) {
+  const int64_t compiled = compiled_targets();
+  hwy::SetSupportedTargetsForTest(0);
+  const int64_t supported = hwy::SupportedTargets();
+  const std::vector<int64_t> cover = targets_to_cover();
+  std::printf("[ kernels ] compiled targets:  %s\n", target_list(compiled).c_str());
+  std::printf("[ kernels ] CPU supports:      %s\n", target_list(supported).c_str());
+  std::printf("[ kernels ] not compiled (run SCALAR or a better target instead): %s\n",
+              target_list(supported & ~compiled).c_str());
+  ASSERT_FALSE(cover.empty());
+  std::string covered;
+  for (int64_t t : cover) {
+    ForceTarget force(t);
+    EXPECT_EQ(elementwise_target(), t) << "unary/binary skipped " << hwy::TargetName(t);
+    EXPECT_EQ(reduce_target(), t) << "sum_to skipped " << hwy::TargetName(t);
+    if (elementwise_target() == t && reduce_target() == t) {
+      covered += covered.empty() ? "" : " ";
+      covered += hwy::TargetName(t);
+    }
+  }
+  std::printf("[ kernels ] covered targets:   %s\n", covered.c_str());
+  // The best target the CPU has must be among those compiled (AVX3_DL needs
+  // -DHWY_WANT_AVX3_DL in the library's cpp_args).
+  const int64_t best = supported & -supported;
+  EXPECT_TRUE((compiled & best) != 0) << "best CPU target " << hwy::TargetName(best)
+                                      << " is not compiled";
+  // With no mock, dispatch goes to the best compiled target.
+  EXPECT_EQ(elementwise_target(), cover.front());
+  EXPECT_EQ(reduce_target(), cover.front());
+}
+
+class OnTarget : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override {
+    hwy::SetSupportedTargetsForTest(GetParam());
+    ASSERT_EQ(elementwise_target(), GetParam()) << "dispatch did not reach the target";
+    ASSERT_EQ(reduce_target(), GetParam()) << "dispatch did not reach the target";
+  }
+  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
+  const char* target() const { return hwy::TargetName(GetParam()); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Kernels, OnTarget, ::testing::ValuesIn(targets_to_cover()),
+                         [](const ::testing::TestParamInfo<int64_t>& info) {
+                           return std::string(hwy::TargetName(info.param));
+                         });
+
+// ---------------------------------------------------------------- helpers
+
+// n elements that end exactly at an inaccessible page.
+template <class T>
+class Guarded {
+ public:
+  explicit Guarded(size_t n) : n_(n) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t bytes = n * sizeof(T);
+    span_ = (bytes + page - 1) / page * page + page;
+    void* p = mmap(nullptr, span_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) std::abort();
+    base_ = static_cast<char*>(p);
+    if (mprotect(base_ + span_ - page, page, PROT_NONE) != 0) std::abort();
+    data_ = reinterpret_cast<T*>(base_ + span_ - page - bytes);
+  }
+  Guarded(size_t n, const std::vector<T>& v) : Guarded(n) {
+    for (size_t i = 0; i < n; ++i) data_[i] = v[i % v.size()];
+  }
+  ~Guarded() { munmap(base_, span_); }
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
+  T* data() { return data_; }
+  const char* bytes() const { return reinterpret_cast<const char*>(data_); }
+  char* bytes() { return reinterpret_cast<char*>(data_); }
+  T& operator[](size_t i) { return data_[i]; }
+  size_t size() const { return n_; }
+
+ private:
+  size_t n_;
+  size_t span_ = 0;
+  char* base_ = nullptr;
+  T* data_ = nullptr;
+};
+
+template <class T>
+constexpr DType dtype_of() {
+  return std::is_same_v<T, float> ? DType::F32 : DType::F64;
+}
+
+// Reference precision: double for f32, long double for f64.
+template <class T>
+using Ref = std::conditional_t<std::is_same_v<T, float>, double, long double>;
+
+template <class T>
+T ref_unary(UnaryKind k, T x, T p) {
+  const Ref<T> v = x;
+  switch (k) {
+    case UnaryKind::Neg: return static_cast<T>(-v);
+    case UnaryKind::Exp: return static_cast<T>(std::exp(v));
+    case UnaryKind::Log: return static_cast<T>(std::log(v));
+    case UnaryKind::Tanh: return static_cast<T>(std::tanh(v));
+    case UnaryKind::PowScalar: return static_cast<T>(std::pow(v, static_cast<Ref<T>>(p)));
+  }
+  return x;
+}
+
+// Position of v on the line of representable values (-0 and +0 coincide).
+template <class T>
+long double ordinal(T v) {
+  using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  I i;
+  std::memcpy(&i, &v, sizeof(i));
+  if (i < 0) return static_cast<long double>(std::numeric_limits<I>::min()) - i;
+  return static_cast<long double>(i);
+}
+
+// Distance in ulp; NaN matches only NaN.
+template <class T>
+double ulp_diff(T got, T want) {
+  if (std::isnan(got) || std::isnan(want)) {
+    return std::isnan(got) && std::isnan(want) ? 0.0 : std::numeric_limits<double>::infinity();
+  }
+  if (got == want) return 0.0;
+  return static_cast<double>(std::fabs(ordinal(got) - ordinal(want)));
+}
+
+template <class T>
+bool same_bits(T a, T b) {
+  if (std::isnan(a) && std::isnan(b)) return true;
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+template <class T>
+bool is_signaling_nan(T v) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  U u;
+  std::memcpy(&u, &v, sizeof(u));
+  const U quiet_bit = U(1) << (std::numeric_limits<T>::digits - 2);
+  return std::isnan(v) && (u & quiet_bit) == 0;
+}
+
+Dims dims1(size_t n) { return Dims{static_cast<int64_t>(n)}; }
+
+template <class T>
+std::vector<T> run_unary(UnaryKind k, const std::vector<T>& x, T p = T(0)) {
+  Guarded<T> in(x.size(), x.empty() ? std::vector<T>{T(0)} : x), out(x.size());
+  const Dims shape = dims1(x.size()), strides = {1};
+  unary(k, dtype_of<T>(), shape, View{in.bytes(), &strides}, out.bytes(), static_cast<double>(p));
+  return std::vector<T>(out.data(), out.data() + x.size());
+}
+
+template <class T>
+T bits_to(std::mt19937_64& rng) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const U u = static_cast<U>(rng());
+  T v;
+  std::memcpy(&v, &u, sizeof(v));
+  return v;
+}
+
+// IEEE edge inputs common to all unary tests.
+template <class T>
+std::vector<T> edge_values() {
+  using L = std::numeric_limits<T>;
+  return {T(0), -T(0), T(1), T(-1), L::infinity(), -L::infinity(), L::quiet_NaN(),
+          -L::quiet_NaN(), L::min(), -L::min(), L::denorm_min(), -L::denorm_min(), L::max(),
+          L::lowest(), T(0.5), T(2), T(-2), L::epsilon(), T(1) - L::epsilon() / 2};
+}
+
+const char* unary_name(UnaryKind k) {
+  switch (k) {
+    case UnaryKind::Neg: return "neg";
+    case UnaryKind::Exp: return "exp";
+    case UnaryKind::Log: return "log";
+    case UnaryKind::Tanh: return "tanh";
+    case UnaryKind::PowScalar: return "pow";
+  }
+  return "?";
+}
+
+// Sample inputs for the accuracy sweep of one op: random bit patterns
+// (all binades, subnormals, specials), dense uniform samples over the range
+// where the result is neither 0, 1 nor inf, and the edge values.
+template <class T>
+std::vector<T> accuracy_inputs(UnaryKind k, size_t per_source) {
+  std::mt19937_64 rng(1234 + static_cast<int>(k));
+  const bool f32 = sizeof(T) == 4;
+  T lo = -10, hi = 10;
+  switch (k) {
+    case UnaryKind::Exp: lo = f32 ? T(-104) : T(-746); hi = f32 ? T(89) : T(710); break;
+    case UnaryKind::Log: lo = T(0); hi = T(4); break;
+    case UnaryKind::Tanh: lo = f32 ? T(-10) : T(-20); hi = -lo; break;
+    default: break;
+  }
+  std::uniform_real_distribution<double> uni(static_cast<double>(lo), static_cast<double>(hi));
+  std::uniform_real_distribution<double> near(-1.0, 1.0);
+  std::vector<T> v = edge_values<T>();
+  for (size_t i = 0; i < per_source; ++i) {
+    v.push_back(bits_to<T>(rng));
+    v.push_back(static_cast<T>(uni(rng)));
+    // Around the places where the approximations switch or lose digits:
+    // |x| < 1, tanh near its cut-off, log near 1.
+    const double t = near(rng);
+    switch (k) {
+      case UnaryKind::Log: v.push_back(static_cast<T>(1.0 + t / 16)); break;
+      case UnaryKind::Tanh: v.push_back(static_cast<T>(t * std::ldexp(1.0, -static_cast<int>(rng() % 30)))); break;
+      default: v.push_back(static_cast<T>(t)); break;
+    }
+  }
+  return v;
+}
+
+// Allowed error in ulp, as documented in src/kernels/simd-inl.h.
+double ulp_bound(UnaryKind k) {
+  switch (k) {
+    case UnaryKind::Neg: return 0;
+    case UnaryKind::Exp: return 2;
+    case UnaryKind::Log: return 2;
+    case UnaryKind::Tanh: return 4;
+    case UnaryKind::PowScalar: return 1;
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------- unary
+
+template <class T>
+void check_unary_accuracy(const char* target) {
+  for (UnaryKind k : {UnaryKind::Neg, UnaryKind::Exp, UnaryKind::Log, UnaryKind::Tanh}) {
+    const std::vector<T> x = accuracy_inputs<T>(k, 100000);
+    const std::vector<T> y = run_unary<T>(k, x);
+    double worst = 0;
+    size_t worst_i = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double e = ulp_diff(y[i], ref_unary<T>(k, x[i], T(0)));
+      if (e > worst) worst = e, worst_i = i;
+    }
+    std::printf("[ kernels ] %-8s %s %-4s max error %g ulp (at x = %.17g)\n", target,
+                sizeof(T) == 4 ? "f32" : "f64", unary_name(k), worst,
+                static_cast<double>(x[worst_i]));
+    EXPECT_LE(worst, ulp_bound(k)) << unary_name(k) << " x = " << x[worst_i] << " got " << y[worst_i]
+                                   << " want " << ref_unary<T>(k, x[worst_i], T(0));
+  }
+}
+
+TEST_P(OnTarget, UnaryAccuracyF32) { check_unary_accuracy<float>(target()); }
+TEST_P(OnTarget, UnaryAccuracyF64) { check_unary_accuracy<double>(target()); }
+
+// Sizes 1..67 and 1003: every tail length of every target, rows ending at a
+// guard page; edge values land in tails too. pow runs a fast path (2, 0.5)
+// and the std::pow path (1.7).
+template <class T>
+void check_unary_sizes() {
+  std::vector<size_t> sizes;
+  for (size_t n = 1; n <= 67; ++n) sizes.push_back(n);
+  sizes.push_back(1003);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> uni(-3.0, 3.0);
+  const std::vector<std::pair<UnaryKind, T>> ops = {
+      {UnaryKind::Neg, T(0)},         {UnaryKind::Exp, T(0)},         {UnaryKind::Log, T(0)},
+      {UnaryKind::Tanh, T(0)},        {UnaryKind::PowScalar, T(2)},   {UnaryKind::PowScalar, T(0.5)},
+      {UnaryKind::PowScalar, T(1.7)},
+  };
+  for (const auto& [k, p] : ops) {
+    for (size_t n : sizes) {
+      std::vector<T> x(n);
+      const std::vector<T> edges = edge_values<T>();
+      for (size_t i = 0; i < n; ++i) x[i] = static_cast<T>(uni(rng));
+      // Edges at the end of the row (the tail) and spread over it.
+      for (size_t j = 0; j < edges.size() && j < n; ++j) x[(n - 1 - j * 3 % n) % n] = edges[j];
+      const std::vector<T> y = run_unary<T>(k, x, p);
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_LE(ulp_diff(y[i], ref_unary<T>(k, x[i], p)), ulp_bound(k))
+            << unary_name(k) << " p = " << p << " n = " << n << " i = " << i << " x = " << x[i]
+            << " got " << y[i];
+      }
+    }
+  }
+  // Empty rows write nothing.
+  for (UnaryKind k : {UnaryKind::Neg, UnaryKind::Exp}) EXPECT_TRUE(run_unary<T>(k, {}).empty());
+}
+
+TEST_P(OnTarget, UnarySizesAndTailsF32) { check_unary_sizes<float>(); }
+TEST_P(OnTarget, UnarySizesAndTailsF64) { check_unary_sizes<double>(); }
+
+// The IEEE edges the kernels promise (Highway 1.0.3 contrib math gets several
+// of them wrong; simd-inl.h fixes them). Exact expectations, sign of zero
+// included, except subnormal results (within the op's ulp bound).
+template <class T>
+void check_unary_edges() {
+  using L = std::numeric_limits<T>;
+  const T inf = L::infinity(), nan = L::quiet_NaN();
+  const bool f32 = sizeof(T) == 4;
+  struct Case {
+    UnaryKind k;
+    T x;
+    T want;
+  };
+  const std::vector<Case> cases = {
+      {UnaryKind::Exp, nan, nan},
+      {UnaryKind::Exp, -nan, nan},
+      {UnaryKind::Exp, -inf, T(0)},
+      {UnaryKind::Exp, inf, inf},
+      {UnaryKind::Exp, L::max(), inf},
+      {UnaryKind::Exp, f32 ? T(88.8) : T(709.9), inf},
+      {UnaryKind::Exp, f32 ? T(1e10) : T(1e300), inf},
+      {UnaryKind::Exp, f32 ? T(-104.5) : T(-745.5), T(0)},
+      {UnaryKind::Exp, f32 ? T(-200) : T(-2000), T(0)},
+      {UnaryKind::Exp, L::lowest(), T(0)},
+      {UnaryKind::Exp, T(0), T(1)},
+      {UnaryKind::Exp, -T(0), T(1)},
+      {UnaryKind::Log, T(0), -inf},
+      {UnaryKind::Log, -T(0), -inf},
+      {UnaryKind::Log, T(-1), nan},
+      {UnaryKind::Log, -L::denorm_min(), nan},
+      {UnaryKind::Log, -inf, nan},
+      {UnaryKind::Log, inf, inf},
+      {UnaryKind::Log, nan, nan},
+      {UnaryKind::Log, T(1), T(0)},
+      {UnaryKind::Tanh, inf, T(1)},
+      {UnaryKind::Tanh, -inf, T(-1)},
+      {UnaryKind::Tanh, nan, nan},
+      {UnaryKind::Tanh, T(0), T(0)},
+      {UnaryKind::Tanh, -T(0), -T(0)},
+      {UnaryKind::Tanh, T(30), T(1)},
+      {UnaryKind::Tanh, T(-30), T(-1)},
+      {UnaryKind::Neg, T(0), -T(0)},
+      {UnaryKind::Neg, -inf, inf},
+  };
+  for (const Case& c : cases) {
+    // Alone (a tail) and inside a full vector.
+    for (size_t n : {size_t{1}, size_t{64}}) {
+      const std::vector<T> y = run_unary<T>(c.k, std::vector<T>(n, c.x));
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_TRUE(same_bits(y[i], c.want))
+            << unary_name(c.k) << "(" << c.x << ") = " << y[i] << ", want " << c.want << " (n = " << n
+            << ")";
+      }
+    }
+  }
+  // Results below the smallest normal: subnormal, rounded once, down to 0.
+  for (int i = 0; i <= 400; ++i) {
+    const T x = f32 ? static_cast<T>(-87.0 - i * 0.05) : static_cast<T>(-707.0 - i * 0.1);
+    const T y = run_unary<T>(UnaryKind::Exp, {x})[0];
+    ASSERT_LE(ulp_diff(y, ref_unary<T>(UnaryKind::Exp, x, T(0))), ulp_bound(UnaryKind::Exp))
+        << "exp(" << x << ") = " << y;
+    ASSERT_FALSE(std::signbit(y) || std::isnan(y));
+  }
+}
+
+TEST_P(OnTarget, UnaryEdgesF32) { check_unary_edges<float>(); }
+TEST_P(OnTarget, UnaryEdgesF64) { check_unary_edges<double>(); }
+
+// Strided and broadcast inputs give the same bits as the contiguous path
+// (Note [Kernel SIMD contract]).
+template <class T>
+void check_unary_strided() {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> uni(0.01, 5.0);
+  for (UnaryKind k : {UnaryKind::Neg, UnaryKind::Exp, UnaryKind::Log, UnaryKind::Tanh}) {
+    for (int64_t n : {1, 7, 33, 300, 1003}) {
+      // Stride 2, and stride 0 (one value broadcast to n).
+      std::vector<T> src(2 * static_cast<size_t>(n));
+      for (T& v : src) v = static_cast<T>(uni(rng));
+      for (int64_t stride : {2, 0, -1}) {
+        const T* first = stride == -1 ? src.data() + n - 1 : src.data();
+        std::vector<T> gathered(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) gathered[i] = first[i * stride];
+        const std::vector<T> want = run_unary<T>(k, gathered);
+        std::vector<T> out(static_cast<size_t>(n));
+        const Dims shape = {n}, strides = {stride};
+        unary(k, dtype_of<T>(), shape, View{reinterpret_cast<const char*>(first), &strides},
+              reinterpret_cast<char*>(out.data()), 0.0);
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_TRUE(same_bits(out[i], want[i]))
+              << unary_name(k) << " stride " << stride << " n " << n << " i " << i;
+        }
+      }
+      // 2-D transposed view: shape (r, c) read with strides (1, r).
+      const int64_t r = 3, c = n;
+      std::vector<T> m(static_cast<size_t>(r * c));
+      for (T& v : m) v = static_cast<T>(uni(rng));
+      std::vector<T> gathered(m.size());
+      for (int64_t i = 0; i < r; ++i) {
+        for (int64_t j = 0; j < c; ++j) gathered[i * c + j] = m[j * r + i];
+      }
+      const std::vector<T> want = run_unary<T>(k, gathered);
+      std::vector<T> out(m.size());
+      const Dims shape = {r, c}, strides = {1, r};
+      unary(k, dtype_of<T>(), shape, View{reinterpret_cast<const char*>(m.data()), &strides},
+            reinterpret_cast<char*>(out.data()), 0.0);
+      for (size_t i = 0; i < out.size(); ++i) {
+        ASSERT_TRUE(same_bits(out[i], want[i])) << unary_name(k) << " transposed i " << i;
+      }
+    }
+  }
+}
+
+TEST_P(OnTarget, UnaryStridedF32) { check_unary_strided<float>(); }
+TEST_P(OnTarget, UnaryStridedF64) { check_unary_strided<double>(); }
+
+// pow: the fast paths (0, 1, 2, -1, 0.5) are correctly rounded and match
+// std::pow's special values; other exponents are std::pow itself.
+template <class T>
+void check_pow() {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> uni(-8.0, 8.0);
+  std::vector<T> x = edge_values<T>();
+  for (T v : {T(-4), T(4), T(0.25), T(1e-30), T(1e30)}) x.push_back(v);
+  for (int i = 0; i < 20000; ++i) x.push_back(static_cast<T>(uni(rng)));
+  for (int i = 0; i < 20000; ++i) x.push_back(std::fabs(bits_to<T>(rng)));
+  for (T p : {T(0), T(1), T(2), T(-1), T(0.5), T(3), T(-2.5), T(1.7), T(0.25)}) {
+    for (size_t n : {x.size(), size_t{5}, size_t{19}}) {
+      const std::vector<T> in(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n));
+      const std::vector<T> y = run_unary<T>(UnaryKind::PowScalar, in, p);
+      for (size_t i = 0; i < n; ++i) {
+        const T want = ref_unary<T>(UnaryKind::PowScalar, in[i], p);
+        ASSERT_LE(ulp_diff(y[i], want), ulp_bound(UnaryKind::PowScalar))
+            << "pow(" << in[i] << ", " << p << ") = " << y[i] << ", want " << want;
+        // Specials (zeros, infinities, NaN, results 0 or inf): the exact
+        // std::pow result, sign of zero included. Signaling NaNs are out of
+        // the contract (glibc's pow(sNaN, 0) is NaN, the kernel's 1).
+        if (is_signaling_nan(in[i])) continue;
+        if (!std::isfinite(in[i]) || in[i] == 0 || !std::isfinite(want) || want == 0) {
+          const T exact = std::pow(in[i], p);
+          ASSERT_TRUE(same_bits(y[i], exact))
+              << "pow(" << in[i] << ", " << p << ") = " << y[i] << ", std::pow " << exact;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(OnTarget, PowScalarF32) { check_pow<float>(); }
+TEST_P(OnTarget, PowScalarF64) { check_pow<double>(); }
+
+// ---------------------------------------------------------------- binary
+
+template <class T>
+T ref_binary(BinaryKind k, T a, T b) {
+  switch (k) {
+    case BinaryKind::Add: return a + b;
+    case BinaryKind::Sub: return a - b;
+    case BinaryKind::Mul: return a * b;
+    case BinaryKind::Div: return a / b;
+    case BinaryKind::TanhBackward: return a * (T(1) - b * b);
+  }
+  return a;
+}
+
+const char* binary_name(BinaryKind k) {
+  switch (k) {
+    case BinaryKind::Add: return "add";
+    case BinaryKind::Sub: return "sub";
+    case BinaryKind::Mul: return "mul";
+    case BinaryKind::Div: return "div";
+    case BinaryKind::TanhBackward: return "tanh_backward";
+  }
+  return "?";
+}
+
+// out = a op b over `shape`, inputs given with their strides; compares with
+// the scalar op on the elements the strides select, bit for bit.
+template <class T>
+void check_binary_case(BinaryKind k, const Dims& shape, const T* a, const Dims& sa, const T* b,
+                       const Dims& sb, const char* label) {
+  const int64_t n = numel_of(shape);
+  Guarded<T> out(static_cast<size_t>(n));
+  binary(k, dtype_of<T>(), shape, View{reinterpret_cast<const char*>(a), &sa},
+         View{reinterpret_cast<const char*>(b), &sb}, out.bytes());
+  std::vector<int64_t> idx(static_cast<size_t>(shape.size()), 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t oa = 0, ob = 0;
+    for (int d = 0; d < shape.size(); ++d) oa += idx[d] * sa[d], ob += idx[d] * sb[d];
+    const T want = ref_binary(k, a[oa], b[ob]);
+    ASSERT_TRUE(same_bits(out[static_cast<size_t>(flat)], want))
+        << binary_name(k) << " " << label << " at " << flat << ": " << a[oa] << ", " << b[ob]
+        << " -> " << out[static_cast<size_t>(flat)] << ", want " << want;
+    for (int d = shape.size() - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class T>
+void check_binary() {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> uni(-4.0, 4.0);
+  std::vector<size_t> sizes;
+  for (size_t n = 1; n <= 67; ++n) sizes.push_back(n);
+  sizes.push_back(1003);
+  const std::vector<T> edges = edge_values<T>();
+  for (BinaryKind k : {BinaryKind::Add, BinaryKind::Sub, BinaryKind::Mul, BinaryKind::Div, BinaryKind::TanhBackward}) {
+    for (size_t n : sizes) {
+      Guarded<T> a(n), b(n);
+      for (size_t i = 0; i < n; ++i) {
+        a[i] = static_cast<T>(uni(rng));
+        b[i] = i % 5 == 0 ? bits_to<T>(rng) : static_cast<T>(uni(rng));
+      }
+      // Edge pairs (0/0, inf-inf, NaN, -0) in the tail.
+      for (size_t j = 0; j < n && j < edges.size(); ++j) {
+        a[n - 1 - j] = edges[j];
+        b[n - 1 - j] = edges[(j * 7) % edges.size()];
+      }
+      const Dims shape = dims1(n), one = {1}, zero = {0};
+      check_binary_case<T>(k, shape, a.data(), one, b.data(), one, "contiguous");
+      check_binary_case<T>(k, shape, a.data(), one, b.data() + n - 1, zero, "b broadcast");
+      check_binary_case<T>(k, shape, a.data() + n - 1, zero, b.data(), one, "a broadcast");
+      check_binary_case<T>(k, shape, a.data(), zero, b.data(), zero, "both broadcast");
+      if (n >= 2) {
+        const Dims half = dims1(n / 2), two = {2};
+        check_binary_case<T>(k, half, a.data(), two, b.data(), one, "a stride 2");
+        check_binary_case<T>(k, half, a.data(), one, b.data() + 1, two, "b stride 2");
+      }
+      // 2-D broadcasts: (r, 1) op (1, c), and (r, c) op (c).
+      const int64_t r = 3, c = static_cast<int64_t>(n);
+      std::vector<T> col(static_cast<size_t>(r)), mat(static_cast<size_t>(r * c));
+      for (T& v : col) v = static_cast<T>(uni(rng));
+      for (T& v : mat) v = static_cast<T>(uni(rng));
+      const Dims shape2 = {r, c};
+      check_binary_case<T>(k, shape2, col.data(), Dims{1, 0}, b.data(), Dims{0, 1}, "col x row");
+      check_binary_case<T>(k, shape2, mat.data(), Dims{c, 1}, b.data(), Dims{0, 1}, "mat x row");
+      check_binary_case<T>(k, shape2, b.data(), Dims{0, 1}, mat.data(), Dims{1, r}, "row x mat^T");
+    }
+  }
+}
+
+TEST_P(OnTarget, BinaryF32) { check_binary<float>(); }
+TEST_P(OnTarget, BinaryF64) { check_binary<double>(); }
+
+// ---------------------------------------------------------------- sum
+
+template <class T>
+T run_sum(const T* x, const Dims& shape, const Dims& strides) {
+  Dims out_shape = shape;
+  for (int i = 0; i < out_shape.size(); ++i) out_shape[i] = 1;
+  T out{};
+  sum_to(dtype_of<T>(), shape, View{reinterpret_cast<const char*>(x), &strides}, out_shape,
+         reinterpret_cast<char*>(&out));
+  return out;
+}
+
+// |sum - exact| bound for a double-accumulated sum rounded to T.
+template <class T>
+bool sum_close(T got, long double exact, long double abs_sum, size_t n) {
+  const T rounded = static_cast<T>(exact);
+  if (sizeof(T) == 4) return ulp_diff(got, rounded) <= 1;
+  // Note [Summation order]: at most about kBlock/4 + log2(n) roundings per
+  // element path; use 300 + log2(n) as a loose but meaningful bound.
+  const long double eps = std::numeric_limits<double>::epsilon();
+  const long double bound = (300 + std::log2(static_cast<long double>(n) + 1)) * eps * abs_sum;
+  return std::fabs(static_cast<long double>(got) - exact) <= bound + std::numeric_limits<T>::denorm_min();
+}
+
+template <class T>
+void check_sum() {
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  std::vector<size_t> sizes;
+  for (size_t n = 0; n <= 67; ++n) sizes.push_back(n);
+  for (size_t n : {1003, 1024, 1025, 4096 + 3, 100000, (1 << 20) + 7}) sizes.push_back(n);
+  for (size_t n : sizes) {
+    Guarded<T> x(n == 0 ? 1 : n);
+    long double exact = 0, abs_sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      // Mixed magnitudes make the order matter.
+      x[i] = static_cast<T>(uni(rng) * std::ldexp(1.0, static_cast<int>(rng() % 20)));
+      exact += x[i];
+      abs_sum += std::fabs(static_cast<long double>(x[i]));
+    }
+    const T got = run_sum(x.data(), dims1(n), Dims{1});
+    ASSERT_TRUE(sum_close(got, exact, abs_sum, n)) << "n = " << n << " got " << got << " exact " << static_cast<double>(exact);
+    // Same data, strided: the same summation order, the same bits.
+    if (n > 0 && n <= 100000) {
+      std::vector<T> spread(3 * n, T(777));
+      for (size_t i = 0; i < n; ++i) spread[3 * i] = x[i];
+      ASSERT_TRUE(same_bits(run_sum(spread.data(), dims1(n), Dims{3}), got)) << "stride 3, n = " << n;
+    }
+    // Deterministic: the same call gives the same bits.
+    ASSERT_TRUE(same_bits(run_sum(x.data(), dims1(n), Dims{1}), got));
+  }
+  // Broadcast input (stride 0): n copies of one value.
+  const T v = T(0.1);
+  for (int64_t n : {1, 5, 64, 1000, 5000}) {
+    const T got = run_sum(&v, Dims{n}, Dims{0});
+    ASSERT_TRUE(sum_close(got, static_cast<long double>(v) * n, static_cast<long double>(v) * n,
+                          static_cast<size_t>(n)))
+        << "broadcast n = " << n << " got " << got;
+  }
+  // IEEE: NaN and infinities propagate.
+  using L = std::numeric_limits<T>;
+  for (size_t n : {size_t{3}, size_t{40}, size_t{3000}}) {
+    std::vector<T> x(n, T(1));
+    x[n - 1] = L::quiet_NaN();
+    EXPECT_TRUE(std::isnan(run_sum(x.data(), dims1(n), Dims{1})));
+    x[n - 1] = L::infinity();
+    EXPECT_EQ(run_sum(x.data(), dims1(n), Dims{1}), L::infinity());
+    x[0] = -L::infinity();
+    EXPECT_TRUE(std::isnan(run_sum(x.data(), dims1(n), Dims{1})));
+  }
+}
+
+TEST_P(OnTarget, SumF32) { check_sum<float>(); }
+TEST_P(OnTarget, SumF64) { check_sum<double>(); }
+
+// Partial reductions: rows (accumulator stride 0, contiguous and strided
+// rows), columns (acc[i] += x[i] rows), and reductions of a transposed view.
+template <class T>
+void check_sum_axes() {
+  std::mt19937_64 rng(21);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  for (int64_t r : {1, 2, 5}) {
+    for (int64_t c : {1, 3, 17, 67, 1003}) {
+      std::vector<T> m(static_cast<size_t>(r * c));
+      for (T& v : m) v = static_cast<T>(uni(rng));
+      const Dims shape = {r, c};
+      for (bool transposed : {false, true}) {
+        // Logical (r, c) matrix; stored row-major, or column-major (strides (1, r)).
+        const Dims strides = transposed ? Dims{1, r} : Dims{c, 1};
+        auto at = [&](int64_t i, int64_t j) { return m[static_cast<size_t>(i * strides[0] + j * strides[1])]; };
+        // Sum over columns -> (r, 1).
+        std::vector<T> rows(static_cast<size_t>(r));
+        sum_to(dtype_of<T>(), shape, View{reinterpret_cast<const char*>(m.data()), &strides}, Dims{r, 1},
+               reinterpret_cast<char*>(rows.data()));
+        for (int64_t i = 0; i < r; ++i) {
+          long double exact = 0, abs_sum = 0;
+          for (int64_t j = 0; j < c; ++j) exact += at(i, j), abs_sum += std::fabs(static_cast<long double>(at(i, j)));
+          ASSERT_TRUE(sum_close(rows[i], exact, abs_sum, static_cast<size_t>(c)))
+              << "rows r " << r << " c " << c << " transposed " << transposed;
+        }
+        // Sum over rows -> (1, c).
+        std::vector<T> cols(static_cast<size_t>(c));
+        sum_to(dtype_of<T>(), shape, View{reinterpret_cast<const char*>(m.data()), &strides}, Dims{1, c},
+               reinterpret_cast<char*>(cols.data()));
+        for (int64_t j = 0; j < c; ++j) {
+          long double exact = 0, abs_sum = 0;
+          for (int64_t i = 0; i < r; ++i) exact += at(i, j), abs_sum += std::fabs(static_cast<long double>(at(i, j)));
+          ASSERT_TRUE(sum_close(cols[j], exact, abs_sum, static_cast<size_t>(r)))
+              << "cols r " << r << " c " << c << " transposed " << transposed;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(OnTarget, SumAxesF32) { check_sum_axes<float>(); }
+TEST_P(OnTarget, SumAxesF64) { check_sum_axes<double>(); }
+
+}  // namespace
+}  // namespace ag::kernels
