@@ -34,8 +34,23 @@ HWY_NOINLINE void UnaryRow(const T* x, T* out, size_t n, Op op) {
   if (i < n) StoreTail(d, op(d, LoadTail(d, x + i, n - i)), out + i, n - i);
 }
 
+// True if `strides` are the contiguous strides of `shape` (size-1 dims aside).
+inline bool IsContiguous(const Dims& shape, const Dims& strides) {
+  int64_t expected = 1;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    if (shape[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
 template <class T, class Op>
 void UnaryRows(const Dims& shape, View x, char* out, Op op) {
+  if (IsContiguous(shape, *x.strides)) {  // the common case: one row, no plan
+    UnaryRow(reinterpret_cast<const T*>(x.data), reinterpret_cast<T*>(out), static_cast<size_t>(numel_of(shape)), op);
+    return;
+  }
   const Dims out_strides = contiguous_strides(shape);
   const Dims* strides[2] = {&out_strides, x.strides};
   const auto plan = plan_loop<2>(shape, strides);
@@ -131,6 +146,11 @@ HWY_NOINLINE void BinaryRowVS(const T* a, T b, T* out, size_t n, Op op) {
 
 template <class T, class Op>
 void BinaryRows(const Dims& shape, View a, View b, char* out, Op op) {
+  if (IsContiguous(shape, *a.strides) && IsContiguous(shape, *b.strides)) {  // one row, no plan
+    BinaryRowVV(reinterpret_cast<const T*>(a.data), reinterpret_cast<const T*>(b.data), reinterpret_cast<T*>(out),
+                static_cast<size_t>(numel_of(shape)), op);
+    return;
+  }
   const Dims out_strides = contiguous_strides(shape);
   const Dims* strides[3] = {&out_strides, a.strides, b.strides};
   const auto plan = plan_loop<3>(shape, strides);
