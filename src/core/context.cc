@@ -1,8 +1,12 @@
 #include "core/context.h"
 
+#include <algorithm>
 #include <new>
 
+#include <tbb/blocked_range.h>
 #include <tbb/info.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 
 namespace ag {
@@ -22,6 +26,18 @@ Context::~Context() = default;
 
 void Context::execute_impl(void (*fn)(void*), void* arg) {
   arena_->arena.execute([&] { fn(arg); });
+}
+
+void Context::parallel_impl(int64_t n, int64_t chunk, void (*fn)(void*, int64_t, int64_t), void* arg) {
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  arena_->arena.execute([&] {
+    tbb::parallel_for(
+        tbb::blocked_range<int64_t>(0, chunks, 1),
+        [&](const tbb::blocked_range<int64_t>& r) {
+          for (int64_t j = r.begin(); j < r.end(); ++j) fn(arg, j * chunk, std::min(n, (j + 1) * chunk));
+        },
+        tbb::simple_partitioner());
+  });
 }
 
 }  // namespace ag

@@ -30,6 +30,19 @@ class Context : public RefCounted, public HandleState<kContextTag> {
     execute_impl([](void* p) { (*static_cast<F*>(p))(); }, &f);
   }
 
+  // Runs fn(begin, end) over [0, n) cut into chunks of `chunk` elements, in
+  // parallel in the arena when the context has more than one thread and
+  // there is more than one chunk, else inline. The chunks never depend on the
+  // thread count, so results do not either.
+  template <class F>
+  void parallel_chunks(int64_t n, int64_t chunk, F&& fn) {
+    if (num_threads_ == 1 || n <= chunk) {
+      for (int64_t b = 0; b < n; b += chunk) fn(b, b + chunk < n ? b + chunk : n);
+      return;
+    }
+    parallel_impl(n, chunk, [](void* p, int64_t b, int64_t e) { (*static_cast<F*>(p))(b, e); }, &fn);
+  }
+
   // Memory for tensor storage. Throws std::bad_alloc.
   void* allocate(size_t nbytes) { return allocator_.allocate(nbytes); }
   void deallocate(void* p, size_t nbytes) noexcept { allocator_.deallocate(p, nbytes); }
@@ -38,6 +51,7 @@ class Context : public RefCounted, public HandleState<kContextTag> {
  private:
   struct Arena;
   void execute_impl(void (*fn)(void*), void* arg);
+  void parallel_impl(int64_t n, int64_t chunk, void (*fn)(void*, int64_t, int64_t), void* arg);
 
   int num_threads_;
   std::unique_ptr<Arena> arena_;

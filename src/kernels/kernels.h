@@ -29,6 +29,14 @@ void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out
 // x's ndim with 1 in every summed dim. Accumulates in double, in a fixed order.
 void sum_to(DType dt, const Dims& shape, View x, const Dims& out_shape, char* out);
 
+// Sum of n contiguous elements in double, in the fixed pairwise order of
+// sum_to. Splitting x into chunks of kSumChunk elements (the last one
+// shorter), summing each with sum_contiguous and merging the chunk sums in
+// order with merge_block_sums gives the same bits as one call on all of x.
+constexpr int64_t kSumChunk = int64_t{1} << 16;  // a power-of-two number of blocks
+double sum_contiguous(DType dt, const char* x, int64_t n);
+double merge_block_sums(const double* sums, int64_t count);
+
 // Writes src (of `shape`, dtype src_dt) converted to dst_dt into dst, which
 // may be strided too (dst_strides).
 void copy(DType src_dt, const Dims& shape, View src, DType dst_dt, char* dst, const Dims& dst_strides);

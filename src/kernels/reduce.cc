@@ -36,6 +36,8 @@ namespace ag::kernels::HWY_NAMESPACE {
 // Rows reduced into several accumulators (acc[i] += x[i]) add one element
 // per accumulator per row, in row order, whatever the target.
 constexpr size_t kBlock = 1024;
+static_assert(kSumChunk % kBlock == 0 && ((kSumChunk / kBlock) & (kSumChunk / kBlock - 1)) == 0,
+              "a sum chunk must be a power-of-two number of blocks (see kernels.h)");
 
 template <class DD>
 HWY_INLINE hn::Vec<DD> LoadAsDouble(DD dd, const double* p) {
@@ -155,6 +157,11 @@ void SumTo(DType dt, const Dims& shape, View x, const Dims& out_shape, char* out
   return SumToTyped<float>(shape, x, out_shape, out);
 }
 
+double SumContiguous(DType dt, const char* x, int64_t n) {
+  if (dt == DType::F64) return SumRow(reinterpret_cast<const double*>(x), n, 1);
+  return SumRow(reinterpret_cast<const float*>(x), n, 1);
+}
+
 int64_t ReduceTargetId() { return HWY_TARGET; }
 
 }  // namespace ag::kernels::HWY_NAMESPACE
@@ -165,6 +172,24 @@ namespace ag::kernels {
 
 HWY_EXPORT(SumTo);
 HWY_EXPORT(ReduceTargetId);
+HWY_EXPORT(SumContiguous);
+
+double sum_contiguous(DType dt, const char* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(SumContiguous)(dt, x, n); }
+
+double merge_block_sums(const double* sums, int64_t count) {
+  // The same binary-counter merge as SumRow, one level up.
+  double partial[64];
+  int depth = 0;
+  for (int64_t j = 0; j < count; ++j) {
+    double s = sums[j];
+    for (uint64_t c = static_cast<uint64_t>(j); c & 1; c >>= 1) s = partial[--depth] + s;
+    partial[depth++] = s;
+  }
+  if (depth == 0) return 0.0;
+  double t = partial[depth - 1];
+  for (int k = depth - 2; k >= 0; --k) t = partial[k] + t;
+  return t;
+}
 
 void sum_to(DType dt, const Dims& shape, View x, const Dims& out_shape, char* out) {
   HWY_DYNAMIC_DISPATCH(SumTo)(dt, shape, x, out_shape, out);

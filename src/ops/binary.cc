@@ -14,7 +14,18 @@ Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
   const Dims sa = broadcast_strides(a->shape(), a->strides(), shape);
   const Dims sb = broadcast_strides(b->shape(), b->strides(), shape);
   Tensor y = empty(a->context(), a->dtype(), shape);
-  kernels::binary(k, a->dtype(), shape, kernels::View{a->data(), &sa}, kernels::View{b->data(), &sb}, y->data());
+  const int64_t n = y->numel();
+  if (n > kElementwiseChunk && a->shape() == shape && b->shape() == shape && a->is_contiguous() &&
+      b->is_contiguous()) {
+    const size_t item = itemsize(a->dtype());
+    const Dims unit{1};
+    for_chunks(a->context(), n, [&](int64_t off, int64_t len) {
+      kernels::binary(k, a->dtype(), Dims{len}, kernels::View{a->data() + off * item, &unit},
+                      kernels::View{b->data() + off * item, &unit}, y->data() + off * item);
+    });
+  } else {
+    kernels::binary(k, a->dtype(), shape, kernels::View{a->data(), &sa}, kernels::View{b->data(), &sb}, y->data());
+  }
   return y;
 }
 

@@ -15,6 +15,17 @@ namespace ag::ops {
 
 inline kernels::View view_of(const TensorImpl& t) { return kernels::View{t.data(), &t.strides()}; }
 
+// Elements per parallel chunk of an elementwise kernel: ~20 us of work or
+// more, so that task dispatch (0.1-2 us) stays small against it.
+constexpr int64_t kElementwiseChunk = int64_t{1} << 16;
+
+// Runs kernel(offset, length) over the n elements of contiguous tensors in
+// chunks, in parallel in the context's arena where that pays.
+template <class F>
+void for_chunks(Context* ctx, int64_t n, F&& kernel) {
+  ctx->parallel_chunks(n, kElementwiseChunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
+}
+
 inline void check_floating(const TensorImpl& t) {
   if (!is_floating(t.dtype())) {
     fail(AG_ERR_DTYPE, "expects a floating tensor (f32 or f64), got ", dtype_name(t.dtype()));

@@ -1,4 +1,6 @@
 // Reductions over all elements: sum, mean. The result is 0-dim.
+#include <vector>
+
 #include "ops/op_common.h"
 
 namespace ag::ops {
@@ -9,6 +11,19 @@ namespace {
 Tensor sum_all(const Tensor& x) {
   check_floating(*x);
   Tensor y = empty(x->context(), x->dtype(), Dims());
+  const int64_t n = x->numel();
+  if (n > kernels::kSumChunk && x->is_contiguous()) {
+    // Chunk sums in parallel, merged in order: the same bits as one pass.
+    const int64_t chunks = (n + kernels::kSumChunk - 1) / kernels::kSumChunk;
+    std::vector<double> sums(static_cast<size_t>(chunks));
+    const size_t item = itemsize(x->dtype());
+    x->context()->parallel_chunks(n, kernels::kSumChunk, [&](int64_t b, int64_t e) {
+      sums[static_cast<size_t>(b / kernels::kSumChunk)] = kernels::sum_contiguous(x->dtype(), x->data() + b * item, e - b);
+    });
+    const double total = kernels::merge_block_sums(sums.data(), chunks);
+    visit_floating(x->dtype(), [&](auto z) { *y->data_as<decltype(z)>() = static_cast<decltype(z)>(total); });
+    return y;
+  }
   Dims ones;
   ones.resize(x->ndim());
   for (int i = 0; i < x->ndim(); ++i) ones[i] = 1;

@@ -8,7 +8,16 @@ namespace {
 Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr = 0.0) {
   check_floating(*x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
-  kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y->data(), attr);
+  const int64_t n = x->numel();
+  if (n > kElementwiseChunk && x->is_contiguous()) {
+    const size_t item = itemsize(x->dtype());
+    const Dims unit{1};
+    for_chunks(x->context(), n, [&](int64_t off, int64_t len) {
+      kernels::unary(k, x->dtype(), Dims{len}, kernels::View{x->data() + off * item, &unit}, y->data() + off * item, attr);
+    });
+  } else {
+    kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y->data(), attr);
+  }
   return y;
 }
 

@@ -1,6 +1,8 @@
 // Internal invariants of the graph and the engine, on the C++ internals.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -96,6 +98,42 @@ TEST_F(Fixture, BitwiseRepeatable) {
     EXPECT_EQ(0, std::memcmp(first.data(), now.data(), 64 * sizeof(double)));
     g.reset();
   }
+}
+
+// Workload-c-like step on a large odd size: results and gradients are
+// bitwise the same with 1 and 2 threads, and the chunked parallel sum gives
+// the bits of a single pass.
+TEST(Parallel, BitwiseIdenticalForOneAndTwoThreads) {
+  const int64_t n = (int64_t{1} << 20) + 12345;
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2}) {
+    Ref<Context> ctx = make_ref<Context>(threads);
+    Tensor x = empty(ctx.get(), DType::F32, Dims{n});
+    Tensor y = empty(ctx.get(), DType::F32, Dims{n});
+    for (int64_t i = 0; i < n; ++i) {
+      x->data_as<float>()[i] = static_cast<float>(std::sin(0.001 * static_cast<double>(i)));
+      y->data_as<float>()[i] = static_cast<float>(std::cos(0.0007 * static_cast<double>(i)));
+    }
+    ensure_meta(*x).requires_grad = true;
+    ensure_meta(*y).requires_grad = true;
+    Tensor loss = ops::sum(ops::tanh(ops::add(ops::mul(x, y), x)));
+    run_backward(loss, ops::full(ctx.get(), DType::F32, Dims(), 1.0), BackwardOptions{});
+    std::vector<float> r{*loss->data_as<float>()};
+    const Tensor& gx = meta_of(*x)->grad;
+    const Tensor& gy = meta_of(*y)->grad;
+    r.insert(r.end(), gx->data_as<float>(), gx->data_as<float>() + n);
+    r.insert(r.end(), gy->data_as<float>(), gy->data_as<float>() + n);
+    results.push_back(r);
+
+    // The chunked sum against one kernel pass over everything.
+    Tensor t = ops::tanh(x);
+    Tensor whole = empty(ctx.get(), DType::F32, Dims());
+    kernels::sum_to(DType::F32, t->shape(), {t->data(), &t->strides()}, Dims{1}, whole->data());
+    GradModeGuard off(false);
+    EXPECT_EQ(0, std::memcmp(ops::sum(t)->data(), whole->data(), sizeof(float)));
+  }
+  ASSERT_EQ(results[0].size(), results[1].size());
+  EXPECT_EQ(0, std::memcmp(results[0].data(), results[1].data(), results[0].size() * sizeof(float)));
 }
 
 TEST(NodeMap, FindsWhatWasInserted) {
