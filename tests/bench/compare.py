@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Side-by-side table of bench_ag and bench_libtorch JSON lines (stdlib only).
+
+    compare.py RESULTS_DIR [--threads 1,2] [--out table.md]
+
+RESULTS_DIR holds ag_t<T>.jsonl and libtorch_t<T>.jsonl (run.sh writes them).
+Lines are matched on (workload, case); every metric row shows, per thread
+count, the ag median, the libtorch median and the ratio ag / libtorch (for
+times and RSS lower is better, so a ratio < 1 means ag is ahead; for GB/s it is
+the other way round, the "better" column says which). A checksum table follows:
+ag's own verdict, and libtorch's "check" values held against the same published
+values and tolerances (ag lines carry them as "expected" and "rtol").
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+
+SERIES_AB = ["fwd", "bwd", "free", "total", "fwd_nograd"]
+SERIES_C = ["fwd", "bwd", "total", "free", "ref_add_out", "ref_tanh_out", "ref_sum", "ref_copy"]
+SERIES_E = ["fwd", "bwd", "free", "total"]
+SERIES_D = ["step", "fwd", "bwd", "update"]
+SERIES_G = [f"{op}_{m}" for op in ("mul", "add", "tanh") for m in ("nograd", "grad_off_inputs", "grad")] + [
+    "mul_out_nograd"]
+ORDER = ["a_scalar_chain", "b_small_chain16", "c_large_elementwise", "d_mlp_step", "e_fanin",
+         "f_peak_rss", "g_dispatch"]
+
+
+def load(path):
+    recs = {}
+    if not os.path.exists(path):
+        return recs
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if r.get("workload", "").startswith("_"):
+                continue
+            recs[(r["workload"], r.get("case", ""))] = r
+    return recs
+
+
+def median(rec, series):
+    try:
+        return float(rec["series"][series]["median_ns"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def metrics(workload, rec):
+    """[(metric, unit, better, value)] for one record (value None when absent)."""
+    out = []
+    if rec is None:
+        return out
+    if rec.get("skipped"):
+        return [("skipped", "", "", None)]
+    if workload in ("a_scalar_chain", "b_small_chain16"):
+        ops = float(rec.get("ops", 10000))
+        for s in SERIES_AB:
+            m = median(rec, s)
+            out.append((f"{s} per op", "ns", "lower", None if m is None else m / ops))
+    elif workload == "c_large_elementwise":
+        for s in SERIES_C:
+            m = median(rec, s)
+            out.append((s, "ms", "lower", None if m is None else m / 1e6))
+        for s in ("fwd", "bwd", "total"):
+            m = median(rec, s)
+            b = rec.get("bytes", {}).get(s)
+            out.append((f"{s} bandwidth", "GB/s", "higher", None if (m is None or not b) else b / m))
+        out.append(("minor faults/iter", "", "lower", rec.get("minor_faults_per_iter")))
+    elif workload == "d_mlp_step":
+        for s in SERIES_D:
+            m = median(rec, s)
+            out.append((s, "ms", "lower", None if m is None else m / 1e6))
+    elif workload == "e_fanin":
+        for s in SERIES_E:
+            m = median(rec, s)
+            out.append((s, "ms", "lower", None if m is None else m / 1e6))
+    elif workload == "f_peak_rss":
+        for k in ("after_inputs", "after_fwd_bwd"):
+            v = rec.get("maxrss_kib", {}).get(k)
+            out.append((f"maxrss {k}", "MiB", "lower", None if v is None else v / 1024.0))
+    elif workload == "g_dispatch":
+        for s in SERIES_G:
+            out.append((s, "ns/call", "lower", median(rec, s)))
+    return out
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    a = abs(v)
+    if a == 0:
+        return "0"
+    if a >= 1000:
+        return f"{v:.0f}"
+    if a >= 100:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.3g}" if a < 10 else f"{v:.1f}"
+    return f"{v:.3g}"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def torch_checksum(ag_rec, lt_rec):
+    """Hold libtorch's check values against the published values carried by the ag line."""
+    if lt_rec is None or ag_rec is None or "expected" not in ag_rec:
+        return "-"
+    chk = lt_rec.get("check", {})
+    bad = []
+    for k, exp in ag_rec["expected"].items():
+        got = chk.get(k)
+        tol = ag_rec.get("rtol", {}).get(k, 1e-5)
+        if got is None:
+            return "-"
+        rel = abs(got - exp) / abs(exp) if exp else abs(got)
+        if not (rel <= tol):
+            bad.append(f"{k} {rel:.2g}")
+    return "ok" if not bad else "MISMATCH (" + ", ".join(bad) + ")"
+
+
+def render(rows, header, nleft):
+    widths = [len(h) for h in header]
+    for r in rows:
+        for i, c in enumerate(r):
+            widths[i] = max(widths[i], len(c))
+    lines = ["| " + " | ".join(h.ljust(widths[i]) for i, h in enumerate(header)) + " |",
+             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(c.ljust(widths[i]) if i < nleft else c.rjust(widths[i])
+                                       for i, c in enumerate(r)) + " |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--out", default=None, help="also write the tables to this file")
+    args = ap.parse_args()
+    threads = [int(t) for t in args.threads.split(",") if t]
+    ag = {t: load(os.path.join(args.dir, f"ag_t{t}.jsonl")) for t in threads}
+    lt = {t: load(os.path.join(args.dir, f"libtorch_t{t}.jsonl")) for t in threads}
+
+    keys = set()
+    for t in threads:
+        keys |= set(ag[t]) | set(lt[t])
+
+    def sort_key(k):
+        w, c = k
+        wi = ORDER.index(w) if w in ORDER else len(ORDER)
+        n = 0
+        if c.startswith("n="):
+            try:
+                n = int(c[2:])
+            except ValueError:
+                pass
+        return (wi, n, c)
+
+    keys = sorted(keys, key=sort_key)
+    header = ["workload", "case", "metric", "unit", "better"]
+    for t in threads:
+        header += [f"ag T={t}", f"libtorch T={t}", f"ag/lt T={t}"]
+    rows = []
+    for k in keys:
+        w, c = k
+        per_t = {}
+        names = []
+        for t in threads:
+            ma = metrics(w, ag[t].get(k))
+            ml = metrics(w, lt[t].get(k))
+            per_t[t] = ({m[0]: m for m in ma}, {m[0]: m for m in ml})
+            for m in ma + ml:
+                if m[0] not in names and m[0] != "skipped":
+                    names.append(m[0])
+        for name in names:
+            unit = better = ""
+            row_vals = []
+            for t in threads:
+                a_m, l_m = per_t[t]
+                va = a_m.get(name)
+                vl = l_m.get(name)
+                if va:
+                    unit, better = va[1], va[2]
+                elif vl:
+                    unit, better = vl[1], vl[2]
+                a_val = va[3] if va else ("skipped" if "skipped" in a_m else None)
+                l_val = vl[3] if vl else ("skipped" if "skipped" in l_m else None)
+                r = ratio(a_val if not isinstance(a_val, str) else None,
+                          l_val if not isinstance(l_val, str) else None)
+                row_vals += [fmt(a_val), fmt(l_val), "-" if r is None else f"{r:.2f}"]
+            rows.append([w, c, name, unit, better] + row_vals)
+    out = ["## Medians, ag vs libtorch (ratio = ag / libtorch)", "", render(rows, header, 5), ""]
+
+    # checksums and noise
+    h2 = ["workload", "case"]
+    for t in threads:
+        h2 += [f"ag checksum T={t}", f"libtorch checksum T={t}", f"noise ag/lt T={t}", f"attempts ag/lt T={t}"]
+    rows2 = []
+    for k in keys:
+        w, c = k
+        r = [w, c]
+        for t in threads:
+            a = ag[t].get(k)
+            l = lt[t].get(k)
+            a_ck = "-" if a is None else ("skipped" if a.get("skipped") else a.get("checksum", "-"))
+            l_ck = torch_checksum(a, l)
+
+            def noise(x):
+                if x is None or "noise" not in x:
+                    return "-"
+                return f"{x['noise'].get('others', float('nan')):.3f}"
+
+            def att(x):
+                return "-" if x is None or "attempts" not in x else str(x["attempts"])
+
+            r += [a_ck, l_ck, f"{noise(a)}/{noise(l)}", f"{att(a)}/{att(l)}"]
+        rows2.append(r)
+    out += ["## Checksums (published values of WORKLOADS.md) and noise.others", "", render(rows2, h2, 2), ""]
+    text = "\n".join(out)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    bad = any("MISMATCH" in x for r in rows2 for x in r)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
