@@ -24,10 +24,6 @@ Context::Context(int num_threads)
 
 Context::~Context() = default;
 
-void Context::execute_impl(void (*fn)(void*), void* arg) {
-  arena_->arena.execute([&] { fn(arg); });
-}
-
 void Context::parallel_impl(int64_t n, int64_t chunk, void (*fn)(void*, int64_t, int64_t), void* arg) {
   const int64_t chunks = (n + chunk - 1) / chunk;
   arena_->arena.execute([&] {

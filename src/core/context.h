@@ -22,14 +22,6 @@ class Context : public RefCounted, public HandleState<kContextTag> {
 
   int num_threads() const { return num_threads_; }
 
-  // Runs f() on the calling thread inside the context's task arena, so that
-  // parallel work it starts uses the context's threads only. Exceptions
-  // thrown by f propagate.
-  template <class F>
-  void execute(F&& f) {
-    execute_impl([](void* p) { (*static_cast<F*>(p))(); }, &f);
-  }
-
   // Runs fn(begin, end) over [0, n) cut into chunks of `chunk` elements, in
   // parallel in the arena when the context has more than one thread and
   // there is more than one chunk, else inline. The chunks never depend on the
@@ -50,7 +42,6 @@ class Context : public RefCounted, public HandleState<kContextTag> {
 
  private:
   struct Arena;
-  void execute_impl(void (*fn)(void*), void* arg);
   void parallel_impl(int64_t n, int64_t chunk, void (*fn)(void*, int64_t, int64_t), void* arg);
 
   int num_threads_;

@@ -37,8 +37,6 @@ struct ReadyEntry {
   bool operator<(const ReadyEntry& o) const { return priority < o.priority; }
 };
 
-std::string node_label(const Node& n) { return n.name(); }
-
 // Sums the contributions of one input in the fixed order.
 Tensor sum_contributions(SmallVector<Contribution, 1>& c) {
   if (c.size() == 0) return Tensor();
@@ -54,7 +52,7 @@ Tensor sum_contributions(SmallVector<Contribution, 1>& c) {
   return total;
 }
 
-void check_gradient(const Node&, const Node& target, uint32_t input_nr, const Tensor& g) {
+void check_gradient(const Node& target, uint32_t input_nr, const Tensor& g) {
   const InputMeta& m = target.input_meta(input_nr);
   if (g->dtype() != m.dtype || g->shape() != m.shape) {
     fail(AG_ERR_INTERNAL, "returned a gradient of dtype ", dtype_name(g->dtype()), " and shape ",
@@ -90,12 +88,12 @@ class GraphTask {
           node.apply(grads, out);
           for (size_t i = 0; i < node.num_outputs(); ++i) {
             const Edge& e = node.next_edge(i);
-            if (e.valid() && out[i]) check_gradient(node, *e.fn, e.input_nr, out[i]);
+            if (e.valid() && out[i]) check_gradient(*e.fn, e.input_nr, out[i]);
           }
         } catch (const Error& e) {
           // Before any node finished nothing has changed; after, leaves may
           // already hold their share of the gradient.
-          throw Error(e.code(), str(started ? "backward interrupted at " : "", node_label(node), ": ", e.message()));
+          throw Error(e.code(), str(started ? "backward interrupted at " : "", node.name(), ": ", e.message()));
         }
         started = started || index != 0;
       }

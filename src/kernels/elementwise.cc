@@ -45,21 +45,24 @@ inline bool IsContiguous(const Dims& shape, const Dims& strides) {
   return true;
 }
 
+// Calls row(xrow, sx, orow, n) for each inner row of x over `shape`; out is contiguous.
+template <class T, class Row>
+void ForEachUnaryRow(const Dims& shape, View x, char* out, Row row) {
+  const Dims out_strides = contiguous_strides(shape);
+  const Dims* strides[2] = {&out_strides, x.strides};
+  const auto plan = plan_loop<2>(shape, strides);
+  T* o = reinterpret_cast<T*>(out);
+  const T* xp = reinterpret_cast<const T*>(x.data);
+  for_each_row<2>(plan, [&](const int64_t* off, int64_t n, const int64_t* s) { row(xp + off[1], s[1], o + off[0], n); });
+}
+
 template <class T, class Op>
 void UnaryRows(const Dims& shape, View x, char* out, Op op) {
   if (IsContiguous(shape, *x.strides)) {  // the common case: one row, no plan
     UnaryRow(reinterpret_cast<const T*>(x.data), reinterpret_cast<T*>(out), static_cast<size_t>(numel_of(shape)), op);
     return;
   }
-  const Dims out_strides = contiguous_strides(shape);
-  const Dims* strides[2] = {&out_strides, x.strides};
-  const auto plan = plan_loop<2>(shape, strides);
-  T* o = reinterpret_cast<T*>(out);
-  const T* xp = reinterpret_cast<const T*>(x.data);
-  for_each_row<2>(plan, [&](const int64_t* off, int64_t n, const int64_t* s) {
-    T* orow = o + off[0];
-    const T* xrow = xp + off[1];
-    const int64_t sx = s[1];
+  ForEachUnaryRow<T>(shape, x, out, [&](const T* xrow, int64_t sx, T* orow, int64_t n) {
     if (sx == 1) {
       UnaryRow(xrow, orow, static_cast<size_t>(n), op);
       return;
@@ -78,15 +81,7 @@ void UnaryRows(const Dims& shape, View x, char* out, Op op) {
 // pow(x, p) for exponents without a fast path: std::pow per element.
 template <class T>
 void PowRows(const Dims& shape, View x, char* out, T p) {
-  const Dims out_strides = contiguous_strides(shape);
-  const Dims* strides[2] = {&out_strides, x.strides};
-  const auto plan = plan_loop<2>(shape, strides);
-  T* o = reinterpret_cast<T*>(out);
-  const T* xp = reinterpret_cast<const T*>(x.data);
-  for_each_row<2>(plan, [&](const int64_t* off, int64_t n, const int64_t* s) {
-    T* orow = o + off[0];
-    const T* xrow = xp + off[1];
-    const int64_t sx = s[1];
+  ForEachUnaryRow<T>(shape, x, out, [p](const T* xrow, int64_t sx, T* orow, int64_t n) {
     for (int64_t i = 0; i < n; ++i) orow[i] = std::pow(xrow[i * sx], p);
   });
 }
