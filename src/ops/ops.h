@@ -16,6 +16,7 @@ namespace ag::ops {
 #define AG_DECL_REDUCE_ALL(name) Tensor name(const Tensor& x);
 #define AG_DECL_SHAPE(name) Tensor name(const Tensor& x, const Dims& shape);
 #define AG_DECL_DTYPE(name) Tensor name(const Tensor& x, DType dtype);
+#define AG_DECL_CUSTOM(name)  // declared by hand below
 #define AG_OP(name, family) AG_DECL_##family(name)
 #include "ops/ops.def"
 #undef AG_OP
@@ -25,6 +26,7 @@ namespace ag::ops {
 #undef AG_DECL_REDUCE_ALL
 #undef AG_DECL_SHAPE
 #undef AG_DECL_DTYPE
+#undef AG_DECL_CUSTOM
 
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context

@@ -3,33 +3,19 @@
 // differences in f64, on random inputs including broadcast shapes; second
 // derivatives through create_graph; f32 gradients against the f64 path.
 // The op list comes from ops.def: a new op is checked without a new test,
-// and a row in the sample table below gives it shapes, attributes, domains.
+// and a row in the sample table below (or, for a CUSTOM op, its cases_<name>
+// function, see gradcheck.h) gives it shapes, attributes, domains.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <random>
-#include <string>
-#include <vector>
 
-#include "ag/ag.h"
+#include "gradcheck.h"
 
 namespace {
 
-using Shape = std::vector<int64_t>;
-
-struct Input {
-  Shape shape;
-  double lo = -2.0, hi = 2.0;  // sampling domain
-};
-
-// One way to call an op: its inputs and how to invoke it on them.
-struct Case {
-  std::string label;
-  std::vector<Input> inputs;
-  std::function<ag_status(ag_tensor**, const std::vector<ag_tensor*>&)> call;
-};
+using namespace gradcheck;
 
 #define ASSERT_AG(call) ASSERT_EQ((call), AG_OK) << ag_last_error_message()
 
@@ -56,6 +42,22 @@ ag_tensor* make(ag_context* ctx, ag_dtype dt, const Shape& shape, const std::vec
   } else {
     std::vector<float> f(v.begin(), v.end());
     ag_tensor_create(&t, ctx, dt, shape.data(), static_cast<int32_t>(shape.size()), f.data());
+  }
+  return t;
+}
+
+// The tensor of input `in` with values v: fixed inputs in their own dtype.
+ag_tensor* make_input(ag_context* ctx, ag_dtype dt, const Input& in, const std::vector<double>& v) {
+  if (!in.fixed()) return make(ctx, dt, in.shape, v);
+  ag_tensor* t = nullptr;
+  const int32_t nd = static_cast<int32_t>(in.shape.size());
+  if (in.dtype == AG_I64) {
+    std::vector<int64_t> i(v.begin(), v.end());
+    ag_tensor_create(&t, ctx, AG_I64, in.shape.data(), nd, i.data());
+  } else {
+    std::vector<uint8_t> b(v.size());
+    for (size_t k = 0; k < v.size(); ++k) b[k] = v[k] != 0.0;
+    ag_tensor_create(&t, ctx, AG_BOOL, in.shape.data(), nd, b.data());
   }
   return t;
 }
@@ -92,7 +94,7 @@ double objective(ag_context* ctx, ag_dtype dt, const Problem& p, const std::vect
   int32_t prev = 0;
   ag_grad_mode_set(0, &prev);
   std::vector<ag_tensor*> in;
-  for (size_t i = 0; i < x.size(); ++i) in.push_back(make(ctx, dt, p.c->inputs[i].shape, x[i]));
+  for (size_t i = 0; i < x.size(); ++i) in.push_back(make_input(ctx, dt, p.c->inputs[i], x[i]));
   ag_tensor* y = nullptr;
   const ag_status st = p.c->call(&y, in);
   double dot = std::nan("");
@@ -111,17 +113,19 @@ double objective(ag_context* ctx, ag_dtype dt, const Problem& p, const std::vect
 std::vector<std::vector<double>> analytic(ag_context* ctx, ag_dtype dt, const Problem& p) {
   std::vector<ag_tensor*> in;
   for (size_t i = 0; i < p.x.size(); ++i) {
-    in.push_back(make(ctx, dt, p.c->inputs[i].shape, p.x[i]));
-    ag_tensor_requires_grad(in.back(), 1);
+    in.push_back(make_input(ctx, dt, p.c->inputs[i], p.x[i]));
+    if (!p.c->inputs[i].fixed()) ag_tensor_requires_grad(in.back(), 1);
   }
   ag_tensor* y = nullptr;
-  EXPECT_EQ(p.c->call(&y, in), AG_OK) << ag_last_error_message();
+  EXPECT_EQ(p.c->call(&y, in), AG_OK) << p.c->label << ": " << ag_last_error_message();
   ag_tensor* seed = make(ctx, dt, p.out_shape, p.seed);
   EXPECT_EQ(ag_backward(y, seed, nullptr), AG_OK) << ag_last_error_message();
   std::vector<std::vector<double>> grads;
   for (ag_tensor* t : in) {
     ag_tensor* g = nullptr;
-    EXPECT_EQ(ag_tensor_grad(&g, t), AG_OK);
+    if (ag_tensor_get_requires_grad(t)) {
+      EXPECT_EQ(ag_tensor_grad(&g, t), AG_OK);
+    }
     grads.push_back(g ? read(g) : std::vector<double>(static_cast<size_t>(ag_tensor_numel(t)), 0.0));
     ag_tensor_release(g);
   }
@@ -135,6 +139,10 @@ Problem make_problem(ag_context* ctx, const Case& c, std::mt19937_64& rng) {
   Problem p;
   p.c = &c;
   for (const Input& in : c.inputs) {
+    if (in.fixed()) {
+      p.x.push_back(in.values);
+      continue;
+    }
     std::uniform_real_distribution<double> u(in.lo, in.hi);
     std::vector<double> v(static_cast<size_t>(numel(in.shape)));
     for (double& e : v) e = u(rng);
@@ -142,7 +150,7 @@ Problem make_problem(ag_context* ctx, const Case& c, std::mt19937_64& rng) {
   }
   // Output shape from one forward evaluation.
   std::vector<ag_tensor*> in;
-  for (size_t i = 0; i < p.x.size(); ++i) in.push_back(make(ctx, AG_F64, c.inputs[i].shape, p.x[i]));
+  for (size_t i = 0; i < p.x.size(); ++i) in.push_back(make_input(ctx, AG_F64, c.inputs[i], p.x[i]));
   ag_tensor* y = nullptr;
   EXPECT_EQ(c.call(&y, in), AG_OK) << c.label << ": " << ag_last_error_message();
   if (y) p.out_shape = shape_of(y);
@@ -245,6 +253,7 @@ std::vector<Case> all_cases() {
 #define AG_CASES_REDUCE_ALL(name) add(reduce_all_cases(#name, &ag_op_##name));
 #define AG_CASES_SHAPE(name) add(shape_cases(#name, &ag_op_##name));
 #define AG_CASES_DTYPE(name) add(dtype_cases(#name, &ag_op_##name));
+#define AG_CASES_CUSTOM(name) add(cases_##name());
 #define AG_OP(name, family) AG_CASES_##family(name)
 #include "ops/ops.def"
 #undef AG_OP
@@ -268,10 +277,12 @@ TEST(GradCheck, FirstOrderF64) {
   std::mt19937_64 rng(1234);
   int checked = 0;
   for (const Case& c : all_cases()) {
+    if (!c.differentiable) continue;
     Problem p = make_problem(ctx.get(), c, rng);
     const auto grads = analytic(ctx.get(), AG_F64, p);
     const double eps = 1e-6;
     for (size_t i = 0; i < p.x.size(); ++i) {
+      if (c.inputs[i].fixed()) continue;
       for (size_t j = 0; j < p.x[i].size(); ++j) {
         auto xp = p.x, xm = p.x;
         xp[i][j] += eps;
@@ -293,6 +304,7 @@ TEST(GradCheck, SecondOrderF64) {
   Ctx ctx;
   std::mt19937_64 rng(99);
   for (const Case& c : all_cases()) {
+    if (!c.differentiable) continue;
     Problem p = make_problem(ctx.get(), c, rng);
     std::vector<std::vector<double>> u;
     for (const auto& xi : p.x) {
@@ -313,8 +325,8 @@ TEST(GradCheck, SecondOrderF64) {
 
     std::vector<ag_tensor*> in;
     for (size_t i = 0; i < p.x.size(); ++i) {
-      in.push_back(make(ctx.get(), AG_F64, c.inputs[i].shape, p.x[i]));
-      ag_tensor_requires_grad(in.back(), 1);
+      in.push_back(make_input(ctx.get(), AG_F64, c.inputs[i], p.x[i]));
+      if (!c.inputs[i].fixed()) ag_tensor_requires_grad(in.back(), 1);
     }
     ag_tensor* y = nullptr;
     ASSERT_AG(c.call(&y, in));
@@ -327,7 +339,9 @@ TEST(GradCheck, SecondOrderF64) {
     std::vector<ag_tensor*> firsts;
     for (size_t i = 0; i < in.size(); ++i) {
       ag_tensor* g = nullptr;
-      ASSERT_AG(ag_tensor_grad(&g, in[i]));
+      if (!c.inputs[i].fixed()) {
+        ASSERT_AG(ag_tensor_grad(&g, in[i]));
+      }
       firsts.push_back(g);
       if (!g || !ag_tensor_get_requires_grad(g)) continue;  // gradient constant in x
       ag_tensor* ut = make(ctx.get(), AG_F64, c.inputs[i].shape, u[i]);
@@ -349,17 +363,24 @@ TEST(GradCheck, SecondOrderF64) {
     std::vector<std::vector<double>> second(in.size());
     for (size_t i = 0; i < in.size(); ++i) second[i].assign(p.x[i].size(), 0.0);
     if (s) {
-      for (ag_tensor* t : in) ASSERT_AG(ag_tensor_set_grad(t, nullptr));
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (!c.inputs[i].fixed()) {
+          ASSERT_AG(ag_tensor_set_grad(in[i], nullptr));
+        }
+      }
       ASSERT_AG(ag_backward(s, nullptr, nullptr));
       for (size_t i = 0; i < in.size(); ++i) {
         ag_tensor* g2 = nullptr;
-        ASSERT_AG(ag_tensor_grad(&g2, in[i]));
+        if (!c.inputs[i].fixed()) {
+          ASSERT_AG(ag_tensor_grad(&g2, in[i]));
+        }
         if (g2) second[i] = read(g2);
         ag_tensor_release(g2);
       }
     }
     const double eps = 1e-5;
     for (size_t i = 0; i < p.x.size(); ++i) {
+      if (c.inputs[i].fixed()) continue;
       for (size_t j = 0; j < p.x[i].size(); ++j) {
         auto xp = p.x, xm = p.x;
         xp[i][j] += eps;
@@ -376,11 +397,32 @@ TEST(GradCheck, SecondOrderF64) {
   }
 }
 
+// A non-differentiable op records no graph even when its inputs require grad.
+TEST(GradCheck, NonDifferentiableRecordsNothing) {
+  Ctx ctx;
+  std::mt19937_64 rng(5);
+  for (const Case& c : all_cases()) {
+    if (c.differentiable) continue;
+    Problem p = make_problem(ctx.get(), c, rng);
+    std::vector<ag_tensor*> in;
+    for (size_t i = 0; i < p.x.size(); ++i) {
+      in.push_back(make_input(ctx.get(), AG_F64, c.inputs[i], p.x[i]));
+      if (!c.inputs[i].fixed()) ag_tensor_requires_grad(in.back(), 1);
+    }
+    ag_tensor* y = nullptr;
+    ASSERT_AG(c.call(&y, in));
+    EXPECT_EQ(ag_tensor_get_requires_grad(y), 0) << c.label;
+    ag_tensor_release(y);
+    for (ag_tensor* t : in) ag_tensor_release(t);
+  }
+}
+
 // f32 gradients on f32-representable inputs agree with the f64 path.
 TEST(GradCheck, F32MatchesF64) {
   Ctx ctx;
   std::mt19937_64 rng(7);
   for (const Case& c : all_cases()) {
+    if (!c.differentiable) continue;
     Problem p = make_problem(ctx.get(), c, rng);
     for (auto& xi : p.x)
       for (double& e : xi) e = static_cast<float>(e);

@@ -1,0 +1,71 @@
+// The sample table of the gradient checker: how to call each op on which
+// inputs. Generic families get their cases in test_gradcheck.cc; an op of
+// family CUSTOM (its own C signature) provides `std::vector<Case>
+// cases_<name>()` in a cases_<area>.cc file of this directory, declared here
+// from ops.def, so an op without cases fails to link.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ag/ag.h"
+
+namespace gradcheck {
+
+using Shape = std::vector<int64_t>;
+
+// One input of a case. A differentiable input (dtype 0) is sampled uniformly
+// from (lo, hi) in the dtype under test and perturbed by the checker. A
+// fixed input (indices, masks, class targets) has dtype AG_I64 or AG_BOOL and
+// takes `values` as they are (one per element), never perturbed.
+struct Input {
+  Input() = default;
+  explicit Input(Shape s, double lo_ = -2.0, double hi_ = 2.0) : shape(std::move(s)), lo(lo_), hi(hi_) {}
+
+  Shape shape;
+  double lo = -2.0, hi = 2.0;
+  ag_dtype dtype = static_cast<ag_dtype>(0);
+  std::vector<double> values;
+  bool fixed() const { return dtype != 0; }
+};
+
+inline Input fixed_input(ag_dtype dtype, Shape shape, std::vector<double> values) {
+  Input in;
+  in.shape = std::move(shape);
+  in.dtype = dtype;
+  in.values = std::move(values);
+  return in;
+}
+
+// One way to call an op. The label starts with the op's name; text after a
+// '(' describes the attributes. `call` returns one tensor (for several
+// outputs, the case picks or combines them). A non-differentiable case
+// (comparisons, argmax, ...) is only checked to record no graph.
+struct Case {
+  using Call = std::function<ag_status(ag_tensor**, const std::vector<ag_tensor*>&)>;
+  Case(std::string label_, std::vector<Input> inputs_, Call call_, bool differentiable_ = true)
+      : label(std::move(label_)), inputs(std::move(inputs_)), call(std::move(call_)), differentiable(differentiable_) {}
+
+  std::string label;
+  std::vector<Input> inputs;
+  Call call;
+  bool differentiable;
+};
+
+using Cases = std::vector<Case>;
+
+#define AG_CASES_DECL_UNARY(name)
+#define AG_CASES_DECL_UNARY_SCALAR(name)
+#define AG_CASES_DECL_BINARY(name)
+#define AG_CASES_DECL_REDUCE_ALL(name)
+#define AG_CASES_DECL_SHAPE(name)
+#define AG_CASES_DECL_DTYPE(name)
+#define AG_CASES_DECL_CUSTOM(name) Cases cases_##name();
+#define AG_OP(name, family) AG_CASES_DECL_##family(name)
+#include "ops/ops.def"
+#undef AG_OP
+
+}  // namespace gradcheck
