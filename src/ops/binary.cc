@@ -24,7 +24,12 @@ Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
                       kernels::View{b->data() + off * item, &unit}, y->data() + off * item);
     });
   } else {
-    kernels::binary(k, a->dtype(), shape, kernels::View{a->data(), &sa}, kernels::View{b->data(), &sb}, y->data());
+    const size_t item = itemsize(a->dtype());
+    const Dims* strides[2] = {&sa, &sb};
+    for_slices(a->context(), shape, strides, [&](const Dims& sub, const int64_t* in, int64_t out) {
+      kernels::binary(k, a->dtype(), sub, kernels::View{a->data() + in[0] * item, &sa},
+                      kernels::View{b->data() + in[1] * item, &sb}, y->data() + out * item);
+    });
   }
   return y;
 }

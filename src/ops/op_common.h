@@ -2,6 +2,7 @@
 // views, and recording a node.
 #pragma once
 
+#include <algorithm>
 #include <initializer_list>
 
 #include "autograd/grad_mode.h"
@@ -24,6 +25,32 @@ constexpr int64_t kElementwiseChunk = int64_t{1} << 16;
 template <class F>
 void for_chunks(Context* ctx, int64_t n, F&& kernel) {
   ctx->parallel_chunks(n, kElementwiseChunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
+}
+
+// Runs kernel(sub_shape, in_offsets, out_offset) over chunks of whole slices
+// of the first dim of `shape` with a size above 1, in parallel where large:
+// for kernels over N strided or broadcast inputs (element strides `strides`)
+// and a contiguous output. Offsets are in elements.
+template <int N, class F>
+void for_slices(Context* ctx, const Dims& shape, const Dims* const (&strides)[N], F&& kernel) {
+  int64_t n = 1;
+  for (int i = 0; i < shape.size(); ++i) n *= shape[i];
+  int dim = 0;
+  while (dim < shape.size() && shape[dim] == 1) ++dim;
+  if (n <= kElementwiseChunk || dim == shape.size()) {
+    const int64_t zero[N] = {};
+    kernel(shape, zero, int64_t{0});
+    return;
+  }
+  const int64_t rows = shape[dim], slice = n / rows;
+  const int64_t per_chunk = std::max<int64_t>(1, kElementwiseChunk / slice);
+  ctx->parallel_chunks(rows, per_chunk, [&](int64_t b, int64_t e) {
+    Dims sub = shape;
+    sub[dim] = e - b;
+    int64_t in_off[N];
+    for (int k = 0; k < N; ++k) in_off[k] = b * (*strides[k])[dim];
+    kernel(sub, in_off, b * slice);
+  });
 }
 
 inline void check_floating(const TensorImpl& t) {

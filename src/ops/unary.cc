@@ -16,7 +16,12 @@ Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr = 0.0) {
       kernels::unary(k, x->dtype(), Dims{len}, kernels::View{x->data() + off * item, &unit}, y->data() + off * item, attr);
     });
   } else {
-    kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y->data(), attr);
+    const size_t item = itemsize(x->dtype());
+    const Dims* strides[1] = {&x->strides()};
+    for_slices(x->context(), x->shape(), strides, [&](const Dims& sub, const int64_t* in, int64_t out) {
+      kernels::unary(k, x->dtype(), sub, kernels::View{x->data() + in[0] * item, strides[0]}, y->data() + out * item,
+                     attr);
+    });
   }
   return y;
 }

@@ -136,6 +136,34 @@ TEST(Parallel, BitwiseIdenticalForOneAndTwoThreads) {
   EXPECT_EQ(0, std::memcmp(results[0].data(), results[1].data(), results[0].size() * sizeof(float)));
 }
 
+// Broadcast and strided elementwise ops large enough to run in parallel
+// slices: the same values as a naive loop, bitwise, at 1 and 2 threads.
+TEST(Parallel, StridedSlicesMatchNaive) {
+  const int64_t n = 70001;
+  for (int threads : {1, 2}) {
+    Ref<Context> ctx = make_ref<Context>(threads);
+    Tensor a = empty(ctx.get(), DType::F64, Dims{3, n});
+    Tensor b = empty(ctx.get(), DType::F64, Dims{n});
+    for (int64_t i = 0; i < 3 * n; ++i) a->data_as<double>()[i] = 0.5 + static_cast<double>(i % 977);
+    for (int64_t i = 0; i < n; ++i) b->data_as<double>()[i] = 1.0 + static_cast<double>(i % 13);
+    const Tensor s = ops::full(ctx.get(), DType::F64, Dims(), 3.0);
+    const Tensor by_row = ops::div(a, b);                       // b repeats along dim 0
+    const Tensor by_scalar = ops::mul(b, s);                    // 0-dim operand
+    const Tensor wide = ops::exp(ops::expand(s, Dims{2, n}));   // stride-0 input
+    const Tensor col = ops::sub(ops::expand(b, Dims{2, n}), ops::expand(s, Dims{2, 1}));
+    for (int64_t r = 0; r < 3; ++r) {
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(by_row->data_as<double>()[r * n + i], a->data_as<double>()[r * n + i] / b->data_as<double>()[i]);
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(by_scalar->data_as<double>()[i], b->data_as<double>()[i] * 3.0);
+      ASSERT_EQ(wide->data_as<double>()[n + i], wide->data_as<double>()[0]);
+      ASSERT_EQ(col->data_as<double>()[n + i], b->data_as<double>()[i] - 3.0);
+    }
+  }
+}
+
 TEST(NodeMap, FindsWhatWasInserted) {
   NodeMap m;
   std::vector<int> storage(5000);
