@@ -97,7 +97,12 @@ AG_API ag_status ag_memory_stats_init(ag_memory_stats *stats) AG_NOEXCEPT;
  */
 AG_API ag_status ag_context_memory_stats(const ag_context *ctx, ag_memory_stats *stats) AG_NOEXCEPT;
 
-/** Return every cached block of `ctx` to the system. Thread-safe. AG_ERR_INVALID_ARGUMENT for NULL/invalid ctx. */
+/**
+ * Return every cached block of `ctx` to the system, and the calling thread's
+ * cached small-object blocks (tensor, node and metadata headers, kept per
+ * thread for reuse by any context). Thread-safe. AG_ERR_INVALID_ARGUMENT for
+ * NULL/invalid ctx.
+ */
 AG_API ag_status ag_context_trim(ag_context *ctx) AG_NOEXCEPT;
 
 /** Set peak_bytes_in_use to the current bytes_in_use. Thread-safe. AG_ERR_INVALID_ARGUMENT for NULL/invalid ctx. */

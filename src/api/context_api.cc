@@ -1,5 +1,6 @@
 // ag_context_*.
 #include "api/guard.h"
+#include "core/pool.h"
 
 using namespace ag;
 
@@ -78,7 +79,10 @@ AG_API ag_status ag_context_memory_stats(const ag_context* ctx, ag_memory_stats*
 }
 
 AG_API ag_status ag_context_trim(ag_context* ctx) noexcept {
-  return api::call("ag_context_trim", [&] { api::context_arg(ctx).allocator().trim(); });
+  return api::call("ag_context_trim", [&] {
+    api::context_arg(ctx).allocator().trim();
+    pool_trim();
+  });
 }
 
 AG_API ag_status ag_context_reset_peak_memory(ag_context* ctx) noexcept {

@@ -8,7 +8,10 @@ namespace {
 
 constexpr size_t kGranule = 64;
 constexpr size_t kClasses = 16;       // blocks up to 1 KiB
-constexpr size_t kMaxCached = 4096;  // blocks kept per class and thread
+// Bytes kept per class and thread: enough for the objects of a graph of tens
+// of thousands of nodes, so building and freeing one never reaches malloc.
+// The lists only hold what the thread once had live; pool_trim frees them.
+constexpr size_t kMaxCachedBytes = size_t{8} << 20;
 
 struct FreeBlock {
   FreeBlock* next;
@@ -21,21 +24,33 @@ thread_local bool tl_pools_gone = false;
 struct ThreadPools {
   FreeBlock* head[kClasses] = {};
   size_t count[kClasses] = {};
-  ~ThreadPools() {
-    tl_pools_gone = true;
+  void release() noexcept {
     for (size_t c = 0; c < kClasses; ++c) {
       while (head[c]) {
         FreeBlock* b = head[c];
         head[c] = b->next;
         ::operator delete(b);
       }
+      count[c] = 0;
     }
+  }
+  ~ThreadPools() {
+    tl_pools_gone = true;
+    release();
   }
 };
 
 thread_local ThreadPools tl_pools;
 
 inline size_t class_of(size_t bytes) { return (bytes + kGranule - 1) / kGranule - 1; }
+
+struct ClassCaps {
+  size_t blocks[kClasses];
+  constexpr ClassCaps() : blocks() {
+    for (size_t c = 0; c < kClasses; ++c) blocks[c] = kMaxCachedBytes / ((c + 1) * kGranule);
+  }
+};
+constexpr ClassCaps kCaps;
 
 }  // namespace
 
@@ -44,6 +59,7 @@ inline size_t class_of(size_t bytes) { return (bytes + kGranule - 1) / kGranule 
 // after free is reported instead of hidden by reuse.
 void* pool_alloc(size_t bytes) { return ::operator new(bytes); }
 void pool_free(void* ptr, size_t) noexcept { ::operator delete(ptr); }
+void pool_trim() noexcept {}
 #else
 void* pool_alloc(size_t bytes) {
   const size_t c = class_of(bytes);
@@ -64,7 +80,7 @@ void pool_free(void* ptr, size_t bytes) noexcept {
     return;
   }
   ThreadPools& p = tl_pools;
-  if (p.count[c] >= kMaxCached) {
+  if (p.count[c] >= kCaps.blocks[c]) {
     ::operator delete(ptr);
     return;
   }
@@ -72,6 +88,10 @@ void pool_free(void* ptr, size_t bytes) noexcept {
   b->next = p.head[c];
   p.head[c] = b;
   ++p.count[c];
+}
+
+void pool_trim() noexcept {
+  if (!tl_pools_gone) tl_pools.release();
 }
 #endif
 
