@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ag/ag.h"
+#include "api/scope.h"
 #include "core/context.h"
 #include "core/error.h"
 #include "core/tensor_impl.h"
@@ -79,10 +80,13 @@ inline Context& context_arg(const ag_context* c) {
   return *p;
 }
 
-// Hands t to the caller as a new handle reference.
+// Hands t to the caller as a new handle reference (recorded in the thread's
+// innermost handle scope, if one is open).
 inline ag_tensor* to_handle(Tensor t) {
   TensorImpl* p = t.get();
+  Scope* scope = scope_reserve();
   if (p->handle_acquire()) t.detach();  // the caller's side keeps this reference
+  scope_track(scope, p);
   return reinterpret_cast<ag_tensor*>(p);
 }
 

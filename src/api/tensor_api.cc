@@ -82,7 +82,15 @@ AG_API ag_tensor* ag_tensor_retain(ag_tensor* t) noexcept {
     api::set_last_error("ag_tensor_retain", "tensor is not a live handle (already released?)");
     return nullptr;
   }
+  api::Scope* scope = nullptr;
+  try {
+    scope = api::scope_reserve();
+  } catch (const std::bad_alloc&) {
+    api::set_last_error("ag_tensor_retain", "out of memory recording the handle in the open scope");
+    return nullptr;
+  }
   if (p->handle_acquire()) p->retain();
+  api::scope_track(scope, p);
   return t;
 }
 

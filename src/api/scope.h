@@ -1,0 +1,36 @@
+// Handle scopes: while a scope is open on a thread, every tensor handle
+// reference handed out on that thread is also recorded in the innermost
+// scope, which releases it when the scope ends unless it was kept.
+#pragma once
+
+#include <vector>
+
+#include "core/tensor_impl.h"
+
+namespace ag::api {
+
+struct Scope {
+  Scope* parent = nullptr;
+  // One entry per handle reference handed out. The strong reference keeps
+  // the object alive, so a handle the caller released early is seen as dead
+  // (and skipped) at the end instead of read after being freed.
+  std::vector<Tensor> handed_out;
+};
+
+extern thread_local Scope* tl_innermost_scope;
+
+// Makes room for one more entry in the innermost scope, if any: called
+// before a handle reference is created, so that running out of memory leaves
+// no untracked reference behind. Throws std::bad_alloc.
+inline Scope* scope_reserve() {
+  Scope* s = tl_innermost_scope;
+  if (s) s->handed_out.reserve(s->handed_out.size() + 1);
+  return s;
+}
+
+// Records a handle reference of t in s (from scope_reserve; may be null).
+inline void scope_track(Scope* s, TensorImpl* t) noexcept {
+  if (s) s->handed_out.push_back(Tensor::share(t));
+}
+
+}  // namespace ag::api
