@@ -1,5 +1,7 @@
 #include "core/context.h"
 
+#include "core/fp_mode.h"
+
 #include <algorithm>
 #include <new>
 
@@ -20,6 +22,7 @@ struct Context::Arena {
 // TBB for workers.
 Context::Context(int num_threads)
     : num_threads_(num_threads > 0 ? num_threads : tbb::info::default_concurrency()),
+      fp_mode_(FpMode::current()),
       arena_(std::make_unique<Arena>(num_threads_)) {}
 
 Context::~Context() = default;
@@ -30,6 +33,7 @@ void Context::parallel_impl(int64_t n, int64_t chunk, void (*fn)(void*, int64_t,
     tbb::parallel_for(
         tbb::blocked_range<int64_t>(0, chunks, 1),
         [&](const tbb::blocked_range<int64_t>& r) {
+          FpModeScope mode(fp_mode_);
           for (int64_t j = r.begin(); j < r.end(); ++j) fn(arg, j * chunk, std::min(n, (j + 1) * chunk));
         },
         tbb::simple_partitioner());

@@ -45,6 +45,7 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   void parallel_impl(int64_t n, int64_t chunk, void (*fn)(void*, int64_t, int64_t), void* arg);
 
   int num_threads_;
+  uint32_t fp_mode_;  // the creating thread's FTZ/DAZ bits, for arena tasks
   std::unique_ptr<Arena> arena_;
   CachingAllocator allocator_;
 };

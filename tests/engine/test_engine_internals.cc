@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 #include <vector>
 
 #include "autograd/accumulate_grad.h"
@@ -163,6 +166,26 @@ TEST(Parallel, StridedSlicesMatchNaive) {
     }
   }
 }
+
+#if defined(__SSE__) || defined(__x86_64__)
+// A context made in flush-to-zero mode runs its parallel kernels in that
+// mode even when the caller has left it: every chunk flushes the denormal
+// products to zero, whichever thread runs it. (TBB alone would use the mode
+// of the arena's first use.)
+TEST(Parallel, ChunksRunInTheCreatorsDenormalMode) {
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | 0x8040u);
+  Ref<Context> ctx = make_ref<Context>(2);
+  _mm_setcsr(saved & ~0x8040u);
+  const int64_t n = int64_t{1} << 21;
+  Tensor a = ops::full(ctx.get(), DType::F32, Dims{n}, 1e-20);
+  Tensor y = ops::mul(a, a);  // 1e-40: a denormal float unless flushed
+  int64_t nonzero = 0;
+  for (int64_t i = 0; i < n; ++i) nonzero += y->data_as<float>()[i] != 0.0f;
+  EXPECT_EQ(nonzero, 0);
+  _mm_setcsr(saved);
+}
+#endif
 
 TEST(NodeMap, FindsWhatWasInserted) {
   NodeMap m;
