@@ -72,4 +72,15 @@ inline Tensor reduce_to(const Tensor& g, const Dims& shape) {
   return g->shape() == shape ? g : sum_to_size(g, shape);
 }
 
+// A possibly negative dim wrapped into [0, ndim), as PyTorch does; `what`
+// names the argument in the message.
+inline int wrap_dim(int64_t dim, int ndim, const char* what = "dim") {
+  if (dim < -ndim || dim >= ndim) {
+    if (ndim == 0) fail(AG_ERR_INVALID_ARGUMENT, what, " ", dim, " is out of range for a tensor of 0 dims");
+    fail(AG_ERR_INVALID_ARGUMENT, what, " ", dim, " is out of range for a tensor of ", ndim, " dims (expected ",
+         -ndim, "..", ndim - 1, ")");
+  }
+  return static_cast<int>(dim < 0 ? dim + ndim : dim);
+}
+
 }  // namespace ag::ops
