@@ -24,6 +24,10 @@
 
 AG_BEGIN_DECLS
 
+/** Padding modes of ag_op_pad (frozen values). */
+#define AG_PAD_CONSTANT 0 /* fill with a value; negative pads crop */
+#define AG_PAD_REFLECT 1  /* mirror at the edge, the edge not repeated */
+
 /**
  * y = x with shape `shape` (ndim sizes, one of which may be -1 and is then
  * inferred). A view when x's strides can express the new shape (PyTorch's
@@ -139,6 +143,66 @@ AG_API ag_status ag_op_split(ag_tensor **outs, int32_t capacity, const ag_tensor
  */
 AG_API ag_status ag_op_chunk(ag_tensor **outs, int32_t capacity, int32_t *n_out,
                              const ag_tensor *x, int64_t chunks, int64_t dim) AG_NOEXCEPT;
+
+/* ---- ops that write a new tensor (any dtype) ---- */
+
+/**
+ * y = the n tensors xs[0..n) joined along `dim`. They share dtype, context
+ * and ndim (at least 1), and their sizes match except in `dim` (empty
+ * tensors of the same ndim are fine). Gradient: the matching slice per input.
+ * @return AG_ERR_SHAPE for a 0-dim tensor or sizes that differ outside `dim`
+ *         (the message names the index); AG_ERR_DTYPE, AG_ERR_CONTEXT;
+ *         AG_ERR_INVALID_ARGUMENT for n < 1, NULL xs or element, a dim out
+ *         of range.
+ */
+AG_API ag_status ag_op_concat(ag_tensor **out, const ag_tensor *const *xs, int32_t n,
+                              int64_t dim) AG_NOEXCEPT;
+
+/**
+ * y = the n tensors xs[0..n), all of one shape, joined along a new dim
+ * `dim` (-ndim-1..ndim). Gradient: the matching select per input.
+ * @return AG_ERR_SHAPE for shapes that differ; otherwise as ag_op_concat.
+ */
+AG_API ag_status ag_op_stack(ag_tensor **out, const ag_tensor *const *xs, int32_t n,
+                             int64_t dim) AG_NOEXCEPT;
+
+/**
+ * y = x with the order of elements reversed along each of `dims` (a copy;
+ * ndims = 0 copies x unchanged). Gradient: flipped back.
+ * @return AG_ERR_INVALID_ARGUMENT for a dim out of range or listed twice.
+ */
+AG_API ag_status ag_op_flip(ag_tensor **out, const ag_tensor *x, const int64_t *dims,
+                            int32_t ndims) AG_NOEXCEPT;
+
+/**
+ * y = x tiled repeats[i] times along dim i (PyTorch's Tensor.repeat): n must
+ * be at least x's ndim, extra leading repeats add leading dims, and the
+ * result has shape size_i * repeats_i. Repeats may be 0 (empty result).
+ * Gradient: the tiles summed.
+ * @return AG_ERR_INVALID_ARGUMENT for n below x's ndim or above 16, a
+ *         negative repeat; AG_ERR_UNSUPPORTED when n plus the number of
+ *         repeated dims of size > 1 exceeds 16; AG_ERR_OUT_OF_MEMORY when
+ *         the size overflows.
+ */
+AG_API ag_status ag_op_repeat(ag_tensor **out, const ag_tensor *x, const int64_t *repeats,
+                              int32_t n) AG_NOEXCEPT;
+
+/**
+ * y = x padded, PyTorch's F.pad: `pads` holds npads/2 (before, after) pairs,
+ * the first pair for the last dim, the next for the one before, ...
+ * AG_PAD_CONSTANT fills with `value` (converted to x's dtype); negative pads
+ * crop. AG_PAD_REFLECT mirrors x at each edge without repeating the edge
+ * element ([1,2,3] padded (2,1) is [3,2,1,2,3,2]); each pad must be >= 0 and
+ * below the dim's size; `value` is ignored. Gradient: constant -> the
+ * gradient cropped (padding with negated pads); reflect -> the mirrored
+ * parts added back onto x's positions.
+ * @return AG_ERR_INVALID_ARGUMENT for an odd npads, more pairs than dims, a
+ *         NULL pads with npads > 0, a mode other than the two, a negative
+ *         reflect pad; AG_ERR_SHAPE when constant padding makes a size
+ *         negative or a reflect pad is not below the dim's size.
+ */
+AG_API ag_status ag_op_pad(ag_tensor **out, const ag_tensor *x, const int64_t *pads,
+                           int32_t npads, int32_t mode, double value) AG_NOEXCEPT;
 
 AG_END_DECLS
 

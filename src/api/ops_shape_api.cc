@@ -21,6 +21,18 @@ std::vector<int64_t> list_arg(const int64_t* v, int32_t n, const char* what) {
   return std::vector<int64_t>(v, v + n);
 }
 
+// The tensors of a caller's array, referenced for the call.
+std::vector<Tensor> tensors_arg(const ag_tensor* const* xs, int32_t n) {
+  if (n <= 0) fail(AG_ERR_INVALID_ARGUMENT, "expects at least one tensor, got n = ", n);
+  if (xs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "xs is NULL but n is ", n);
+  std::vector<Tensor> out;
+  for (int32_t i = 0; i < n; ++i) {
+    const std::string what = "xs[" + std::to_string(i) + "]";
+    out.push_back(api::tensor_ref(xs[i], what.c_str()));
+  }
+  return out;
+}
+
 // Hands every tensor to the caller's array, all or nothing.
 void write_outputs(ag_tensor** outs, int32_t capacity, std::vector<Tensor> ts) {
   if (outs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "outs is NULL");
@@ -126,6 +138,48 @@ AG_API ag_status ag_op_chunk(ag_tensor** outs, int32_t capacity, int32_t* n_out,
     const int32_t n = static_cast<int32_t>(pieces.size());
     write_outputs(outs, capacity, std::move(pieces));
     *n_out = n;
+  });
+}
+
+AG_API ag_status ag_op_concat(ag_tensor** out, const ag_tensor* const* xs, int32_t n, int64_t dim) noexcept {
+  return api::call("ag_op_concat", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::concat(tensors_arg(xs, n), dim));
+  });
+}
+
+AG_API ag_status ag_op_stack(ag_tensor** out, const ag_tensor* const* xs, int32_t n, int64_t dim) noexcept {
+  return api::call("ag_op_stack", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::stack(tensors_arg(xs, n), dim));
+  });
+}
+
+AG_API ag_status ag_op_flip(ag_tensor** out, const ag_tensor* x, const int64_t* dims, int32_t ndims) noexcept {
+  return api::call("ag_op_flip", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    *out = api::to_handle(ops::flip(tx, dims_arg(dims, ndims, "dims")));
+  });
+}
+
+AG_API ag_status ag_op_repeat(ag_tensor** out, const ag_tensor* x, const int64_t* repeats, int32_t n) noexcept {
+  return api::call("ag_op_repeat", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    *out = api::to_handle(ops::repeat(tx, dims_arg(repeats, n, "repeats")));
+  });
+}
+
+AG_API ag_status ag_op_pad(ag_tensor** out, const ag_tensor* x, const int64_t* pads, int32_t npads, int32_t mode,
+                           double value) noexcept {
+  return api::call("ag_op_pad", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    if (mode != AG_PAD_CONSTANT && mode != AG_PAD_REFLECT) {
+      fail(AG_ERR_INVALID_ARGUMENT, "mode ", mode, " is not AG_PAD_CONSTANT (0) or AG_PAD_REFLECT (1)");
+    }
+    *out = api::to_handle(ops::pad(tx, list_arg(pads, npads, "pads"), static_cast<ops::PadMode>(mode), value));
   });
 }
 

@@ -370,4 +370,133 @@ TEST_F(ShapeOps, Errors) {
   EXPECT_EQ(n, 0);
 }
 
+// ---- ops that copy: concat, stack, flip, repeat, pad ----------------------------
+
+TEST_F(ShapeOps, ConcatStackValues) {
+  ag_tensor *a = iota({2, 3}), *b = iota({2, 1}), *e = iota({2, 0});
+  const ag_tensor* xs[3] = {a, e, b};
+  ag_tensor *y = nullptr, *st = nullptr;
+  ASSERT_AG(ag_op_concat(&y, xs, 3, -1));
+  own(y);
+  EXPECT_EQ(shape(y), (Shape{2, 4}));
+  EXPECT_EQ(values(y), (std::vector<double>{0, 1, 2, 0, 3, 4, 5, 1}));
+  const ag_tensor* same[2] = {a, a};
+  ASSERT_AG(ag_op_stack(&st, same, 2, 1));
+  own(st);
+  EXPECT_EQ(shape(st), (Shape{2, 2, 3}));
+  EXPECT_EQ(values(st), (std::vector<double>{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}));
+  // A transposed input is read through its strides.
+  ag_tensor* t = nullptr;
+  ASSERT_AG(ag_op_transpose(&t, a, 0, 1));  // (3,2)
+  own(t);
+  ag_tensor* c = nullptr;
+  const ag_tensor* xt[2] = {t, t};
+  ASSERT_AG(ag_op_concat(&c, xt, 2, 0));
+  own(c);
+  EXPECT_EQ(values(c), (std::vector<double>{0, 3, 1, 4, 2, 5, 0, 3, 1, 4, 2, 5}));
+}
+
+TEST_F(ShapeOps, FlipValues) {
+  ag_tensor* x = iota({2, 3, 4});
+  const int64_t dims[2] = {0, -1};
+  ag_tensor* y = nullptr;
+  ASSERT_AG(ag_op_flip(&y, x, dims, 2));
+  own(y);
+  const std::vector<double> v = values(y);
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t k = 0; k < 4; ++k)
+        EXPECT_EQ(v[static_cast<size_t>(i * 12 + j * 4 + k)], static_cast<double>((1 - i) * 12 + j * 4 + (3 - k)));
+  EXPECT_EQ(ag_tensor_version(y), 0);  // a copy, not a view
+}
+
+TEST_F(ShapeOps, RepeatValues) {
+  ag_tensor* x = iota({2, 3});
+  const int64_t r[3] = {2, 1, 2};
+  ag_tensor* y = nullptr;
+  ASSERT_AG(ag_op_repeat(&y, x, r, 3));
+  own(y);
+  EXPECT_EQ(shape(y), (Shape{2, 2, 6}));
+  const std::vector<double> v = values(y);
+  for (int64_t a = 0; a < 2; ++a)
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 6; ++j) EXPECT_EQ(v[static_cast<size_t>(a * 12 + i * 6 + j)], static_cast<double>(i * 3 + j % 3));
+  const int64_t zero[2] = {0, 2};
+  ag_tensor* z = nullptr;
+  ASSERT_AG(ag_op_repeat(&z, x, zero, 2));
+  own(z);
+  EXPECT_EQ(shape(z), (Shape{0, 6}));
+}
+
+TEST_F(ShapeOps, PadValues) {
+  ag_tensor* x = iota({3, 4});
+  // Constant: last dim (1, 2), first dim (-1, 1): crop one row before, add one after.
+  const int64_t pc[4] = {1, 2, -1, 1};
+  ag_tensor* y = nullptr;
+  ASSERT_AG(ag_op_pad(&y, x, pc, 4, AG_PAD_CONSTANT, -7.5));
+  own(y);
+  EXPECT_EQ(shape(y), (Shape{3, 7}));
+  std::vector<double> want;
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 7; ++j) {
+      const int64_t si = i + 1, sj = j - 1;
+      want.push_back(si < 3 && sj >= 0 && sj < 4 ? static_cast<double>(si * 4 + sj) : -7.5);
+    }
+  EXPECT_EQ(values(y), want);
+  // Reflect: last dim (3, 2), first dim (2, 1).
+  const int64_t pr[4] = {3, 2, 2, 1};
+  ag_tensor* r = nullptr;
+  ASSERT_AG(ag_op_pad(&r, x, pr, 4, AG_PAD_REFLECT, 0.0));
+  own(r);
+  EXPECT_EQ(shape(r), (Shape{6, 9}));
+  auto reflect = [](int64_t i, int64_t n) { return i < 0 ? -i : i >= n ? 2 * (n - 1) - i : i; };
+  want.clear();
+  for (int64_t i = -2; i < 4; ++i)
+    for (int64_t j = -3; j < 6; ++j) want.push_back(static_cast<double>(reflect(i, 3) * 4 + reflect(j, 4)));
+  EXPECT_EQ(values(r), want);
+  // Empty input, constant padding of the non-empty dim.
+  ag_tensor* e = iota({0, 2});
+  const int64_t p1[2] = {1, 1};
+  ag_tensor* pe = nullptr;
+  ASSERT_AG(ag_op_pad(&pe, e, p1, 2, AG_PAD_CONSTANT, 1.0));
+  own(pe);
+  EXPECT_EQ(shape(pe), (Shape{0, 4}));
+}
+
+TEST_F(ShapeOps, CopyOpErrors) {
+  ag_tensor *a = iota({2, 3}), *b = iota({3, 3}), *v = iota({3});
+  ag_tensor* f = own([&] { ag_tensor* t = nullptr; ag_tensor_zeros(&t, ctx_, AG_F32, Shape{2, 3}.data(), 2); return t; }());
+  ag_tensor* s0 = own([&] { ag_tensor* t = nullptr; ag_tensor_scalar(&t, ctx_, AG_F64, 1.0); return t; }());
+  ag_tensor* y = nullptr;
+  const ag_tensor* ab[2] = {a, b};
+  const ag_tensor* af[2] = {a, f};
+  const ag_tensor* av[2] = {a, v};
+  const ag_tensor* an[2] = {a, nullptr};
+  const ag_tensor* ss[2] = {s0, s0};
+  expect_error(ag_op_concat(&y, ab, 2, 1), AG_ERR_SHAPE,
+               "[ag_op_concat] xs[1] has shape (3,3) but xs[0] has (2,3): sizes must match except in dim 1");
+  expect_error(ag_op_concat(&y, av, 2, 0), AG_ERR_SHAPE, "[ag_op_concat] xs[1] has shape (3) but xs[0] has (2,3)");
+  expect_error(ag_op_concat(&y, af, 2, 0), AG_ERR_DTYPE, "[ag_op_concat] xs[1] has dtype f32 but xs[0] has f64");
+  expect_error(ag_op_concat(&y, an, 2, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_concat] tensor xs[1] is NULL");
+  expect_error(ag_op_concat(&y, ab, 0, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_concat] expects at least one tensor, got n = 0");
+  expect_error(ag_op_concat(&y, ss, 2, 0), AG_ERR_SHAPE, "[ag_op_concat] xs[0] is 0-dim");
+  expect_error(ag_op_concat(&y, ab, 2, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_concat] dim 2 is out of range");
+  expect_error(ag_op_stack(&y, ab, 2, 0), AG_ERR_SHAPE, "[ag_op_stack] xs[1] has shape (3,3) but xs[0] has (2,3)");
+  expect_error(ag_op_stack(&y, ab, 2, 3), AG_ERR_INVALID_ARGUMENT, "[ag_op_stack] dim 3 is out of range for a tensor of 3 dims");
+  const int64_t dup[2] = {1, -1}, r1[1] = {2}, rneg[2] = {1, -2};
+  expect_error(ag_op_flip(&y, a, dup, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_flip] dim 1 appears more than once");
+  expect_error(ag_op_repeat(&y, a, r1, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_repeat] repeats has 1 entries but the tensor has 2 dims");
+  expect_error(ag_op_repeat(&y, a, rneg, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_repeat] repeat -2 of dim 1 is negative");
+  const int64_t odd[3] = {1, 1, 1}, big[2] = {3, 0}, crop[2] = {-2, -2}, six[6] = {0, 0, 0, 0, 0, 0}, negr[2] = {-1, 0};
+  expect_error(ag_op_pad(&y, a, odd, 3, AG_PAD_CONSTANT, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_pad] pads has an odd count 3");
+  expect_error(ag_op_pad(&y, a, six, 6, AG_PAD_CONSTANT, 0), AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_pad] pads has 6 entries (3 dims) but the tensor has 2 dims");
+  expect_error(ag_op_pad(&y, a, big, 2, 7, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_pad] mode 7 is not AG_PAD_CONSTANT (0) or AG_PAD_REFLECT (1)");
+  expect_error(ag_op_pad(&y, a, big, 2, AG_PAD_REFLECT, 0), AG_ERR_SHAPE, "[ag_op_pad] reflect padding 3 of dim 1 must be less than its size 3");
+  expect_error(ag_op_pad(&y, a, negr, 2, AG_PAD_REFLECT, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_pad] reflect padding -1 of dim 1 is negative");
+  expect_error(ag_op_pad(&y, a, crop, 2, AG_PAD_CONSTANT, 0), AG_ERR_SHAPE, "[ag_op_pad] padding (-2,-2) makes dim 1 of size 3 negative (-1)");
+  expect_error(ag_op_pad(&y, a, nullptr, 2, AG_PAD_CONSTANT, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_pad] pads is NULL but its count is 2");
+  EXPECT_EQ(y, nullptr);
+}
+
 }  // namespace
