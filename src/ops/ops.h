@@ -51,6 +51,15 @@ Tensor repeat(const Tensor& x, const Dims& repeats);
 enum class PadMode : int32_t { Constant = 0, Reflect = 1 };  // = AG_PAD_CONSTANT, AG_PAD_REFLECT
 Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, PadMode mode, double value);
 
+// ---- indexing (i64 indices, never wrapped; bool masks) ----
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+Tensor one_hot(const Tensor& indices, int64_t num_classes);
+
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context
 Tensor zeros_like(const Tensor& t);
