@@ -28,6 +28,26 @@ std::string position_str(const Dims& shape, int64_t i) {
   return shape_str(p);
 }
 
+// out (contiguous, `shape`) = gather of x along dim by index (read as `shape`
+// with index_strides), cut into row chunks of dim 0 that run in parallel.
+void gather_rows(const TensorImpl& x, int dim, const char* index, const Dims& index_strides, const Dims& shape,
+                 TensorImpl& out) {
+  const int64_t item = static_cast<int64_t>(itemsize(x.dtype()));
+  const int64_t inner = shape.size() && shape[0] ? numel_of(shape) / shape[0] : 0;
+  for_outer_chunks(x.context(), shape, [&](int64_t b, int64_t e) {
+    if (shape.size() == 0) {
+      kernels::gather(x.dtype(), shape, view_of(x), dim, kernels::View{index, &index_strides}, out.data());
+      return;
+    }
+    Dims sub = shape;
+    sub[0] = e - b;
+    // Along dim the index picks x's position, so x's own offset only moves for other dims.
+    const char* xp = x.data() + (dim == 0 ? 0 : b * x.strides()[0] * item);
+    kernels::gather(x.dtype(), sub, kernels::View{xp, &x.strides()}, dim,
+                    kernels::View{index + b * index_strides[0] * 8, &index_strides}, out.data() + b * inner * item);
+  });
+}
+
 // Every value of the i64 tensor `index` lies in [0, bound).
 // `where` names the bound: "dim 0 of size 5".
 void check_range(const Tensor& index, int64_t bound, const std::string& where, const char* what = "index") {
@@ -91,8 +111,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   Dims shape = x->shape();
   shape[d] = index->shape()[0];
   Tensor y = empty(x->context(), x->dtype(), shape);
-  const Dims is = along_dim_strides(*index, shape, d);
-  kernels::gather(x->dtype(), shape, view_of(*x), d, kernels::View{index->data(), &is}, y->data());
+  gather_rows(*x, d, index->data(), along_dim_strides(*index, shape, d), shape, *y);
   if (should_record({x.get()})) record<IndexSelectBackward>({x.get()}, y, d, x->shape())->saved[0].save(index, false);
   return y;
 }
@@ -161,7 +180,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   check_index_fits(*index, *x, d, true, "x");
   check_range(index, x->shape()[d], dim_str(*x, d));
   Tensor y = empty(x->context(), x->dtype(), index->shape());
-  kernels::gather(x->dtype(), index->shape(), view_of(*x), d, view_of(*index), y->data());
+  gather_rows(*x, d, index->data(), index->strides(), index->shape(), *y);
   if (should_record({x.get()})) record<GatherBackward>({x.get()}, y, d, x->shape())->saved[0].save(index, false);
   return y;
 }
@@ -224,8 +243,15 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   const Dims xs = broadcast_strides(x->shape(), x->strides(), shape);
   const Dims ms = broadcast_strides(mask->shape(), mask->strides(), shape);
   Tensor y = empty(x->context(), x->dtype(), shape);
-  kernels::masked_fill(x->dtype(), shape, kernels::View{x->data(), &xs}, kernels::View{mask->data(), &ms}, value,
-                       y->data());
+  const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
+  const int64_t inner = shape.size() && shape[0] ? y->numel() / shape[0] : 0;
+  for_outer_chunks(x->context(), shape, [&](int64_t b, int64_t e) {
+    Dims sub = shape;
+    if (sub.size()) sub[0] = e - b;
+    const int64_t xo = sub.size() ? b * xs[0] * item : 0, mo = sub.size() ? b * ms[0] : 0;
+    kernels::masked_fill(x->dtype(), sub, kernels::View{x->data() + xo, &xs}, kernels::View{mask->data() + mo, &ms},
+                         value, y->data() + b * inner * item);
+  });
   if (should_record({x.get()})) record<MaskedFillBackward>({x.get()}, y, x->shape())->saved[0].save(mask, false);
   return y;
 }

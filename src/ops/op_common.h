@@ -26,6 +26,21 @@ void for_chunks(Context* ctx, int64_t n, F&& kernel) {
   ctx->parallel_chunks(n, kElementwiseChunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
 }
 
+// Runs kernel(row_begin, row_end) over dim 0 of `shape` in chunks of about
+// kElementwiseChunk elements, in parallel where that pays; for kernels whose
+// outputs are independent (a 0-dim shape is one call with rows 0..1).
+template <class F>
+void for_outer_chunks(Context* ctx, const Dims& shape, F&& kernel) {
+  const int64_t n = numel_of(shape);
+  if (shape.size() == 0 || n <= kElementwiseChunk) {
+    kernel(int64_t{0}, shape.size() ? shape[0] : int64_t{1});
+    return;
+  }
+  const int64_t inner = n / shape[0];
+  const int64_t rows = inner >= kElementwiseChunk ? 1 : kElementwiseChunk / inner;
+  ctx->parallel_chunks(shape[0], rows, [&](int64_t b, int64_t e) { kernel(b, e); });
+}
+
 inline void check_floating(const TensorImpl& t) {
   if (!is_floating(t.dtype())) {
     fail(AG_ERR_DTYPE, "expects a floating tensor (f32 or f64), got ", dtype_name(t.dtype()));

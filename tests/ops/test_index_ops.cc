@@ -183,6 +183,46 @@ TEST_F(IndexOps, ScatterAddBitwiseAcrossThreads) {
   EXPECT_EQ(results[1], want);
 }
 
+// Above the parallel threshold the outputs are cut into row chunks: values
+// against plain loops, at 1 and 2 threads.
+TEST_F(IndexOps, LargeInputsInRowChunks) {
+  const int64_t R = 300, C = 401;
+  std::vector<double> xv(static_cast<size_t>(R * C));
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<double>(i) * 0.5;
+  std::vector<int64_t> rows(static_cast<size_t>(R)), cols(static_cast<size_t>(R * C));
+  std::vector<uint8_t> mv(static_cast<size_t>(C));
+  for (int64_t i = 0; i < R; ++i) rows[static_cast<size_t>(i)] = (i * 7 + 3) % R;
+  for (int64_t i = 0; i < R * C; ++i) cols[static_cast<size_t>(i)] = (i * 13 + 5) % C;
+  for (int64_t j = 0; j < C; ++j) mv[static_cast<size_t>(j)] = j % 3 == 0;
+  for (int32_t threads : {1, 2}) {
+    ag_context* c = make_ctx(threads);
+    ag_tensor* x = f64({R, C}, xv, c);
+    ag_tensor *t = nullptr, *sel0 = nullptr, *sel1 = nullptr, *gat = nullptr, *mf = nullptr;
+    ASSERT_AG(ag_op_transpose(&t, x, 0, 1));  // (C, R), strided
+    own(t);
+    ASSERT_AG(ag_op_index_select(&sel0, x, 0, i64({R}, rows, c)));
+    ASSERT_AG(ag_op_index_select(&sel1, t, 1, i64({R}, rows, c)));
+    ASSERT_AG(ag_op_gather(&gat, x, 1, i64({R, C}, cols, c)));
+    ag_tensor* m = nullptr;
+    const Shape ms{C};
+    ASSERT_AG(ag_tensor_create(&m, c, AG_BOOL, ms.data(), 1, mv.data()));
+    own(m);
+    ASSERT_AG(ag_op_masked_fill(&mf, x, m, -1.0));
+    own(sel0), own(sel1), own(gat), own(mf);
+    const std::vector<double> v0 = values(sel0), v1 = values(sel1), vg = values(gat), vm = values(mf);
+    for (int64_t i = 0; i < R; ++i) {
+      for (int64_t j = 0; j < C; ++j) {
+        const size_t p = static_cast<size_t>(i * C + j);
+        ASSERT_EQ(v0[p], xv[static_cast<size_t>(rows[static_cast<size_t>(i)] * C + j)]) << threads;
+        ASSERT_EQ(vg[p], xv[static_cast<size_t>(i * C + cols[p])]) << threads;
+        ASSERT_EQ(vm[p], mv[static_cast<size_t>(j)] ? -1.0 : xv[p]) << threads;
+        // sel1 (C, R): t[j, rows[i]] = x[rows[i], j]
+        ASSERT_EQ(v1[static_cast<size_t>(j * R + i)], xv[static_cast<size_t>(rows[static_cast<size_t>(i)] * C + j)]);
+      }
+    }
+  }
+}
+
 TEST_F(IndexOps, MaskedFillValues) {
   ag_tensor* x = iota({2, 3});
   ag_tensor* m = mask({3}, {1, 0, 1});
