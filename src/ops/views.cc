@@ -121,9 +121,8 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   if (x->ndim() == 0) return reshape(x, Dims{1});
   Dims shape;
   for (int i = 0; i < s; ++i) shape.push_back(x->shape()[i]);
-  int64_t merged = 1;
-  for (int i = s; i <= e; ++i) merged *= x->shape()[i];
-  shape.push_back(numel_of(Dims(x->shape().data() + s, e - s + 1)) == 0 ? 0 : merged);
+  // numel_of: 0 if any merged size is 0, and no overflow otherwise (x exists).
+  shape.push_back(numel_of(Dims(x->shape().data() + s, e - s + 1)));
   for (int i = e + 1; i < x->ndim(); ++i) shape.push_back(x->shape()[i]);
   return reshape(x, shape);
 }
