@@ -30,5 +30,7 @@
 #include "ag/autograd.h"
 #include "ag/ops.h"
 #include "ag/scope.h"
+#include "ag/ops_shape.h"
+#include "ag/ops_index.h"
 
 #endif /* AG_AG_H */

@@ -44,4 +44,16 @@ void copy(DType src_dt, const Dims& shape, View src, DType dst_dt, char* dst, co
 // Sets n contiguous elements to value converted to dt.
 void fill(DType dt, char* out, int64_t n, double value);
 
+// Indexing (kernels/index.cc). Index values (i64) must already be in range.
+// out[p] = x[p with p[dim] replaced by index[p]] for every p of `shape` (the
+// index's shape, no larger than x's outside dim); out contiguous, any dtype.
+void gather(DType dt, const Dims& shape, View x, int dim, const View& index, char* out);
+// out[p with p[dim] replaced by index[p]] += src[p] for every p of `shape`, in
+// row-major order (so repeated targets sum in a fixed order); out is strided
+// (out_strides); floating dtypes.
+void scatter_add(DType dt, const Dims& shape, const View& index, const View& src, int dim, char* out,
+                 const Dims& out_strides);
+// out[p] = mask[p] ? value : x[p] over `shape` (mask: bool); out contiguous.
+void masked_fill(DType dt, const Dims& shape, View x, View mask, double value, char* out);
+
 }  // namespace ag::kernels

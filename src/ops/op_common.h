@@ -27,28 +27,35 @@ void for_chunks(Context* ctx, int64_t n, F&& kernel) {
   ctx->parallel_chunks(n, kElementwiseChunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
 }
 
-// Runs kernel(sub_shape, in_offsets, out_offset) over chunks of whole slices
-// of the first dim of `shape` with a size above 1, in parallel where large:
-// for kernels over N strided or broadcast inputs (element strides `strides`)
-// and a contiguous output. Offsets are in elements.
-template <int N, class F>
-void for_slices(Context* ctx, const Dims& shape, const Dims* const (&strides)[N], F&& kernel) {
-  int64_t n = 1;
-  for (int i = 0; i < shape.size(); ++i) n *= shape[i];
-  int dim = 0;
-  while (dim < shape.size() && shape[dim] == 1) ++dim;
-  if (n <= kElementwiseChunk || dim == shape.size()) {
-    const int64_t zero[N] = {};
-    kernel(shape, zero, int64_t{0});
+// Runs kernel(row_begin, row_end) over the rows of dim `dim` of `shape` (a
+// 0-dim shape has one row) in chunks of about kElementwiseChunk elements, in
+// parallel where that pays; for kernels whose outputs are independent.
+template <class F>
+void for_rows(Context* ctx, const Dims& shape, int dim, F&& kernel) {
+  const int64_t n = numel_of(shape);
+  const int64_t rows = dim < shape.size() ? shape[dim] : 1;
+  if (n <= kElementwiseChunk || rows <= 1) {
+    kernel(int64_t{0}, rows);
     return;
   }
-  const int64_t rows = shape[dim], slice = n / rows;
-  const int64_t per_chunk = std::max<int64_t>(1, kElementwiseChunk / slice);
-  ctx->parallel_chunks(rows, per_chunk, [&](int64_t b, int64_t e) {
+  const int64_t per_chunk = std::max<int64_t>(1, kElementwiseChunk / (n / rows));
+  ctx->parallel_chunks(rows, per_chunk, [&](int64_t b, int64_t e) { kernel(b, e); });
+}
+
+// Runs kernel(sub_shape, in_offsets, out_offset) over chunks of whole slices
+// of the first dim of `shape` with a size above 1: for kernels over N strided
+// or broadcast inputs (element strides `strides`) and a contiguous output.
+// Offsets are in elements.
+template <int N, class F>
+void for_slices(Context* ctx, const Dims& shape, const Dims* const (&strides)[N], F&& kernel) {
+  int dim = 0;
+  while (dim < shape.size() && shape[dim] == 1) ++dim;
+  const int64_t slice = dim < shape.size() && shape[dim] > 0 ? numel_of(shape) / shape[dim] : 0;
+  for_rows(ctx, shape, dim, [&](int64_t b, int64_t e) {
     Dims sub = shape;
-    sub[dim] = e - b;
+    if (dim < shape.size()) sub[dim] = e - b;
     int64_t in_off[N];
-    for (int k = 0; k < N; ++k) in_off[k] = b * (*strides[k])[dim];
+    for (int k = 0; k < N; ++k) in_off[k] = dim < shape.size() ? b * (*strides[k])[dim] : 0;
     kernel(sub, in_off, b * slice);
   });
 }
@@ -97,6 +104,17 @@ struct SavingNode : Node {
 // Gradient of a broadcast input: summed back to its shape when it differs.
 inline Tensor reduce_to(const Tensor& g, const Dims& shape) {
   return g->shape() == shape ? g : sum_to_size(g, shape);
+}
+
+// A possibly negative dim wrapped into [0, ndim), as PyTorch does; `what`
+// names the argument in the message.
+inline int wrap_dim(int64_t dim, int ndim, const char* what = "dim") {
+  if (dim < -ndim || dim >= ndim) {
+    if (ndim == 0) fail(AG_ERR_INVALID_ARGUMENT, what, " ", dim, " is out of range for a tensor of 0 dims");
+    fail(AG_ERR_INVALID_ARGUMENT, what, " ", dim, " is out of range for a tensor of ", ndim, " dims (expected ",
+         -ndim, "..", ndim - 1, ")");
+  }
+  return static_cast<int>(dim < 0 ? dim + ndim : dim);
 }
 
 }  // namespace ag::ops

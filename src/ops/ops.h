@@ -4,6 +4,8 @@
 // create_graph records the backward pass too. Errors throw ag::Error.
 #pragma once
 
+#include <vector>
+
 #include "core/dtype.h"
 #include "core/shape.h"
 #include "core/tensor_impl.h"
@@ -27,6 +29,36 @@ namespace ag::ops {
 #undef AG_DECL_SHAPE
 #undef AG_DECL_DTYPE
 #undef AG_DECL_CUSTOM
+
+// ---- shape and views (views share the input's storage and version counter) ----
+Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim);
+Tensor squeeze(const Tensor& x, const Dims& dims);  // no dims: every size-1 dim
+Tensor unsqueeze(const Tensor& x, int64_t dim);
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
+Tensor permute(const Tensor& x, const Dims& dims);
+Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step);
+Tensor slice_backward(const Tensor& g, const Dims& input_shape, int64_t dim, int64_t start, int64_t end,
+                      int64_t step);
+Tensor select(const Tensor& x, int64_t dim, int64_t index);
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim);
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim);
+int64_t chunk_count(const Tensor& x, int64_t chunks, int64_t dim);
+Tensor concat(const std::vector<Tensor>& xs, int64_t dim);
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim);
+Tensor flip(const Tensor& x, const Dims& dims);
+Tensor repeat(const Tensor& x, const Dims& repeats);
+enum class PadMode : int32_t { Constant = 0, Reflect = 1 };  // = AG_PAD_CONSTANT, AG_PAD_REFLECT
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, PadMode mode, double value);
+
+// ---- indexing (i64 indices, never wrapped; bool masks) ----
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+Tensor one_hot(const Tensor& indices, int64_t num_classes);
 
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context

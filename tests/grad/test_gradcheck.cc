@@ -222,6 +222,7 @@ std::vector<Case> shape_cases(const std::string& name, ShapeOp fn) {
   // (input shape, attribute shape) pairs valid for the op.
   std::vector<std::pair<Shape, Shape>> pairs;
   if (name == "expand") pairs = {{{3}, {2, 3}}, {{2, 1}, {2, 4}}, {{}, {3}}, {{2, 1, 3}, {2, 2, 3}}};
+  if (name == "reshape") pairs = {{{2, 3}, {3, 2}}, {{2, 3}, {-1}}, {{}, {1, 1}}, {{2, 3, 2}, {6, -1}}, {{4}, {2, 1, 2}}};
   if (name == "sum_to_size") pairs = {{{2, 3}, {3}}, {{2, 3}, {2, 1}}, {{2, 3}, {}}, {{2, 4, 3}, {4, 1}}};
   std::vector<Case> cases;
   for (const auto& [in, attr] : pairs) {

@@ -1,0 +1,186 @@
+// C entry points of the shape and view ops of family CUSTOM (ag/ops_shape.h).
+#include <vector>
+
+#include "api/guard.h"
+#include "ops/ops.h"
+
+using namespace ag;
+
+namespace {
+
+// A list of up to kMaxDims dims (or repeats) given as pointer + count.
+Dims dims_arg(const int64_t* dims, int32_t n, const char* what) {
+  if (n < 0 || n > kMaxDims) fail(AG_ERR_INVALID_ARGUMENT, what, " count ", n, " is outside 0..", kMaxDims);
+  if (n > 0 && dims == nullptr) fail(AG_ERR_INVALID_ARGUMENT, what, " is NULL but its count is ", n);
+  return Dims(dims, n);
+}
+
+std::vector<int64_t> list_arg(const int64_t* v, int32_t n, const char* what) {
+  if (n < 0) fail(AG_ERR_INVALID_ARGUMENT, what, " count ", n, " is negative");
+  if (n > 0 && v == nullptr) fail(AG_ERR_INVALID_ARGUMENT, what, " is NULL but its count is ", n);
+  return std::vector<int64_t>(v, v + n);
+}
+
+// The tensors of a caller's array, referenced for the call.
+std::vector<Tensor> tensors_arg(const ag_tensor* const* xs, int32_t n) {
+  if (n <= 0) fail(AG_ERR_INVALID_ARGUMENT, "expects at least one tensor, got n = ", n);
+  if (xs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "xs is NULL but n is ", n);
+  std::vector<Tensor> out;
+  for (int32_t i = 0; i < n; ++i) {
+    const std::string what = "xs[" + std::to_string(i) + "]";
+    out.push_back(api::tensor_ref(xs[i], what.c_str()));
+  }
+  return out;
+}
+
+// Hands every tensor to the caller's array, all or nothing.
+void write_outputs(ag_tensor** outs, int32_t capacity, std::vector<Tensor> ts) {
+  if (outs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "outs is NULL");
+  if (capacity < static_cast<int64_t>(ts.size())) {
+    fail(AG_ERR_BUFFER_TOO_SMALL, "capacity ", capacity, " is less than the ", ts.size(), " outputs");
+  }
+  for (size_t i = 0; i < ts.size(); ++i) outs[i] = api::to_handle(std::move(ts[i]));
+}
+
+}  // namespace
+
+extern "C" {
+
+AG_API ag_status ag_op_flatten(ag_tensor** out, const ag_tensor* x, int64_t start_dim, int64_t end_dim) noexcept {
+  return api::call("ag_op_flatten", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::flatten(api::Borrowed(x, "x"), start_dim, end_dim));
+  });
+}
+
+AG_API ag_status ag_op_squeeze(ag_tensor** out, const ag_tensor* x, const int64_t* dims, int32_t ndims) noexcept {
+  return api::call("ag_op_squeeze", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    *out = api::to_handle(ops::squeeze(tx, dims_arg(dims, ndims, "dims")));
+  });
+}
+
+AG_API ag_status ag_op_unsqueeze(ag_tensor** out, const ag_tensor* x, int64_t dim) noexcept {
+  return api::call("ag_op_unsqueeze", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::unsqueeze(api::Borrowed(x, "x"), dim));
+  });
+}
+
+AG_API ag_status ag_op_transpose(ag_tensor** out, const ag_tensor* x, int64_t dim0, int64_t dim1) noexcept {
+  return api::call("ag_op_transpose", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::transpose(api::Borrowed(x, "x"), dim0, dim1));
+  });
+}
+
+AG_API ag_status ag_op_permute(ag_tensor** out, const ag_tensor* x, const int64_t* dims, int32_t ndims) noexcept {
+  return api::call("ag_op_permute", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    *out = api::to_handle(ops::permute(tx, dims_arg(dims, ndims, "dims")));
+  });
+}
+
+AG_API ag_status ag_op_slice(ag_tensor** out, const ag_tensor* x, int64_t dim, int64_t start, int64_t end,
+                             int64_t step) noexcept {
+  return api::call("ag_op_slice", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::slice(api::Borrowed(x, "x"), dim, start, end, step));
+  });
+}
+
+AG_API ag_status ag_op_slice_backward(ag_tensor** out, const ag_tensor* grad, const int64_t* input_shape,
+                                      int32_t ndim, int64_t dim, int64_t start, int64_t end, int64_t step) noexcept {
+  return api::call("ag_op_slice_backward", [&] {
+    api::check_out(out);
+    api::Borrowed tg(grad, "grad");
+    *out = api::to_handle(ops::slice_backward(tg, dims_arg(input_shape, ndim, "input_shape"), dim, start, end, step));
+  });
+}
+
+AG_API ag_status ag_op_select(ag_tensor** out, const ag_tensor* x, int64_t dim, int64_t index) noexcept {
+  return api::call("ag_op_select", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::select(api::Borrowed(x, "x"), dim, index));
+  });
+}
+
+AG_API ag_status ag_op_narrow(ag_tensor** out, const ag_tensor* x, int64_t dim, int64_t start,
+                              int64_t length) noexcept {
+  return api::call("ag_op_narrow", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::narrow(api::Borrowed(x, "x"), dim, start, length));
+  });
+}
+
+AG_API ag_status ag_op_split(ag_tensor** outs, int32_t capacity, const ag_tensor* x, const int64_t* sizes,
+                             int32_t nsizes, int64_t dim) noexcept {
+  return api::call("ag_op_split", [&] {
+    if (outs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "outs is NULL");
+    api::Borrowed tx(x, "x");
+    write_outputs(outs, capacity, ops::split(tx, list_arg(sizes, nsizes, "sizes"), dim));
+  });
+}
+
+AG_API ag_status ag_op_chunk(ag_tensor** outs, int32_t capacity, int32_t* n_out, const ag_tensor* x,
+                             int64_t chunks, int64_t dim) noexcept {
+  return api::call("ag_op_chunk", [&] {
+    if (n_out == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "n_out is NULL");
+    if (chunks > INT32_MAX) fail(AG_ERR_INVALID_ARGUMENT, "chunks ", chunks, " exceeds INT32_MAX");
+    api::Borrowed tx(x, "x");
+    if (outs == nullptr && capacity == 0) {  // asks for the count only
+      *n_out = static_cast<int32_t>(ops::chunk_count(tx, chunks, dim));  // <= chunks
+      return;
+    }
+    std::vector<Tensor> pieces = ops::chunk(tx, chunks, dim);
+    const int32_t n = static_cast<int32_t>(pieces.size());
+    write_outputs(outs, capacity, std::move(pieces));
+    *n_out = n;
+  });
+}
+
+AG_API ag_status ag_op_concat(ag_tensor** out, const ag_tensor* const* xs, int32_t n, int64_t dim) noexcept {
+  return api::call("ag_op_concat", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::concat(tensors_arg(xs, n), dim));
+  });
+}
+
+AG_API ag_status ag_op_stack(ag_tensor** out, const ag_tensor* const* xs, int32_t n, int64_t dim) noexcept {
+  return api::call("ag_op_stack", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::stack(tensors_arg(xs, n), dim));
+  });
+}
+
+AG_API ag_status ag_op_flip(ag_tensor** out, const ag_tensor* x, const int64_t* dims, int32_t ndims) noexcept {
+  return api::call("ag_op_flip", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    *out = api::to_handle(ops::flip(tx, dims_arg(dims, ndims, "dims")));
+  });
+}
+
+AG_API ag_status ag_op_repeat(ag_tensor** out, const ag_tensor* x, const int64_t* repeats, int32_t n) noexcept {
+  return api::call("ag_op_repeat", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    *out = api::to_handle(ops::repeat(tx, dims_arg(repeats, n, "repeats")));
+  });
+}
+
+AG_API ag_status ag_op_pad(ag_tensor** out, const ag_tensor* x, const int64_t* pads, int32_t npads, int32_t mode,
+                           double value) noexcept {
+  return api::call("ag_op_pad", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    if (mode != AG_PAD_CONSTANT && mode != AG_PAD_REFLECT) {
+      fail(AG_ERR_INVALID_ARGUMENT, "mode ", mode, " is not AG_PAD_CONSTANT (0) or AG_PAD_REFLECT (1)");
+    }
+    *out = api::to_handle(ops::pad(tx, list_arg(pads, npads, "pads"), static_cast<ops::PadMode>(mode), value));
+  });
+}
+
+}  // extern "C"
