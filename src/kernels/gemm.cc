@@ -1,0 +1,321 @@
+// GEMM: cache blocking with packed panels and a register-blocked micro-kernel
+// (Goto's scheme), compiled for each Highway target. Per task (a tile of C):
+//   for each KC block of k:   pack the task's rows of A into MR-row panels
+//     for each NR columns:    pack a KC x NR panel of B (stays in L1)
+//       for each MR rows:     micro-kernel: MR x NR accumulators in registers
+// Packing reads A and B through their strides, so transposed operands cost
+// nothing extra beyond the packing itself. Tiny products skip packing.
+#include "kernels/targets.h"  // first: selects the targets
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "kernels/gemm.h"
+
+#ifndef AG_KERNELS_GEMM_SCRATCH_
+#define AG_KERNELS_GEMM_SCRATCH_
+namespace ag::kernels {
+namespace {
+
+// Per-thread packing buffers, kept between calls so a task does not pay for
+// allocation (and page faults) each time.
+class Scratch {
+ public:
+  ~Scratch() { std::free(p_); }
+  void* get(size_t bytes) {
+    if (bytes > n_) {
+      void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+      if (p == nullptr) throw std::bad_alloc();
+      std::free(p_);
+      p_ = p;
+      n_ = bytes;
+    }
+    return p_;
+  }
+
+ private:
+  void* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+void* scratch(size_t bytes) {
+  thread_local Scratch s;
+  return s.get(bytes);
+}
+
+// Products up to this many multiply-adds take the unpacked path.
+constexpr int64_t kSmallMacs = 32 * 32 * 32;
+// Depth of a packed block in bytes per element row: KC = 128 floats or 64
+// doubles, so that a KC x NR panel of B (24 KiB on AVX-512) stays in L1.
+constexpr size_t kKCBytes = 512;
+
+}  // namespace
+}  // namespace ag::kernels
+#endif  // AG_KERNELS_GEMM_SCRATCH_
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/kernels/gemm.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "kernels/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ag::kernels::HWY_NAMESPACE {
+
+// Micro-tile shape: MR rows x NV vectors of accumulators, sized to the
+// register file (32 vector registers on AVX-512, 16 below).
+#if HWY_TARGET <= HWY_AVX3
+constexpr int kMR = 8;
+constexpr int kNV = 3;
+#elif HWY_TARGET == HWY_SCALAR
+constexpr int kMR = 4;
+constexpr int kNV = 4;
+#else
+constexpr int kMR = 6;
+constexpr int kNV = 2;
+#endif
+
+// c[0, n) = alpha * acc + beta * c on the first block of k (c not read when
+// beta is 0), c + alpha * acc on later ones. Separate multiply and add (no
+// FMA) so that full and partial tiles round alike.
+template <class D>
+HWY_INLINE void UpdateC(D d, hn::Vec<D> acc, hn::TFromD<D>* c, size_t n, hn::TFromD<D> alpha,
+                        hn::TFromD<D> beta, bool first) {
+  using T = hn::TFromD<D>;
+  const bool full = n == hn::Lanes(d);
+  if (alpha != T(1)) acc = hn::Mul(hn::Set(d, alpha), acc);
+  if (!first || beta != T(0)) {
+    hn::Vec<D> old = full ? hn::LoadU(d, c) : LoadTail(d, c, n);
+    if (first && beta != T(1)) old = hn::Mul(hn::Set(d, beta), old);
+    acc = hn::Add(old, acc);
+  }
+  if (full) {
+    hn::StoreU(acc, d, c);
+  } else {
+    StoreTail(d, acc, c, n);
+  }
+}
+
+// The kc-deep product of a packed MR-row panel of A (ap[p * MR + r]) and a
+// packed NR-column panel of B (bp[p * NR + j]), added into the mr x nr
+// corner of C.
+template <class T>
+HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp, T* c, int64_t c_rs,
+                            size_t mr, size_t nr, T alpha, T beta, bool first) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const size_t N = hn::Lanes(d);
+  V acc[kMR][kNV];
+#pragma GCC unroll 8
+  for (int r = 0; r < kMR; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) acc[r][v] = hn::Zero(d);
+  }
+  for (size_t p = 0; p < kc; ++p) {
+    V b[kNV];
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) b[v] = hn::Load(d, bp + v * N);
+#pragma GCC unroll 8
+    for (int r = 0; r < kMR; ++r) {
+      const V a = hn::Set(d, ap[r]);
+#pragma GCC unroll 4
+      for (int v = 0; v < kNV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
+    }
+    ap += kMR;
+    bp += kNV * N;
+  }
+  for (size_t r = 0; r < mr; ++r) {
+    T* crow = c + static_cast<int64_t>(r) * c_rs;
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) {
+      const size_t j = v * N;
+      if (j >= nr) break;
+      UpdateC(d, acc[r][v], crow + j, std::min(N, nr - j), alpha, beta, first);
+    }
+  }
+}
+
+// Rows [0, mc) x cols [0, kc) of A into panels of MR rows, zero-padded:
+// dst[panel][p][r].
+template <class T>
+void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, T* HWY_RESTRICT dst) {
+  for (size_t i0 = 0; i0 < mc; i0 += kMR) {
+    const size_t mr = std::min<size_t>(kMR, mc - i0);
+    const T* src = a + static_cast<int64_t>(i0) * rs;
+    if (rs == 1 && mr == kMR) {  // column-major: MR contiguous values per p
+      for (size_t p = 0; p < kc; ++p) std::memcpy(dst + p * kMR, src + static_cast<int64_t>(p) * cs, sizeof(T) * kMR);
+    } else {
+      for (size_t r = 0; r < mr; ++r) {
+        const T* row = src + static_cast<int64_t>(r) * rs;
+        for (size_t p = 0; p < kc; ++p) dst[p * kMR + r] = row[static_cast<int64_t>(p) * cs];
+      }
+      for (size_t r = mr; r < kMR; ++r) {
+        for (size_t p = 0; p < kc; ++p) dst[p * kMR + r] = T(0);
+      }
+    }
+    dst += kMR * kc;
+  }
+}
+
+// Rows [0, kc) x cols [0, nc) of B into panels of NR columns, zero-padded:
+// dst[panel][p][j]. Row-major B is read row by row (streaming), anything
+// else column by column.
+template <class T>
+void PackB(const T* b, int64_t rs, int64_t cs, size_t kc, size_t nc, size_t NR, T* HWY_RESTRICT dst) {
+  const size_t panels = (nc + NR - 1) / NR;
+  const size_t pad = panels * NR - nc;
+  T* last = dst + (panels - 1) * kc * NR;
+  if (cs == 1) {
+    for (size_t p = 0; p < kc; ++p) {
+      const T* row = b + static_cast<int64_t>(p) * rs;
+      for (size_t jp = 0; jp + 1 < panels; ++jp) std::memcpy(dst + (jp * kc + p) * NR, row + jp * NR, sizeof(T) * NR);
+      std::memcpy(last + p * NR, row + (panels - 1) * NR, sizeof(T) * (NR - pad));
+    }
+  } else {
+    for (size_t j = 0; j < nc; ++j) {
+      const T* col = b + static_cast<int64_t>(j) * cs;
+      T* out = dst + (j / NR) * kc * NR + j % NR;
+      for (size_t p = 0; p < kc; ++p) out[p * NR] = col[static_cast<int64_t>(p) * rs];
+    }
+  }
+  for (size_t p = 0; p < kc; ++p) {
+    for (size_t j = NR - pad; j < NR; ++j) last[p * NR + j] = T(0);
+  }
+}
+
+// The rows [i0, i1) x cols [j0, j1) of C, blocked and packed. The packed
+// block of B (KC x up to kTaskCols) stays in L2, a KC x NR panel of it in L1
+// while the A panels stream by.
+template <class T>
+void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const hn::ScalableTag<T> d;
+  const size_t NR = kNV * hn::Lanes(d);
+  const size_t KC = kKCBytes / sizeof(T);
+  const size_t mc = static_cast<size_t>(i1 - i0), nc = static_cast<size_t>(j1 - j0);
+  const size_t a_elems = (mc + kMR - 1) / kMR * kMR * KC;
+  const size_t b_elems = (nc + NR - 1) / NR * NR * KC;
+  T* abuf = static_cast<T*>(scratch(sizeof(T) * (a_elems + b_elems)));
+  T* bbuf = abuf + a_elems;
+  const T* A = reinterpret_cast<const T*>(g.a);
+  const T* B = reinterpret_cast<const T*>(g.b);
+  T* C = reinterpret_cast<T*>(g.c);
+  const T alpha = static_cast<T>(g.alpha), beta = static_cast<T>(g.beta);
+  for (int64_t pc = 0; pc < g.k; pc += static_cast<int64_t>(KC)) {
+    const size_t kc = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(KC), g.k - pc));
+    PackB(B + pc * g.b_rs + j0 * g.b_cs, g.b_rs, g.b_cs, kc, nc, NR, bbuf);
+    PackA(A + i0 * g.a_rs + pc * g.a_cs, g.a_rs, g.a_cs, mc, kc, abuf);
+    for (size_t jr = 0; jr < nc; jr += NR) {
+      const T* bp = bbuf + jr * kc;
+      T* cp = C + i0 * g.c_rs + j0 + static_cast<int64_t>(jr);
+      for (size_t ir = 0; ir < mc; ir += kMR) {
+        MicroTile<T>(kc, abuf + ir * kc, bp, cp + static_cast<int64_t>(ir) * g.c_rs, g.c_rs,
+                     std::min<size_t>(kMR, mc - ir), std::min(NR, nc - jr), alpha, beta, pc == 0);
+      }
+    }
+  }
+}
+
+// Unpacked path for tiny products (and k = 0): one vector of C at a time.
+template <class T>
+void SmallGemm(const GemmArgs& g) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
+  const T* A = reinterpret_cast<const T*>(g.a);
+  const T* B = reinterpret_cast<const T*>(g.b);
+  const T alpha = g.k == 0 ? T(1) : static_cast<T>(g.alpha);  // k = 0: C = beta * C
+  const T beta = static_cast<T>(g.beta);
+  HWY_ALIGN T buf[hn::MaxLanes(d)];
+  for (int64_t i = 0; i < g.m; ++i) {
+    T* crow = reinterpret_cast<T*>(g.c) + i * g.c_rs;
+    const T* arow = A + i * g.a_rs;
+    for (int64_t j = 0; j < g.n; j += static_cast<int64_t>(N)) {
+      const size_t nn = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(N), g.n - j));
+      auto acc = hn::Zero(d);
+      for (int64_t p = 0; p < g.k; ++p) {
+        const T* brow = B + p * g.b_rs + j * g.b_cs;
+        hn::Vec<decltype(d)> bv;
+        if (g.b_cs == 1) {
+          bv = nn == N ? hn::LoadU(d, brow) : LoadTail(d, brow, nn);
+        } else {
+          for (size_t q = 0; q < N; ++q) buf[q] = q < nn ? brow[static_cast<int64_t>(q) * g.b_cs] : T(0);
+          bv = hn::Load(d, buf);
+        }
+        acc = hn::MulAdd(hn::Set(d, arow[p * g.a_cs]), bv, acc);
+      }
+      UpdateC(d, acc, crow + j, nn, alpha, beta, true);
+    }
+  }
+}
+
+void GemmTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool small) {
+  if (g.dt == DType::F64) {
+    if (small) return SmallGemm<double>(g);
+    return PackedTile<double>(g, i0, i1, j0, j1);
+  }
+  if (small) return SmallGemm<float>(g);
+  PackedTile<float>(g, i0, i1, j0, j1);
+}
+
+int64_t GemmTargetId() { return HWY_TARGET; }
+
+}  // namespace ag::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ag::kernels {
+
+HWY_EXPORT(GemmTile);
+HWY_EXPORT(GemmTargetId);
+
+namespace {
+
+// The task grid: tiles of C of rows x cols, from the sizes alone. Rows per
+// task near 128 (an A block of 128 x KC in L2), columns near 1024 (a KC x 1024 block of B in L2); both
+// multiples of every target's MR and NR so that only the last tile has
+// partial panels, and even splits so that tasks are alike.
+constexpr int64_t kTaskRows = 128, kTaskCols = 1024, kRowAlign = 24, kColAlign = 48;
+
+struct Grid {
+  bool small;
+  int64_t mb, nb, rows, cols;
+};
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t split(int64_t n, int64_t target, int64_t align) {
+  const int64_t parts = ceil_div(n, target);
+  return ceil_div(ceil_div(n, parts), align) * align;
+}
+
+Grid grid(const GemmArgs& g) {
+  if (g.m == 0 || g.n == 0 || g.k == 0 || g.m * g.n <= kSmallMacs / g.k) return {true, 1, 1, g.m, g.n};
+  const int64_t rows = split(g.m, kTaskRows, kRowAlign), cols = split(g.n, kTaskCols, kColAlign);
+  return {false, ceil_div(g.m, rows), ceil_div(g.n, cols), rows, cols};
+}
+
+}  // namespace
+
+int64_t gemm_tasks(const GemmArgs& g) {
+  const Grid gr = grid(g);
+  return gr.mb * gr.nb;
+}
+
+double gemm_task_flops(const GemmArgs& g) {
+  const Grid gr = grid(g);
+  return 2.0 * static_cast<double>(gr.rows) * static_cast<double>(gr.cols) * static_cast<double>(g.k);
+}
+
+void gemm_task(const GemmArgs& g, int64_t t) {
+  const Grid gr = grid(g);
+  if (g.m == 0 || g.n == 0) return;
+  const int64_t i0 = t / gr.nb * gr.rows, j0 = t % gr.nb * gr.cols;
+  HWY_DYNAMIC_DISPATCH(GemmTile)(g, i0, std::min(g.m, i0 + gr.rows), j0, std::min(g.n, j0 + gr.cols), gr.small);
+}
+
+int64_t gemm_target() { return HWY_DYNAMIC_DISPATCH(GemmTargetId)(); }
+
+}  // namespace ag::kernels
+#endif  // HWY_ONCE
