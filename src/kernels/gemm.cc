@@ -99,7 +99,13 @@ HWY_INLINE void UpdateC(D d, hn::Vec<D> acc, hn::TFromD<D>* c, size_t n, hn::TFr
   }
 }
 
-// The kc-deep product of a packed MR-row panel of A (ap[p * MR + r]) and a
+// Depth of a packed block: KC elements.
+template <class T>
+constexpr size_t KC() {
+  return kKCBytes / sizeof(T);
+}
+
+// The kc-deep product of a packed MR-row panel of A (ap[r * KC + p]) and a
 // packed NR-column panel of B (bp[p * NR + j]), added into the mr x nr
 // corner of C.
 template <class T>
@@ -109,6 +115,7 @@ HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, const T* HWY_RE
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
   V acc[kMR][kNV];
+  for (size_t r = 0; r < mr; ++r) __builtin_prefetch(c + static_cast<int64_t>(r) * c_rs);
 #pragma GCC unroll 8
   for (int r = 0; r < kMR; ++r) {
 #pragma GCC unroll 4
@@ -120,43 +127,55 @@ HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, const T* HWY_RE
     for (int v = 0; v < kNV; ++v) b[v] = hn::Load(d, bp + v * N);
 #pragma GCC unroll 8
     for (int r = 0; r < kMR; ++r) {
-      const V a = hn::Set(d, ap[r]);
+      const V a = hn::Set(d, ap[r * KC<T>()]);
 #pragma GCC unroll 4
       for (int v = 0; v < kNV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
     }
-    ap += kMR;
+    ++ap;
     bp += kNV * N;
   }
-  for (size_t r = 0; r < mr; ++r) {
-    T* crow = c + static_cast<int64_t>(r) * c_rs;
+  if (mr == kMR && nr == kNV * N) {  // full tile: straight from the registers
+#pragma GCC unroll 8
+    for (int r = 0; r < kMR; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < kNV; ++v) {
-      const size_t j = v * N;
-      if (j >= nr) break;
-      UpdateC(d, acc[r][v], crow + j, std::min(N, nr - j), alpha, beta, first);
+      for (int v = 0; v < kNV; ++v) UpdateC(d, acc[r][v], c + r * c_rs + v * N, N, alpha, beta, first);
+    }
+    return;
+  }
+  // Edge tile: through a buffer, so that the accumulators are only ever
+  // indexed by constants (and stay in registers).
+  HWY_ALIGN T tile[kMR * kNV * hn::MaxLanes(d)];
+#pragma GCC unroll 8
+  for (int r = 0; r < kMR; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) hn::Store(acc[r][v], d, tile + (r * kNV + v) * N);
+  }
+  for (size_t r = 0; r < mr; ++r) {
+    for (size_t j = 0; j < nr; j += N) {
+      UpdateC(d, hn::Load(d, tile + r * kNV * N + j), c + static_cast<int64_t>(r) * c_rs + j, std::min(N, nr - j),
+              alpha, beta, first);
     }
   }
 }
 
-// Rows [0, mc) x cols [0, kc) of A into panels of MR rows, zero-padded:
-// dst[panel][p][r].
+// Rows [0, mc) x cols [0, kc) of A into panels of MR rows of KC elements,
+// zero-padded rows: dst[panel][r][p]. Row-major A is a plain copy of rows.
 template <class T>
 void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, T* HWY_RESTRICT dst) {
+  constexpr size_t kc_stride = KC<T>();
   for (size_t i0 = 0; i0 < mc; i0 += kMR) {
     const size_t mr = std::min<size_t>(kMR, mc - i0);
     const T* src = a + static_cast<int64_t>(i0) * rs;
-    if (rs == 1 && mr == kMR) {  // column-major: MR contiguous values per p
-      for (size_t p = 0; p < kc; ++p) std::memcpy(dst + p * kMR, src + static_cast<int64_t>(p) * cs, sizeof(T) * kMR);
-    } else {
-      for (size_t r = 0; r < mr; ++r) {
-        const T* row = src + static_cast<int64_t>(r) * rs;
-        for (size_t p = 0; p < kc; ++p) dst[p * kMR + r] = row[static_cast<int64_t>(p) * cs];
-      }
-      for (size_t r = mr; r < kMR; ++r) {
-        for (size_t p = 0; p < kc; ++p) dst[p * kMR + r] = T(0);
+    if (cs == 1) {
+      for (size_t r = 0; r < mr; ++r) std::memcpy(dst + r * kc_stride, src + static_cast<int64_t>(r) * rs, sizeof(T) * kc);
+    } else {  // column by column: contiguous reads when A is column-major
+      for (size_t p = 0; p < kc; ++p) {
+        const T* col = src + static_cast<int64_t>(p) * cs;
+        for (size_t r = 0; r < mr; ++r) dst[r * kc_stride + p] = col[static_cast<int64_t>(r) * rs];
       }
     }
-    dst += kMR * kc;
+    for (size_t r = mr; r < kMR; ++r) std::memset(dst + r * kc_stride, 0, sizeof(T) * kc);
+    dst += kMR * kc_stride;
   }
 }
 
@@ -169,9 +188,14 @@ void PackB(const T* b, int64_t rs, int64_t cs, size_t kc, size_t nc, size_t NR, 
   const size_t pad = panels * NR - nc;
   T* last = dst + (panels - 1) * kc * NR;
   if (cs == 1) {
+    const hn::ScalableTag<T> d;
+    const size_t N = hn::Lanes(d);
     for (size_t p = 0; p < kc; ++p) {
       const T* row = b + static_cast<int64_t>(p) * rs;
-      for (size_t jp = 0; jp + 1 < panels; ++jp) std::memcpy(dst + (jp * kc + p) * NR, row + jp * NR, sizeof(T) * NR);
+      for (size_t jp = 0; jp + 1 < panels; ++jp) {
+#pragma GCC unroll 4
+        for (int v = 0; v < kNV; ++v) hn::Store(hn::LoadU(d, row + jp * NR + v * N), d, dst + (jp * kc + p) * NR + v * N);
+      }
       std::memcpy(last + p * NR, row + (panels - 1) * NR, sizeof(T) * (NR - pad));
     }
   } else {
@@ -193,7 +217,7 @@ template <class T>
 void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const hn::ScalableTag<T> d;
   const size_t NR = kNV * hn::Lanes(d);
-  const size_t KC = kKCBytes / sizeof(T);
+  const size_t KC = ag::kernels::HWY_NAMESPACE::KC<T>();
   const size_t mc = static_cast<size_t>(i1 - i0), nc = static_cast<size_t>(j1 - j0);
   const size_t a_elems = (mc + kMR - 1) / kMR * kMR * KC;
   const size_t b_elems = (nc + NR - 1) / NR * NR * KC;
@@ -211,7 +235,7 @@ void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j
       const T* bp = bbuf + jr * kc;
       T* cp = C + i0 * g.c_rs + j0 + static_cast<int64_t>(jr);
       for (size_t ir = 0; ir < mc; ir += kMR) {
-        MicroTile<T>(kc, abuf + ir * kc, bp, cp + static_cast<int64_t>(ir) * g.c_rs, g.c_rs,
+        MicroTile<T>(kc, abuf + ir * KC, bp, cp + static_cast<int64_t>(ir) * g.c_rs, g.c_rs,
                      std::min<size_t>(kMR, mc - ir), std::min(NR, nc - jr), alpha, beta, pc == 0);
       }
     }
@@ -272,11 +296,13 @@ HWY_EXPORT(GemmTargetId);
 
 namespace {
 
-// The task grid: tiles of C of rows x cols, from the sizes alone. Rows per
-// task near 128 (an A block of 128 x KC in L2), columns near 1024 (a KC x 1024 block of B in L2); both
-// multiples of every target's MR and NR so that only the last tile has
-// partial panels, and even splits so that tasks are alike.
-constexpr int64_t kTaskRows = 128, kTaskCols = 1024, kRowAlign = 24, kColAlign = 48;
+// The task grid: tiles of C of rows x cols, from the sizes alone. Each task
+// packs its own blocks of A and B; rows per task near 256 (an A block of
+// 256 x KC in L2) keep the repacking of B across tasks small, columns near
+// 1024 (a KC x 1024 block of B in L2). Both are multiples of every target's
+// MR and NR so that only the last tile has partial panels, and even splits
+// make the tasks alike.
+constexpr int64_t kTaskRows = 256, kTaskCols = 1024, kRowAlign = 24, kColAlign = 48;
 
 struct Grid {
   bool small;
