@@ -242,7 +242,8 @@ void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j
   }
 }
 
-// Unpacked path for tiny products (and k = 0): one vector of C at a time.
+// Unpacked path for tiny products, a single row of C, and k = 0: one vector
+// of C at a time.
 template <class T>
 void SmallGemm(const GemmArgs& g) {
   const hn::ScalableTag<T> d;
@@ -274,11 +275,57 @@ void SmallGemm(const GemmArgs& g) {
   }
 }
 
+// A product with one column (matrix-vector, dot): each element of C is a dot
+// product along k, in vectors with four accumulators merged in a fixed order.
+template <class T>
+void DotRows(const GemmArgs& g) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const size_t N = hn::Lanes(d);
+  const T* B = reinterpret_cast<const T*>(g.b);
+  const T alpha = g.k == 0 ? T(1) : static_cast<T>(g.alpha);
+  const T beta = static_cast<T>(g.beta);
+  HWY_ALIGN T abuf[hn::MaxLanes(d)];
+  HWY_ALIGN T bbuf[hn::MaxLanes(d)];
+  // Elements [p, p + n) of a strided vector as a vector (zeros past n).
+  auto load = [&](const T* x, int64_t stride, int64_t p, size_t n, T* buf) {
+    if (stride == 1) return n == N ? hn::LoadU(d, x + p) : LoadTail(d, x + p, n);
+    for (size_t q = 0; q < N; ++q) buf[q] = q < n ? x[(p + static_cast<int64_t>(q)) * stride] : T(0);
+    return hn::Load(d, buf);
+  };
+  const int64_t step = static_cast<int64_t>(N);
+  for (int64_t i = 0; i < g.m; ++i) {
+    const T* arow = reinterpret_cast<const T*>(g.a) + i * g.a_rs;
+    V acc[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
+    int64_t p = 0;
+    for (; p + 4 * step <= g.k; p += 4 * step) {
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) {
+        const int64_t q = p + u * step;
+        acc[u] = hn::MulAdd(load(arow, g.a_cs, q, N, abuf), load(B, g.b_rs, q, N, bbuf), acc[u]);
+      }
+    }
+    for (int u = 0; p < g.k; p += step, ++u) {
+      const size_t n = static_cast<size_t>(std::min(step, g.k - p));
+      acc[u] = hn::MulAdd(load(arow, g.a_cs, p, n, abuf), load(B, g.b_rs, p, n, bbuf), acc[u]);
+    }
+    const V sum = hn::Add(hn::Add(acc[0], acc[1]), hn::Add(acc[2], acc[3]));
+    HWY_ALIGN T lane[hn::MaxLanes(d)];
+    hn::Store(hn::SumOfLanes(d, sum), d, lane);
+    T* c = reinterpret_cast<T*>(g.c) + i * g.c_rs;
+    T y = alpha == T(1) ? lane[0] : alpha * lane[0];
+    if (beta != T(0)) y = (beta == T(1) ? *c : beta * *c) + y;
+    *c = y;
+  }
+}
+
 void GemmTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool small) {
   if (g.dt == DType::F64) {
+    if (small && g.n == 1) return DotRows<double>(g);
     if (small) return SmallGemm<double>(g);
     return PackedTile<double>(g, i0, i1, j0, j1);
   }
+  if (small && g.n == 1) return DotRows<float>(g);
   if (small) return SmallGemm<float>(g);
   PackedTile<float>(g, i0, i1, j0, j1);
 }
@@ -317,7 +364,9 @@ int64_t split(int64_t n, int64_t target, int64_t align) {
 }
 
 Grid grid(const GemmArgs& g) {
-  if (g.m == 0 || g.n == 0 || g.k == 0 || g.m * g.n <= kSmallMacs / g.k) return {true, 1, 1, g.m, g.n};
+  // Tiny products, and a single row or column (packing would pad it to a
+  // whole panel), take the unpacked paths.
+  if (g.m <= 1 || g.n <= 1 || g.k == 0 || g.m * g.n <= kSmallMacs / g.k) return {true, 1, 1, g.m, g.n};
   const int64_t rows = split(g.m, kTaskRows, kRowAlign), cols = split(g.n, kTaskCols, kColAlign);
   return {false, ceil_div(g.m, rows), ceil_div(g.n, cols), rows, cols};
 }

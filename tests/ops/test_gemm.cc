@@ -1,7 +1,8 @@
 // The GEMM kernel (src/kernels/gemm.cc) on every compiled SIMD target the CPU
 // supports, against a naive triple loop in long double: odd and prime sizes
 // (edge tiles), the small and the packed paths, row-major, column-major and
-// strided operands read in place, alpha/beta, k = 0; and the same bits
+// strided operands read in place, single rows and columns (the dot-product
+// path), alpha/beta, k = 0; and the same bits
 // whether the tasks run on 1 or 2 threads.
 #include <gtest/gtest.h>
 
@@ -131,6 +132,8 @@ void check_layouts() {
     for (Layout lb : all) {
       check_product<T>(5, 3, 7, la, lb, 1.0, 0.0, rng);     // small path
       check_product<T>(67, 53, 139, la, lb, 1.0, 0.0, rng);  // packed path
+      check_product<T>(37, 1, 1001, la, lb, 1.0, 0.0, rng);  // one column: dot products
+      check_product<T>(1, 301, 203, la, lb, 1.0, 0.0, rng);  // one row
     }
   }
 }
@@ -142,6 +145,7 @@ void check_alpha_beta() {
     for (double beta : {0.0, 1.0, 0.25, -1.0}) {
       check_product<T>(3, 5, 4, Layout::RowMajor, Layout::RowMajor, alpha, beta, rng);
       check_product<T>(41, 59, 301, Layout::RowMajor, Layout::ColMajor, alpha, beta, rng);
+      check_product<T>(9, 1, 517, Layout::RowMajor, Layout::RowMajor, alpha, beta, rng);
     }
   }
 }
