@@ -12,8 +12,8 @@
  * ag's time includes allocating and freeing the output tensor.
  *
  * OpenBLAS 0.3.21 does not recognise this CPU generation and falls back to
- * slow kernels: the program re-executes itself with OPENBLAS_CORETYPE=Cooperlake
- * unless the variable is set. OpenBLAS's pthread workers busy-wait after a
+ * slow kernels: the program re-executes itself with OPENBLAS_CORETYPE set to
+ * Cooperlake (or to $AG_BENCH_OPENBLAS_CORETYPE) unless it already is. OpenBLAS's pthread workers busy-wait after a
  * call, which would take a core from ag's threads, so the multi-threaded
  * OpenBLAS runs come last.
  */
@@ -135,10 +135,13 @@ static timing time_openblas(int n, int threads, int repeats, const float *a, con
 
 int main(int argc, char **argv) {
 #ifdef AG_BENCH_OPENBLAS
-  if (!getenv("OPENBLAS_CORETYPE")) { /* must be set before OpenBLAS loads */
-    setenv("OPENBLAS_CORETYPE", "Cooperlake", 1);
+  /* OpenBLAS reads OPENBLAS_CORETYPE when it loads: re-execute with it set */
+  const char *want = getenv("AG_BENCH_OPENBLAS_CORETYPE") ? getenv("AG_BENCH_OPENBLAS_CORETYPE") : "Cooperlake";
+  const char *have = getenv("OPENBLAS_CORETYPE");
+  if (!have || strcmp(have, want) != 0) {
+    setenv("OPENBLAS_CORETYPE", want, 1);
     execv("/proc/self/exe", argv);
-    fprintf(stderr, "bench_gemm: could not re-execute with OPENBLAS_CORETYPE set; continuing\n");
+    fprintf(stderr, "bench_gemm: could not re-execute with OPENBLAS_CORETYPE=%s; continuing\n", want);
   }
 #endif
   int sizes[MAX_LIST] = {512, 1024}, nsizes = 2, threads[MAX_LIST] = {1, 2}, nthreads = 2, repeats = 0;
