@@ -7,8 +7,11 @@
  *
  * Prints one JSON object per line: {"bench": "gemm", "impl": "ag" | "openblas",
  * "dtype": "f32", "n": N, "threads": T, "median_ns", "min_ns", "gflops" (at the
- * median), "gflops_best", "repeats"}, and per size and thread count a line
- * {"impl": "ratio", "ag_over_openblas": ...} of the median GFLOP/s.
+ * median), "gflops_best", "cpu_median_ns" (process CPU time: on a busy
+ * machine the 1-thread figure that time slicing does not inflate; at 2
+ * threads it includes OpenBLAS's busy-waiting), "repeats"}, and per size and
+ * thread count a line {"impl": "ratio", "ag_over_openblas": ...} of the
+ * median GFLOP/s, with "ag_over_openblas_cpu" from the CPU times.
  * ag's time includes allocating and freeing the output tensor.
  *
  * OpenBLAS 0.3.21 does not recognise this CPU generation and falls back to
@@ -41,11 +44,13 @@ static void die(const char *what) {
   exit(3);
 }
 
-static double now_ns(void) {
+static double clock_ns(clockid_t id) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(id, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
+static double now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+static double cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
@@ -72,20 +77,29 @@ static void fill(float *x, size_t n, uint64_t seed) {
 }
 
 typedef struct {
-  double median_ns, min_ns;
+  double median_ns, min_ns, cpu_median_ns;
 } timing;
 
-static timing summarize(double *t, int r) {
+static double median(double *t, int r) {
   qsort(t, (size_t)r, sizeof(double), cmp_double);
-  timing s = {r % 2 ? t[r / 2] : 0.5 * (t[r / 2 - 1] + t[r / 2]), t[0]};
+  return r % 2 ? t[r / 2] : 0.5 * (t[r / 2 - 1] + t[r / 2]);
+}
+
+/* t: wall times, c: CPU times of the r repeats */
+static timing summarize(double *t, double *c, int r) {
+  timing s;
+  s.median_ns = median(t, r);
+  s.min_ns = t[0];
+  s.cpu_median_ns = median(c, r);
   return s;
 }
 
 static void report(const char *impl, int n, int threads, timing t, int repeats) {
   const double flops = 2.0 * n * (double)n * n;
   printf("{\"bench\": \"gemm\", \"impl\": \"%s\", \"dtype\": \"f32\", \"n\": %d, \"threads\": %d, "
-         "\"median_ns\": %.0f, \"min_ns\": %.0f, \"gflops\": %.1f, \"gflops_best\": %.1f, \"repeats\": %d}\n",
-         impl, n, threads, t.median_ns, t.min_ns, flops / t.median_ns, flops / t.min_ns, repeats);
+         "\"median_ns\": %.0f, \"min_ns\": %.0f, \"gflops\": %.1f, \"gflops_best\": %.1f, \"cpu_median_ns\": %.0f, "
+         "\"repeats\": %d}\n",
+         impl, n, threads, t.median_ns, t.min_ns, flops / t.median_ns, flops / t.min_ns, t.cpu_median_ns, repeats);
   fflush(stdout);
 }
 
@@ -99,17 +113,20 @@ static timing time_ag(int n, int threads, int repeats, const float *a, const flo
   ag_tensor *ta = NULL, *tb = NULL;
   if (ag_tensor_create(&ta, ctx, AG_F32, shape, 2, a) != AG_OK) die("ag_tensor_create");
   if (ag_tensor_create(&tb, ctx, AG_F32, shape, 2, b) != AG_OK) die("ag_tensor_create");
-  double *t = malloc(sizeof(double) * (size_t)repeats);
+  double *t = malloc(sizeof(double) * 2 * (size_t)repeats), *cpu = t + repeats;
   if (!t) die("malloc");
   for (int r = -2; r < repeats; ++r) { /* two warm-up runs */
     ag_tensor *y = NULL;
-    const double t0 = now_ns();
+    const double t0 = now_ns(), c0 = cpu_ns();
     if (ag_op_matmul(&y, ta, tb) != AG_OK) die("ag_op_matmul");
-    if (r == repeats - 1 && ag_tensor_copy_data(y, c, sizeof(float) * (size_t)n * n) != AG_OK) die("copy_data");
     ag_tensor_release(y);
-    if (r >= 0) t[r] = now_ns() - t0;
+    if (r >= 0) t[r] = now_ns() - t0, cpu[r] = cpu_ns() - c0;
   }
-  timing s = summarize(t, repeats);
+  ag_tensor *y = NULL; /* the result, for comparison with OpenBLAS */
+  if (ag_op_matmul(&y, ta, tb) != AG_OK) die("ag_op_matmul");
+  if (ag_tensor_copy_data(y, c, sizeof(float) * (size_t)n * n) != AG_OK) die("ag_tensor_copy_data");
+  ag_tensor_release(y);
+  timing s = summarize(t, cpu, repeats);
   free(t);
   ag_tensor_release(ta);
   ag_tensor_release(tb);
@@ -120,14 +137,14 @@ static timing time_ag(int n, int threads, int repeats, const float *a, const flo
 #ifdef AG_BENCH_OPENBLAS
 static timing time_openblas(int n, int threads, int repeats, const float *a, const float *b, float *c) {
   openblas_set_num_threads(threads);
-  double *t = malloc(sizeof(double) * (size_t)repeats);
+  double *t = malloc(sizeof(double) * 2 * (size_t)repeats), *cpu = t + repeats;
   if (!t) die("malloc");
   for (int r = -2; r < repeats; ++r) {
-    const double t0 = now_ns();
+    const double t0 = now_ns(), c0 = cpu_ns();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-    if (r >= 0) t[r] = now_ns() - t0;
+    if (r >= 0) t[r] = now_ns() - t0, cpu[r] = cpu_ns() - c0;
   }
-  timing s = summarize(t, repeats);
+  timing s = summarize(t, cpu, repeats);
   free(t);
   return s;
 }
@@ -193,8 +210,8 @@ int main(int argc, char **argv) {
         if (d > diff) diff = d;
       }
       printf("{\"bench\": \"gemm\", \"impl\": \"ratio\", \"dtype\": \"f32\", \"n\": %d, \"threads\": %d, "
-             "\"ag_over_openblas\": %.3f, \"max_abs_diff\": %.3g}\n",
-             n, threads[ti], tb.median_ns / tag[si].median_ns, diff);
+             "\"ag_over_openblas\": %.3f, \"ag_over_openblas_cpu\": %.3f, \"max_abs_diff\": %.3g}\n",
+             n, threads[ti], tb.median_ns / tag[si].median_ns, tb.cpu_median_ns / tag[si].cpu_median_ns, diff);
       fflush(stdout);
       free(c2);
       if (diff > 1e-3 * n) {
