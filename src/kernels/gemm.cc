@@ -1,10 +1,14 @@
 // GEMM: cache blocking with packed panels and a register-blocked micro-kernel
-// (Goto's scheme), compiled for each Highway target. Per task (a tile of C):
-//   for each KC block of k:   pack the task's rows of A into MR-row panels
-//     for each NR columns:    pack a KC x NR panel of B (stays in L1)
-//       for each MR rows:     micro-kernel: MR x NR accumulators in registers
+// (Goto's scheme), compiled for each Highway target. Per task (a tile of C of
+// up to ~256 rows x ~1024 columns, see the task grid at the end):
+//   for each KC block of k:  pack the task's KC x cols block of B into
+//                            NR-column panels (stays in L2), and its rows x KC
+//                            block of A into MR-row panels
+//     for each NR columns:   (that KC x NR panel of B stays in L1)
+//       for each MR rows:    micro-kernel: MR x NR accumulators in registers
 // Packing reads A and B through their strides, so transposed operands cost
-// nothing extra beyond the packing itself. Tiny products skip packing.
+// nothing beyond the packing itself. Tiny products and single rows or
+// columns (matrix-vector, dot) take unpacked paths.
 #include "kernels/targets.h"  // first: selects the targets
 
 #include <algorithm>
