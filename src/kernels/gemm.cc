@@ -183,6 +183,32 @@ void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, T* HWY_REST
   }
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// Transposes the 128-bit block of L = 16 / sizeof(T) columns src + q * cs
+// (L elements each) into L rows dst + p * dst_stride.
+HWY_INLINE void TransposeBlock(const float* src, int64_t cs, float* dst, size_t dst_stride) {
+  const hn::Full128<float> d;
+  const hn::Full128<double> d64;
+  const auto r0 = hn::LoadU(d, src), r1 = hn::LoadU(d, src + cs);
+  const auto r2 = hn::LoadU(d, src + 2 * cs), r3 = hn::LoadU(d, src + 3 * cs);
+  const auto lo01 = hn::BitCast(d64, hn::InterleaveLower(d, r0, r1));  // r0[0] r1[0] r0[1] r1[1]
+  const auto lo23 = hn::BitCast(d64, hn::InterleaveLower(d, r2, r3));
+  const auto hi01 = hn::BitCast(d64, hn::InterleaveUpper(d, r0, r1));  // r0[2] r1[2] r0[3] r1[3]
+  const auto hi23 = hn::BitCast(d64, hn::InterleaveUpper(d, r2, r3));
+  hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, lo01, lo23)), d, dst);
+  hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, lo01, lo23)), d, dst + dst_stride);
+  hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, hi01, hi23)), d, dst + 2 * dst_stride);
+  hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, hi01, hi23)), d, dst + 3 * dst_stride);
+}
+
+HWY_INLINE void TransposeBlock(const double* src, int64_t cs, double* dst, size_t dst_stride) {
+  const hn::Full128<double> d;
+  const auto r0 = hn::LoadU(d, src), r1 = hn::LoadU(d, src + cs);
+  hn::StoreU(hn::InterleaveLower(d, r0, r1), d, dst);
+  hn::StoreU(hn::InterleaveUpper(d, r0, r1), d, dst + dst_stride);
+}
+#endif
+
 // Rows [0, kc) x cols [0, nc) of B into panels of NR columns, zero-padded:
 // dst[panel][p][j]. Row-major B is read row by row (streaming), anything
 // else column by column.
@@ -203,7 +229,22 @@ void PackB(const T* b, int64_t rs, int64_t cs, size_t kc, size_t nc, size_t NR, 
       std::memcpy(last + p * NR, row + (panels - 1) * NR, sizeof(T) * (NR - pad));
     }
   } else {
-    for (size_t j = 0; j < nc; ++j) {
+    size_t j = 0;
+#if HWY_TARGET != HWY_SCALAR
+    if (rs == 1) {  // column-major (a transposed operand): 128-bit block transposes
+      constexpr size_t L = 16 / sizeof(T);
+      for (; j + L <= nc; j += L) {
+        const T* col = b + static_cast<int64_t>(j) * cs;
+        T* out = dst + (j / NR) * kc * NR + j % NR;  // L divides NR: never across panels
+        size_t p = 0;
+        for (; p + L <= kc; p += L) TransposeBlock(col + p, cs, out + p * NR, NR);
+        for (; p < kc; ++p) {
+          for (size_t q = 0; q < L; ++q) out[p * NR + q] = col[static_cast<int64_t>(q) * cs + static_cast<int64_t>(p)];
+        }
+      }
+    }
+#endif
+    for (; j < nc; ++j) {
       const T* col = b + static_cast<int64_t>(j) * cs;
       T* out = dst + (j / NR) * kc * NR + j % NR;
       for (size_t p = 0; p < kc; ++p) out[p * NR] = col[static_cast<int64_t>(p) * rs];
