@@ -395,6 +395,7 @@ namespace {
 // MR and NR so that only the last tile has partial panels, and even splits
 // make the tasks alike.
 constexpr int64_t kTaskRows = 256, kTaskCols = 1024, kRowAlign = 24, kColAlign = 48;
+constexpr int64_t kVectorTaskMacs = int64_t{1} << 18;
 
 struct Grid {
   bool small;
@@ -410,8 +411,17 @@ int64_t split(int64_t n, int64_t target, int64_t align) {
 
 Grid grid(const GemmArgs& g) {
   // Tiny products, and a single row or column (packing would pad it to a
-  // whole panel), take the unpacked paths.
-  if (g.m <= 1 || g.n <= 1 || g.k == 0 || g.m * g.n <= kSmallMacs / g.k) return {true, 1, 1, g.m, g.n};
+  // whole panel), take the unpacked paths; large single rows or columns in
+  // tasks of ~kVectorTaskMacs (their elements are independent).
+  if (g.m == 0 || g.n == 0 || g.k == 0 || g.m * g.n <= kSmallMacs / g.k) return {true, 1, 1, g.m, g.n};
+  if (g.n == 1) {
+    const int64_t rows = std::max<int64_t>(1, kVectorTaskMacs / g.k);
+    return {true, ceil_div(g.m, rows), 1, rows, 1};
+  }
+  if (g.m == 1) {
+    const int64_t cols = ceil_div(std::max<int64_t>(1, kVectorTaskMacs / g.k), kColAlign) * kColAlign;
+    return {true, 1, ceil_div(g.n, cols), 1, cols};
+  }
   const int64_t rows = split(g.m, kTaskRows, kRowAlign), cols = split(g.n, kTaskCols, kColAlign);
   return {false, ceil_div(g.m, rows), ceil_div(g.n, cols), rows, cols};
 }
@@ -432,7 +442,17 @@ void gemm_task(const GemmArgs& g, int64_t t) {
   const Grid gr = grid(g);
   if (g.m == 0 || g.n == 0) return;
   const int64_t i0 = t / gr.nb * gr.rows, j0 = t % gr.nb * gr.cols;
-  HWY_DYNAMIC_DISPATCH(GemmTile)(g, i0, std::min(g.m, i0 + gr.rows), j0, std::min(g.n, j0 + gr.cols), gr.small);
+  const int64_t i1 = std::min(g.m, i0 + gr.rows), j1 = std::min(g.n, j0 + gr.cols);
+  if (!gr.small) return HWY_DYNAMIC_DISPATCH(GemmTile)(g, i0, i1, j0, j1, false);
+  // The unpacked paths take the tile as a product of its own.
+  const int64_t item = static_cast<int64_t>(itemsize(g.dt));
+  GemmArgs sub = g;
+  sub.m = i1 - i0;
+  sub.n = j1 - j0;
+  sub.a += i0 * g.a_rs * item;
+  sub.b += j0 * g.b_cs * item;
+  sub.c += (i0 * g.c_rs + j0) * item;
+  HWY_DYNAMIC_DISPATCH(GemmTile)(sub, 0, sub.m, 0, sub.n, true);
 }
 
 int64_t gemm_target() { return HWY_DYNAMIC_DISPATCH(GemmTargetId)(); }

@@ -122,6 +122,9 @@ void check_sizes() {
   // Past the small path and over several KC blocks, tasks and edge tiles.
   check_product<T>(131, 97, 300, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0, rng);
   check_product<T>(257, 1031, 67, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0, rng);
+  // Single columns and rows large enough to be split into tasks.
+  check_product<T>(700, 1, 1500, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0, rng);
+  check_product<T>(1, 700, 1500, Layout::RowMajor, Layout::ColMajor, 1.0, 0.0, rng);
 }
 
 template <class T>
@@ -187,12 +190,15 @@ TEST_P(GemmOnTarget, BetaZeroIgnoresC) {
 // arena, in any order, gives the bits of 1 thread.
 TEST(Gemm, SameBitsOnOneAndTwoThreads) {
   std::mt19937_64 rng(31);
-  for (int64_t s : {97, 300, 515}) {
-    const Matrix<float> a(s, s + 5, Layout::RowMajor, rng), b(s + 5, s - 3, Layout::ColMajor, rng);
-    std::vector<float> c1(static_cast<size_t>(s * (s - 3))), c2(c1.size());
-    GemmArgs g{DType::F32, s, s - 3, s + 5, 1.0, reinterpret_cast<const char*>(a.data.data()), a.rs, a.cs,
-               reinterpret_cast<const char*>(b.data.data()), b.rs, b.cs, 0.0, reinterpret_cast<char*>(c1.data()),
-               s - 3};
+  struct Sizes {
+    int64_t m, n, k;
+  };
+  for (const Sizes& z : {Sizes{97, 94, 102}, Sizes{300, 297, 305}, Sizes{515, 512, 520}, Sizes{3000, 1, 2000},
+                         Sizes{1, 3000, 2000}}) {
+    const Matrix<float> a(z.m, z.k, Layout::RowMajor, rng), b(z.k, z.n, Layout::ColMajor, rng);
+    std::vector<float> c1(static_cast<size_t>(z.m * z.n)), c2(c1.size());
+    GemmArgs g{DType::F32, z.m, z.n, z.k, 1.0, reinterpret_cast<const char*>(a.data.data()), a.rs, a.cs,
+               reinterpret_cast<const char*>(b.data.data()), b.rs, b.cs, 0.0, reinterpret_cast<char*>(c1.data()), z.n};
     Context one(1), two(2);
     one.parallel_chunks(gemm_tasks(g), 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) gemm_task(g, t);
@@ -202,10 +208,10 @@ TEST(Gemm, SameBitsOnOneAndTwoThreads) {
     two.parallel_chunks(tasks, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) gemm_task(g, tasks - 1 - t);  // reversed order, too
     });
-    if (s > 200) {
+    if (z.m * z.n * z.k > 1000000) {
       EXPECT_GT(tasks, 1);
     }
-    ASSERT_EQ(0, std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float))) << "size " << s;
+    ASSERT_EQ(0, std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float))) << z.m << "x" << z.n << "x" << z.k;
   }
 }
 
