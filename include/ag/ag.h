@@ -32,5 +32,6 @@
 #include "ag/scope.h"
 #include "ag/ops_shape.h"
 #include "ag/ops_index.h"
+#include "ag/ops_linalg.h"
 
 #endif /* AG_AG_H */

@@ -59,6 +59,12 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
 Tensor embedding(const Tensor& weight, const Tensor& indices);
 Tensor one_hot(const Tensor& indices, int64_t num_classes);
+// ---- linear algebra (ops/linalg.cc) ----
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);  // bias may be null
+Tensor outer(const Tensor& a, const Tensor& b);
+Tensor dot(const Tensor& a, const Tensor& b);
 
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context

@@ -1,0 +1,461 @@
+// GEMM: cache blocking with packed panels and a register-blocked micro-kernel
+// (Goto's scheme), compiled for each Highway target. Per task (a tile of C of
+// up to ~256 rows x ~1024 columns, see the task grid at the end):
+//   for each KC block of k:  pack the task's KC x cols block of B into
+//                            NR-column panels (stays in L2), and its rows x KC
+//                            block of A into MR-row panels
+//     for each NR columns:   (that KC x NR panel of B stays in L1)
+//       for each MR rows:    micro-kernel: MR x NR accumulators in registers
+// Packing reads A and B through their strides, so transposed operands cost
+// nothing beyond the packing itself. Tiny products and single rows or
+// columns (matrix-vector, dot) take unpacked paths.
+#include "kernels/targets.h"  // first: selects the targets
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "kernels/gemm.h"
+
+#ifndef AG_KERNELS_GEMM_SCRATCH_
+#define AG_KERNELS_GEMM_SCRATCH_
+namespace ag::kernels {
+namespace {
+
+// Per-thread packing buffers, kept between calls so a task does not pay for
+// allocation (and page faults) each time.
+class Scratch {
+ public:
+  ~Scratch() { std::free(p_); }
+  void* get(size_t bytes) {
+    if (bytes > n_) {
+      void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+      if (p == nullptr) throw std::bad_alloc();
+      std::free(p_);
+      p_ = p;
+      n_ = bytes;
+    }
+    return p_;
+  }
+
+ private:
+  void* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+void* scratch(size_t bytes) {
+  thread_local Scratch s;
+  return s.get(bytes);
+}
+
+// Products up to this many multiply-adds take the unpacked path.
+constexpr int64_t kSmallMacs = 32 * 32 * 32;
+// Depth of a packed block in bytes per element row: KC = 128 floats or 64
+// doubles, so that a KC x NR panel of B (24 KiB on AVX-512) stays in L1.
+constexpr size_t kKCBytes = 512;
+
+}  // namespace
+}  // namespace ag::kernels
+#endif  // AG_KERNELS_GEMM_SCRATCH_
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/kernels/gemm.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "kernels/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ag::kernels::HWY_NAMESPACE {
+
+// Micro-tile shape: MR rows x NV vectors of accumulators, sized to the
+// register file (32 vector registers on AVX-512, 16 below).
+#if HWY_TARGET <= HWY_AVX3
+constexpr int kMR = 8;
+constexpr int kNV = 3;
+#elif HWY_TARGET == HWY_SCALAR
+constexpr int kMR = 4;
+constexpr int kNV = 4;
+#else
+constexpr int kMR = 6;
+constexpr int kNV = 2;
+#endif
+
+// c[0, n) = alpha * acc + beta * c on the first block of k (c not read when
+// beta is 0), c + alpha * acc on later ones. Separate multiply and add (no
+// FMA) so that full and partial tiles round alike.
+template <class D>
+HWY_INLINE void UpdateC(D d, hn::Vec<D> acc, hn::TFromD<D>* c, size_t n, hn::TFromD<D> alpha,
+                        hn::TFromD<D> beta, bool first) {
+  using T = hn::TFromD<D>;
+  const bool full = n == hn::Lanes(d);
+  if (alpha != T(1)) acc = hn::Mul(hn::Set(d, alpha), acc);
+  if (!first || beta != T(0)) {
+    hn::Vec<D> old = full ? hn::LoadU(d, c) : LoadTail(d, c, n);
+    if (first && beta != T(1)) old = hn::Mul(hn::Set(d, beta), old);
+    acc = hn::Add(old, acc);
+  }
+  if (full) {
+    hn::StoreU(acc, d, c);
+  } else {
+    StoreTail(d, acc, c, n);
+  }
+}
+
+// Depth of a packed block: KC elements.
+template <class T>
+constexpr size_t KC() {
+  return kKCBytes / sizeof(T);
+}
+
+// The kc-deep product of a packed MR-row panel of A (ap[r * KC + p]) and a
+// packed NR-column panel of B (bp[p * NR + j]), added into the mr x nr
+// corner of C.
+template <class T>
+HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp, T* c, int64_t c_rs,
+                            size_t mr, size_t nr, T alpha, T beta, bool first) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const size_t N = hn::Lanes(d);
+  V acc[kMR][kNV];
+  for (size_t r = 0; r < mr; ++r) __builtin_prefetch(c + static_cast<int64_t>(r) * c_rs);
+#pragma GCC unroll 8
+  for (int r = 0; r < kMR; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) acc[r][v] = hn::Zero(d);
+  }
+  for (size_t p = 0; p < kc; ++p) {
+    V b[kNV];
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) b[v] = hn::Load(d, bp + v * N);
+#pragma GCC unroll 8
+    for (int r = 0; r < kMR; ++r) {
+      const V a = hn::Set(d, ap[r * KC<T>()]);
+#pragma GCC unroll 4
+      for (int v = 0; v < kNV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
+    }
+    ++ap;
+    bp += kNV * N;
+  }
+  if (mr == kMR && nr == kNV * N) {  // full tile: straight from the registers
+#pragma GCC unroll 8
+    for (int r = 0; r < kMR; ++r) {
+#pragma GCC unroll 4
+      for (int v = 0; v < kNV; ++v) UpdateC(d, acc[r][v], c + r * c_rs + v * N, N, alpha, beta, first);
+    }
+    return;
+  }
+  // Edge tile: through a buffer, so that the accumulators are only ever
+  // indexed by constants (and stay in registers).
+  HWY_ALIGN T tile[kMR * kNV * hn::MaxLanes(d)];
+#pragma GCC unroll 8
+  for (int r = 0; r < kMR; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) hn::Store(acc[r][v], d, tile + (r * kNV + v) * N);
+  }
+  for (size_t r = 0; r < mr; ++r) {
+    for (size_t j = 0; j < nr; j += N) {
+      UpdateC(d, hn::Load(d, tile + r * kNV * N + j), c + static_cast<int64_t>(r) * c_rs + j, std::min(N, nr - j),
+              alpha, beta, first);
+    }
+  }
+}
+
+// Rows [0, mc) x cols [0, kc) of A into panels of MR rows of KC elements,
+// zero-padded rows: dst[panel][r][p]. Row-major A is a plain copy of rows.
+template <class T>
+void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, T* HWY_RESTRICT dst) {
+  constexpr size_t kc_stride = KC<T>();
+  for (size_t i0 = 0; i0 < mc; i0 += kMR) {
+    const size_t mr = std::min<size_t>(kMR, mc - i0);
+    const T* src = a + static_cast<int64_t>(i0) * rs;
+    if (cs == 1) {
+      for (size_t r = 0; r < mr; ++r) std::memcpy(dst + r * kc_stride, src + static_cast<int64_t>(r) * rs, sizeof(T) * kc);
+    } else {  // column by column: contiguous reads when A is column-major
+      for (size_t p = 0; p < kc; ++p) {
+        const T* col = src + static_cast<int64_t>(p) * cs;
+        for (size_t r = 0; r < mr; ++r) dst[r * kc_stride + p] = col[static_cast<int64_t>(r) * rs];
+      }
+    }
+    for (size_t r = mr; r < kMR; ++r) std::memset(dst + r * kc_stride, 0, sizeof(T) * kc);
+    dst += kMR * kc_stride;
+  }
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// Transposes the 128-bit block of L = 16 / sizeof(T) columns src + q * cs
+// (L elements each) into L rows dst + p * dst_stride.
+HWY_INLINE void TransposeBlock(const float* src, int64_t cs, float* dst, size_t dst_stride) {
+  const hn::Full128<float> d;
+  const hn::Full128<double> d64;
+  const auto r0 = hn::LoadU(d, src), r1 = hn::LoadU(d, src + cs);
+  const auto r2 = hn::LoadU(d, src + 2 * cs), r3 = hn::LoadU(d, src + 3 * cs);
+  const auto lo01 = hn::BitCast(d64, hn::InterleaveLower(d, r0, r1));  // r0[0] r1[0] r0[1] r1[1]
+  const auto lo23 = hn::BitCast(d64, hn::InterleaveLower(d, r2, r3));
+  const auto hi01 = hn::BitCast(d64, hn::InterleaveUpper(d, r0, r1));  // r0[2] r1[2] r0[3] r1[3]
+  const auto hi23 = hn::BitCast(d64, hn::InterleaveUpper(d, r2, r3));
+  hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, lo01, lo23)), d, dst);
+  hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, lo01, lo23)), d, dst + dst_stride);
+  hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, hi01, hi23)), d, dst + 2 * dst_stride);
+  hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, hi01, hi23)), d, dst + 3 * dst_stride);
+}
+
+HWY_INLINE void TransposeBlock(const double* src, int64_t cs, double* dst, size_t dst_stride) {
+  const hn::Full128<double> d;
+  const auto r0 = hn::LoadU(d, src), r1 = hn::LoadU(d, src + cs);
+  hn::StoreU(hn::InterleaveLower(d, r0, r1), d, dst);
+  hn::StoreU(hn::InterleaveUpper(d, r0, r1), d, dst + dst_stride);
+}
+#endif
+
+// Rows [0, kc) x cols [0, nc) of B into panels of NR columns, zero-padded:
+// dst[panel][p][j]. Row-major B is read row by row (streaming), anything
+// else column by column.
+template <class T>
+void PackB(const T* b, int64_t rs, int64_t cs, size_t kc, size_t nc, size_t NR, T* HWY_RESTRICT dst) {
+  const size_t panels = (nc + NR - 1) / NR;
+  const size_t pad = panels * NR - nc;
+  T* last = dst + (panels - 1) * kc * NR;
+  if (cs == 1) {
+    const hn::ScalableTag<T> d;
+    const size_t N = hn::Lanes(d);
+    for (size_t p = 0; p < kc; ++p) {
+      const T* row = b + static_cast<int64_t>(p) * rs;
+      for (size_t jp = 0; jp + 1 < panels; ++jp) {
+#pragma GCC unroll 4
+        for (int v = 0; v < kNV; ++v) hn::Store(hn::LoadU(d, row + jp * NR + v * N), d, dst + (jp * kc + p) * NR + v * N);
+      }
+      std::memcpy(last + p * NR, row + (panels - 1) * NR, sizeof(T) * (NR - pad));
+    }
+  } else {
+    size_t j = 0;
+#if HWY_TARGET != HWY_SCALAR
+    if (rs == 1) {  // column-major (a transposed operand): 128-bit block transposes
+      constexpr size_t L = 16 / sizeof(T);
+      for (; j + L <= nc; j += L) {
+        const T* col = b + static_cast<int64_t>(j) * cs;
+        T* out = dst + (j / NR) * kc * NR + j % NR;  // L divides NR: never across panels
+        size_t p = 0;
+        for (; p + L <= kc; p += L) TransposeBlock(col + p, cs, out + p * NR, NR);
+        for (; p < kc; ++p) {
+          for (size_t q = 0; q < L; ++q) out[p * NR + q] = col[static_cast<int64_t>(q) * cs + static_cast<int64_t>(p)];
+        }
+      }
+    }
+#endif
+    for (; j < nc; ++j) {
+      const T* col = b + static_cast<int64_t>(j) * cs;
+      T* out = dst + (j / NR) * kc * NR + j % NR;
+      for (size_t p = 0; p < kc; ++p) out[p * NR] = col[static_cast<int64_t>(p) * rs];
+    }
+  }
+  for (size_t p = 0; p < kc; ++p) {
+    for (size_t j = NR - pad; j < NR; ++j) last[p * NR + j] = T(0);
+  }
+}
+
+// The rows [i0, i1) x cols [j0, j1) of C, blocked and packed. The packed
+// block of B (KC x up to kTaskCols) stays in L2, a KC x NR panel of it in L1
+// while the A panels stream by.
+template <class T>
+void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const hn::ScalableTag<T> d;
+  const size_t NR = kNV * hn::Lanes(d);
+  const size_t KC = ag::kernels::HWY_NAMESPACE::KC<T>();
+  const size_t mc = static_cast<size_t>(i1 - i0), nc = static_cast<size_t>(j1 - j0);
+  const size_t a_elems = (mc + kMR - 1) / kMR * kMR * KC;
+  const size_t b_elems = (nc + NR - 1) / NR * NR * KC;
+  T* abuf = static_cast<T*>(scratch(sizeof(T) * (a_elems + b_elems)));
+  T* bbuf = abuf + a_elems;
+  const T* A = reinterpret_cast<const T*>(g.a);
+  const T* B = reinterpret_cast<const T*>(g.b);
+  T* C = reinterpret_cast<T*>(g.c);
+  const T alpha = static_cast<T>(g.alpha), beta = static_cast<T>(g.beta);
+  for (int64_t pc = 0; pc < g.k; pc += static_cast<int64_t>(KC)) {
+    const size_t kc = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(KC), g.k - pc));
+    PackB(B + pc * g.b_rs + j0 * g.b_cs, g.b_rs, g.b_cs, kc, nc, NR, bbuf);
+    PackA(A + i0 * g.a_rs + pc * g.a_cs, g.a_rs, g.a_cs, mc, kc, abuf);
+    for (size_t jr = 0; jr < nc; jr += NR) {
+      const T* bp = bbuf + jr * kc;
+      T* cp = C + i0 * g.c_rs + j0 + static_cast<int64_t>(jr);
+      for (size_t ir = 0; ir < mc; ir += kMR) {
+        MicroTile<T>(kc, abuf + ir * KC, bp, cp + static_cast<int64_t>(ir) * g.c_rs, g.c_rs,
+                     std::min<size_t>(kMR, mc - ir), std::min(NR, nc - jr), alpha, beta, pc == 0);
+      }
+    }
+  }
+}
+
+// Unpacked path for tiny products, a single row of C, and k = 0: one vector
+// of C at a time.
+template <class T>
+void SmallGemm(const GemmArgs& g) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
+  const T* A = reinterpret_cast<const T*>(g.a);
+  const T* B = reinterpret_cast<const T*>(g.b);
+  const T alpha = g.k == 0 ? T(1) : static_cast<T>(g.alpha);  // k = 0: C = beta * C
+  const T beta = static_cast<T>(g.beta);
+  HWY_ALIGN T buf[hn::MaxLanes(d)];
+  for (int64_t i = 0; i < g.m; ++i) {
+    T* crow = reinterpret_cast<T*>(g.c) + i * g.c_rs;
+    const T* arow = A + i * g.a_rs;
+    for (int64_t j = 0; j < g.n; j += static_cast<int64_t>(N)) {
+      const size_t nn = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(N), g.n - j));
+      auto acc = hn::Zero(d);
+      for (int64_t p = 0; p < g.k; ++p) {
+        const T* brow = B + p * g.b_rs + j * g.b_cs;
+        hn::Vec<decltype(d)> bv;
+        if (g.b_cs == 1) {
+          bv = nn == N ? hn::LoadU(d, brow) : LoadTail(d, brow, nn);
+        } else {
+          for (size_t q = 0; q < N; ++q) buf[q] = q < nn ? brow[static_cast<int64_t>(q) * g.b_cs] : T(0);
+          bv = hn::Load(d, buf);
+        }
+        acc = hn::MulAdd(hn::Set(d, arow[p * g.a_cs]), bv, acc);
+      }
+      UpdateC(d, acc, crow + j, nn, alpha, beta, true);
+    }
+  }
+}
+
+// A product with one column (matrix-vector, dot): each element of C is a dot
+// product along k, in vectors with four accumulators merged in a fixed order.
+template <class T>
+void DotRows(const GemmArgs& g) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const size_t N = hn::Lanes(d);
+  const T* B = reinterpret_cast<const T*>(g.b);
+  const T alpha = g.k == 0 ? T(1) : static_cast<T>(g.alpha);
+  const T beta = static_cast<T>(g.beta);
+  HWY_ALIGN T abuf[hn::MaxLanes(d)];
+  HWY_ALIGN T bbuf[hn::MaxLanes(d)];
+  // Elements [p, p + n) of a strided vector as a vector (zeros past n).
+  auto load = [&](const T* x, int64_t stride, int64_t p, size_t n, T* buf) {
+    if (stride == 1) return n == N ? hn::LoadU(d, x + p) : LoadTail(d, x + p, n);
+    for (size_t q = 0; q < N; ++q) buf[q] = q < n ? x[(p + static_cast<int64_t>(q)) * stride] : T(0);
+    return hn::Load(d, buf);
+  };
+  const int64_t step = static_cast<int64_t>(N);
+  for (int64_t i = 0; i < g.m; ++i) {
+    const T* arow = reinterpret_cast<const T*>(g.a) + i * g.a_rs;
+    V acc[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
+    int64_t p = 0;
+    for (; p + 4 * step <= g.k; p += 4 * step) {
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) {
+        const int64_t q = p + u * step;
+        acc[u] = hn::MulAdd(load(arow, g.a_cs, q, N, abuf), load(B, g.b_rs, q, N, bbuf), acc[u]);
+      }
+    }
+    for (int u = 0; p < g.k; p += step, ++u) {
+      const size_t n = static_cast<size_t>(std::min(step, g.k - p));
+      acc[u] = hn::MulAdd(load(arow, g.a_cs, p, n, abuf), load(B, g.b_rs, p, n, bbuf), acc[u]);
+    }
+    const V sum = hn::Add(hn::Add(acc[0], acc[1]), hn::Add(acc[2], acc[3]));
+    HWY_ALIGN T lane[hn::MaxLanes(d)];
+    hn::Store(hn::SumOfLanes(d, sum), d, lane);
+    T* c = reinterpret_cast<T*>(g.c) + i * g.c_rs;
+    T y = alpha == T(1) ? lane[0] : alpha * lane[0];
+    if (beta != T(0)) y = (beta == T(1) ? *c : beta * *c) + y;
+    *c = y;
+  }
+}
+
+void GemmTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool small) {
+  if (g.dt == DType::F64) {
+    if (small && g.n == 1) return DotRows<double>(g);
+    if (small) return SmallGemm<double>(g);
+    return PackedTile<double>(g, i0, i1, j0, j1);
+  }
+  if (small && g.n == 1) return DotRows<float>(g);
+  if (small) return SmallGemm<float>(g);
+  PackedTile<float>(g, i0, i1, j0, j1);
+}
+
+int64_t GemmTargetId() { return HWY_TARGET; }
+
+}  // namespace ag::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ag::kernels {
+
+HWY_EXPORT(GemmTile);
+HWY_EXPORT(GemmTargetId);
+
+namespace {
+
+// The task grid: tiles of C of rows x cols, from the sizes alone. Each task
+// packs its own blocks of A and B; rows per task near 256 (an A block of
+// 256 x KC in L2) keep the repacking of B across tasks small, columns near
+// 1024 (a KC x 1024 block of B in L2). Both are multiples of every target's
+// MR and NR so that only the last tile has partial panels, and even splits
+// make the tasks alike.
+constexpr int64_t kTaskRows = 256, kTaskCols = 1024, kRowAlign = 24, kColAlign = 48;
+constexpr int64_t kVectorTaskMacs = int64_t{1} << 18;
+
+struct Grid {
+  bool small;
+  int64_t mb, nb, rows, cols;
+};
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t split(int64_t n, int64_t target, int64_t align) {
+  const int64_t parts = ceil_div(n, target);
+  return ceil_div(ceil_div(n, parts), align) * align;
+}
+
+Grid grid(const GemmArgs& g) {
+  // Tiny products, and a single row or column (packing would pad it to a
+  // whole panel), take the unpacked paths; large single rows or columns in
+  // tasks of ~kVectorTaskMacs (their elements are independent).
+  if (g.m == 0 || g.n == 0 || g.k == 0 || g.m * g.n <= kSmallMacs / g.k) return {true, 1, 1, g.m, g.n};
+  if (g.n == 1) {
+    const int64_t rows = std::max<int64_t>(1, kVectorTaskMacs / g.k);
+    return {true, ceil_div(g.m, rows), 1, rows, 1};
+  }
+  if (g.m == 1) {
+    const int64_t cols = ceil_div(std::max<int64_t>(1, kVectorTaskMacs / g.k), kColAlign) * kColAlign;
+    return {true, 1, ceil_div(g.n, cols), 1, cols};
+  }
+  const int64_t rows = split(g.m, kTaskRows, kRowAlign), cols = split(g.n, kTaskCols, kColAlign);
+  return {false, ceil_div(g.m, rows), ceil_div(g.n, cols), rows, cols};
+}
+
+}  // namespace
+
+int64_t gemm_tasks(const GemmArgs& g) {
+  const Grid gr = grid(g);
+  return gr.mb * gr.nb;
+}
+
+double gemm_task_flops(const GemmArgs& g) {
+  const Grid gr = grid(g);
+  return 2.0 * static_cast<double>(gr.rows) * static_cast<double>(gr.cols) * static_cast<double>(g.k);
+}
+
+void gemm_task(const GemmArgs& g, int64_t t) {
+  const Grid gr = grid(g);
+  if (g.m == 0 || g.n == 0) return;
+  const int64_t i0 = t / gr.nb * gr.rows, j0 = t % gr.nb * gr.cols;
+  const int64_t i1 = std::min(g.m, i0 + gr.rows), j1 = std::min(g.n, j0 + gr.cols);
+  if (!gr.small) return HWY_DYNAMIC_DISPATCH(GemmTile)(g, i0, i1, j0, j1, false);
+  // The unpacked paths take the tile as a product of its own.
+  const int64_t item = static_cast<int64_t>(itemsize(g.dt));
+  GemmArgs sub = g;
+  sub.m = i1 - i0;
+  sub.n = j1 - j0;
+  sub.a += i0 * g.a_rs * item;
+  sub.b += j0 * g.b_cs * item;
+  sub.c += (i0 * g.c_rs + j0) * item;
+  HWY_DYNAMIC_DISPATCH(GemmTile)(sub, 0, sub.m, 0, sub.n, true);
+}
+
+int64_t gemm_target() { return HWY_DYNAMIC_DISPATCH(GemmTargetId)(); }
+
+}  // namespace ag::kernels
+#endif  // HWY_ONCE

@@ -1,0 +1,44 @@
+// General matrix product C = alpha * A * B + beta * C for f32 and f64, with A
+// (m x k) and B (k x n) read through arbitrary element strides (row-major,
+// column-major, transposed or broadcast operands are read in place) and C
+// (m x n) with a row stride and unit column stride.
+//
+// The product is cut into tasks, tiles of C that depend only on m, n, k and
+// the dtype; a task computes each of its elements with the same operations
+// in the same k order whichever thread runs it, so running the tasks on any
+// number of threads gives the same bits. K is never split across tasks.
+// Results may differ between SIMD targets.
+#pragma once
+
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace ag::kernels {
+
+struct GemmArgs {
+  DType dt;
+  int64_t m, n, k;
+  double alpha;
+  const char* a;
+  int64_t a_rs, a_cs;  // element strides of A's rows and columns
+  const char* b;
+  int64_t b_rs, b_cs;
+  double beta;  // 0: C is not read (NaN in C does not propagate)
+  char* c;
+  int64_t c_rs;
+};
+
+// Number of tasks of the product (at least 1).
+int64_t gemm_tasks(const GemmArgs& g);
+
+// Computes task t in [0, gemm_tasks(g)); tasks write disjoint parts of C.
+void gemm_task(const GemmArgs& g, int64_t t);
+
+// Rough cost of one task in flops, for grouping tasks into parallel chunks.
+double gemm_task_flops(const GemmArgs& g);
+
+// The HWY_TARGET gemm_task dispatches to (for the all-targets test).
+int64_t gemm_target();
+
+}  // namespace ag::kernels

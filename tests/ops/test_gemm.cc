@@ -1,0 +1,219 @@
+// The GEMM kernel (src/kernels/gemm.cc) on every compiled SIMD target the CPU
+// supports, against a naive triple loop in long double: odd and prime sizes
+// (edge tiles), the small and the packed paths, row-major, column-major and
+// strided operands read in place, single rows and columns (the dot-product
+// path), alpha/beta, k = 0; and the same bits
+// whether the tasks run on 1 or 2 threads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/context.h"
+#include "hwy/targets.h"
+#include "kernels/gemm.h"
+#include "kernels/targets.h"
+
+namespace ag::kernels {
+namespace {
+
+std::vector<int64_t> targets_to_cover() {
+  hwy::SetSupportedTargetsForTest(0);
+  std::vector<int64_t> out;
+  for (int64_t bits = compiled_targets() & hwy::SupportedTargets(); bits != 0; bits &= bits - 1) {
+    out.push_back(bits & -bits);
+  }
+  return out;
+}
+
+class GemmOnTarget : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override {
+    hwy::SetSupportedTargetsForTest(GetParam());
+    ASSERT_EQ(gemm_target(), GetParam()) << "dispatch did not reach the target";
+  }
+  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Kernels, GemmOnTarget, ::testing::ValuesIn(targets_to_cover()),
+                         [](const ::testing::TestParamInfo<int64_t>& info) {
+                           return std::string(hwy::TargetName(info.param));
+                         });
+
+// How an operand is laid out in its buffer.
+enum class Layout { RowMajor, ColMajor, Strided };
+
+template <class T>
+struct Matrix {
+  Matrix(int64_t rows_, int64_t cols_, Layout layout, std::mt19937_64& rng) : rows(rows_), cols(cols_) {
+    switch (layout) {
+      case Layout::RowMajor: rs = cols, cs = 1; break;
+      case Layout::ColMajor: rs = 1, cs = rows; break;
+      case Layout::Strided: rs = 3 * cols + 1, cs = 2; break;  // every other element, padded rows
+    }
+    const int64_t span = rows == 0 || cols == 0 ? 1 : (rows - 1) * rs + (cols - 1) * cs + 1;
+    data.resize(static_cast<size_t>(span));
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (T& x : data) x = static_cast<T>(u(rng));
+  }
+  T at(int64_t i, int64_t j) const { return data[static_cast<size_t>(i * rs + j * cs)]; }
+  int64_t rows, cols, rs = 1, cs = 1;
+  std::vector<T> data;
+};
+
+template <class T>
+DType dtype_of() {
+  return sizeof(T) == 8 ? DType::F64 : DType::F32;
+}
+
+// Runs every task of the product, in order (one thread).
+void run_all(const GemmArgs& g) {
+  for (int64_t t = 0; t < gemm_tasks(g); ++t) gemm_task(g, t);
+}
+
+template <class T>
+void check_product(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, double alpha, double beta,
+                   std::mt19937_64& rng) {
+  const Matrix<T> a(m, k, la, rng), b(k, n, lb, rng);
+  const int64_t ldc = n + 3;  // C rows padded: the padding must stay untouched
+  std::vector<T> c(static_cast<size_t>(m * ldc + 1));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (T& x : c) x = static_cast<T>(u(rng));
+  const std::vector<T> c0 = c;
+  GemmArgs g{dtype_of<T>(), m,   n,    k, alpha, reinterpret_cast<const char*>(a.data.data()), a.rs, a.cs,
+             reinterpret_cast<const char*>(b.data.data()), b.rs, b.cs, beta, reinterpret_cast<char*>(c.data()), ldc};
+  run_all(g);
+  const double eps = sizeof(T) == 4 ? 1e-6 : 1e-15;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      const size_t at = static_cast<size_t>(i * ldc + j);
+      if (j >= n) {
+        ASSERT_EQ(c[at], c0[at]) << "padding written at " << i << "," << j;
+        continue;
+      }
+      long double ref = 0, mag = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        ref += static_cast<long double>(a.at(i, p)) * b.at(p, j);
+        mag += std::fabs(static_cast<long double>(a.at(i, p)) * b.at(p, j));
+      }
+      ref = alpha * ref + (beta == 0 ? 0.0L : beta * static_cast<long double>(c0[at]));
+      mag = std::fabs(alpha) * mag + std::fabs(beta * static_cast<long double>(c0[at]));
+      ASSERT_NEAR(static_cast<double>(c[at]), static_cast<double>(ref), eps * (4 * k + 8) * (1 + static_cast<double>(mag)))
+          << "m=" << m << " n=" << n << " k=" << k << " at " << i << "," << j << " layouts " << int(la) << int(lb)
+          << " alpha=" << alpha << " beta=" << beta;
+    }
+  }
+}
+
+template <class T>
+void check_sizes() {
+  std::mt19937_64 rng(17);
+  const int64_t sizes[] = {1, 2, 3, 5, 7, 8, 13, 16, 17, 31, 47, 49, 64, 70};
+  for (int64_t m : sizes) {
+    for (int64_t n : {1, 7, 17, 48, 49, 70}) {
+      for (int64_t k : {1, 13, 70}) check_product<T>(m, n, k, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0, rng);
+    }
+  }
+  // Past the small path and over several KC blocks, tasks and edge tiles.
+  check_product<T>(131, 97, 300, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0, rng);
+  check_product<T>(257, 1031, 67, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0, rng);
+  // Single columns and rows large enough to be split into tasks.
+  check_product<T>(700, 1, 1500, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0, rng);
+  check_product<T>(1, 700, 1500, Layout::RowMajor, Layout::ColMajor, 1.0, 0.0, rng);
+}
+
+template <class T>
+void check_layouts() {
+  std::mt19937_64 rng(23);
+  const Layout all[] = {Layout::RowMajor, Layout::ColMajor, Layout::Strided};
+  for (Layout la : all) {
+    for (Layout lb : all) {
+      check_product<T>(5, 3, 7, la, lb, 1.0, 0.0, rng);     // small path
+      check_product<T>(67, 53, 139, la, lb, 1.0, 0.0, rng);  // packed path
+      check_product<T>(37, 1, 1001, la, lb, 1.0, 0.0, rng);  // one column: dot products
+      check_product<T>(1, 301, 203, la, lb, 1.0, 0.0, rng);  // one row
+    }
+  }
+}
+
+template <class T>
+void check_alpha_beta() {
+  std::mt19937_64 rng(29);
+  for (double alpha : {1.0, -0.5, 2.0, 0.0}) {
+    for (double beta : {0.0, 1.0, 0.25, -1.0}) {
+      check_product<T>(3, 5, 4, Layout::RowMajor, Layout::RowMajor, alpha, beta, rng);
+      check_product<T>(41, 59, 301, Layout::RowMajor, Layout::ColMajor, alpha, beta, rng);
+      check_product<T>(9, 1, 517, Layout::RowMajor, Layout::RowMajor, alpha, beta, rng);
+    }
+  }
+}
+
+TEST_P(GemmOnTarget, SizesF32) { check_sizes<float>(); }
+TEST_P(GemmOnTarget, SizesF64) { check_sizes<double>(); }
+TEST_P(GemmOnTarget, LayoutsF32) { check_layouts<float>(); }
+TEST_P(GemmOnTarget, LayoutsF64) { check_layouts<double>(); }
+TEST_P(GemmOnTarget, AlphaBetaF32) { check_alpha_beta<float>(); }
+TEST_P(GemmOnTarget, AlphaBetaF64) { check_alpha_beta<double>(); }
+
+// k = 0: C = beta * C (zeros for beta = 0, even over NaN); alpha is not applied.
+TEST_P(GemmOnTarget, EmptyInnerDim) {
+  for (int64_t m : {1, 40, 200}) {
+    for (double beta : {0.0, 2.0}) {
+      std::vector<float> c(static_cast<size_t>(m * 9), std::nanf(""));
+      if (beta != 0.0) std::fill(c.begin(), c.end(), 1.5f);
+      const float dummy = 0;
+      GemmArgs g{DType::F32, m, 9, 0, 3.0, reinterpret_cast<const char*>(&dummy), 0, 1,
+                 reinterpret_cast<const char*>(&dummy), 9, 1, beta, reinterpret_cast<char*>(c.data()), 9};
+      run_all(g);
+      for (float x : c) ASSERT_EQ(x, beta == 0.0 ? 0.0f : 3.0f);
+    }
+  }
+}
+
+// beta = 0 never reads C: NaN in C does not leak into the result.
+TEST_P(GemmOnTarget, BetaZeroIgnoresC) {
+  for (int64_t s : {4, 100}) {
+    std::vector<double> a(static_cast<size_t>(s * s), 1.0), c(static_cast<size_t>(s * s), std::nan(""));
+    GemmArgs g{DType::F64, s, s, s, 1.0, reinterpret_cast<const char*>(a.data()), s, 1,
+               reinterpret_cast<const char*>(a.data()), s, 1, 0.0, reinterpret_cast<char*>(c.data()), s};
+    run_all(g);
+    for (double x : c) ASSERT_EQ(x, static_cast<double>(s));
+  }
+}
+
+// The tasks are a fixed partition: running them on 2 threads of a context's
+// arena, in any order, gives the bits of 1 thread.
+TEST(Gemm, SameBitsOnOneAndTwoThreads) {
+  std::mt19937_64 rng(31);
+  struct Sizes {
+    int64_t m, n, k;
+  };
+  for (const Sizes& z : {Sizes{97, 94, 102}, Sizes{300, 297, 305}, Sizes{515, 512, 520}, Sizes{3000, 1, 2000},
+                         Sizes{1, 3000, 2000}}) {
+    const Matrix<float> a(z.m, z.k, Layout::RowMajor, rng), b(z.k, z.n, Layout::ColMajor, rng);
+    std::vector<float> c1(static_cast<size_t>(z.m * z.n)), c2(c1.size());
+    GemmArgs g{DType::F32, z.m, z.n, z.k, 1.0, reinterpret_cast<const char*>(a.data.data()), a.rs, a.cs,
+               reinterpret_cast<const char*>(b.data.data()), b.rs, b.cs, 0.0, reinterpret_cast<char*>(c1.data()), z.n};
+    Context one(1), two(2);
+    one.parallel_chunks(gemm_tasks(g), 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) gemm_task(g, t);
+    });
+    g.c = reinterpret_cast<char*>(c2.data());
+    const int64_t tasks = gemm_tasks(g);
+    two.parallel_chunks(tasks, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) gemm_task(g, tasks - 1 - t);  // reversed order, too
+    });
+    if (z.m * z.n * z.k > 1000000) {
+      EXPECT_GT(tasks, 1);
+    }
+    ASSERT_EQ(0, std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float))) << z.m << "x" << z.n << "x" << z.k;
+  }
+}
+
+}  // namespace
+}  // namespace ag::kernels

@@ -1,0 +1,381 @@
+// Forward values of the linear algebra ops through the C API against a
+// straightforward scalar reference (NumPy matmul rules written out by hand),
+// empty dims, strided (expanded) operands, 1 vs 2 threads, and bad input:
+// status, precise message, out-parameter untouched.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ag/ag.h"
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+#define ASSERT_AG(call) ASSERT_EQ((call), AG_OK) << ag_last_error_message()
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+class Ctx {
+ public:
+  explicit Ctx(int32_t threads = 0) {
+    ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
+    o.num_threads = threads;
+    ag_context_create(&ctx_, &o);
+  }
+  ~Ctx() { ag_context_release(ctx_); }
+  ag_context* get() const { return ctx_; }
+
+ private:
+  ag_context* ctx_ = nullptr;
+};
+
+// A host tensor: values in double, shape.
+struct Host {
+  Shape shape;
+  std::vector<double> v;
+};
+
+Host random_host(const Shape& s, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Host h{s, std::vector<double>(static_cast<size_t>(numel(s)))};
+  for (double& x : h.v) x = u(rng);
+  return h;
+}
+
+ag_tensor* make(ag_context* ctx, ag_dtype dt, const Host& h) {
+  ag_tensor* t = nullptr;
+  if (dt == AG_F64) {
+    ag_tensor_create(&t, ctx, dt, h.shape.data(), static_cast<int32_t>(h.shape.size()), h.v.data());
+  } else {
+    std::vector<float> f(h.v.begin(), h.v.end());
+    ag_tensor_create(&t, ctx, dt, h.shape.data(), static_cast<int32_t>(h.shape.size()), f.data());
+  }
+  return t;
+}
+
+Host read(const ag_tensor* t) {
+  Host h;
+  h.shape.resize(static_cast<size_t>(ag_tensor_ndim(t)));
+  ag_tensor_shape(t, h.shape.data(), static_cast<int32_t>(h.shape.size()));
+  h.v.resize(static_cast<size_t>(ag_tensor_numel(t)));
+  if (ag_tensor_dtype(t) == AG_F64) {
+    ag_tensor_copy_data(t, h.v.data(), h.v.size() * sizeof(double));
+  } else {
+    std::vector<float> f(h.v.size());
+    ag_tensor_copy_data(t, f.data(), f.size() * sizeof(float));
+    h.v.assign(f.begin(), f.end());
+  }
+  return h;
+}
+
+// NumPy matmul, element by element.
+Host ref_matmul(Host a, Host b) {
+  const bool a1 = a.shape.size() == 1, b1 = b.shape.size() == 1;
+  if (a1) a.shape.insert(a.shape.begin(), 1);
+  if (b1) b.shape.push_back(1);
+  const size_t na = a.shape.size(), nb = b.shape.size();
+  const int64_t m = a.shape[na - 2], k = a.shape[na - 1], n = b.shape[nb - 1];
+  const Shape ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
+  const size_t nd = std::max(ba.size(), bb.size());
+  Shape batch(nd);
+  for (size_t i = 0; i < nd; ++i) {
+    const int64_t x = i + ba.size() >= nd ? ba[i + ba.size() - nd] : 1;
+    const int64_t y = i + bb.size() >= nd ? bb[i + bb.size() - nd] : 1;
+    batch[i] = x == 1 ? y : x;
+  }
+  Host out;
+  out.shape = batch;
+  out.v.assign(static_cast<size_t>(numel(batch) * m * n), 0.0);
+  // Index of a batch position into an operand's batch (broadcast dims read 0).
+  auto flat = [&](const Shape& own, const Shape& idx) {
+    int64_t f = 0;
+    for (size_t i = 0; i < own.size(); ++i) {
+      const int64_t d = own[i];
+      f = f * d + (d == 1 ? 0 : idx[i + nd - own.size()]);
+    }
+    return f;
+  };
+  Shape idx(nd, 0);
+  for (int64_t t = 0; t < numel(batch); ++t) {
+    const int64_t ia = flat(ba, idx), ib = flat(bb, idx);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        long double s = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          s += static_cast<long double>(a.v[static_cast<size_t>((ia * m + i) * k + p)]) *
+               b.v[static_cast<size_t>((ib * k + p) * n + j)];
+        }
+        out.v[static_cast<size_t>((t * m + i) * n + j)] = static_cast<double>(s);
+      }
+    }
+    for (size_t d = nd; d-- > 0;) {
+      if (++idx[d] < batch[d]) break;
+      idx[d] = 0;
+    }
+  }
+  if (!a1) out.shape.push_back(m);
+  if (!b1) out.shape.push_back(n);
+  return out;
+}
+
+void expect_close(const Host& got, const Host& want, ag_dtype dt, int64_t k, const std::string& what) {
+  ASSERT_EQ(got.shape, want.shape) << what;
+  const double tol = (dt == AG_F64 ? 1e-14 : 1e-6) * static_cast<double>(k + 4);
+  for (size_t i = 0; i < want.v.size(); ++i) ASSERT_NEAR(got.v[i], want.v[i], tol) << what << " element " << i;
+}
+
+std::string str(const Shape& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+  return r + ")";
+}
+
+using Binary = ag_status (*)(ag_tensor**, const ag_tensor*, const ag_tensor*);
+
+void check_binary(Binary fn, const Shape& sa, const Shape& sb) {
+  std::mt19937_64 rng(numel(sa) * 31 + numel(sb));
+  for (ag_dtype dt : {AG_F32, AG_F64}) {
+    Ctx ctx;
+    const Host a = random_host(sa, rng), b = random_host(sb, rng);
+    ag_tensor *ta = make(ctx.get(), dt, a), *tb = make(ctx.get(), dt, b), *y = nullptr;
+    ASSERT_AG(fn(&y, ta, tb));
+    const int64_t k = sa.empty() ? 0 : sa.back();
+    Host want;
+    if (fn == ag_op_outer) {
+      want = ref_matmul(Host{{sa[0], 1}, a.v}, Host{{1, sb[0]}, b.v});
+    } else {
+      want = ref_matmul(a, b);
+    }
+    expect_close(read(y), want, dt, k, str(sa) + " x " + str(sb));
+    EXPECT_EQ(ag_tensor_dtype(y), dt);
+    ag_tensor_release(y);
+    ag_tensor_release(ta);
+    ag_tensor_release(tb);
+  }
+}
+
+TEST(Matmul, MatchesReference) {
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{3, 4}, {4, 5}},       {{4}, {4, 5}},           {{3, 4}, {4}},         {{7}, {7}},
+      {{2, 3, 4}, {4, 5}},    {{3, 4}, {2, 4, 5}},     {{2, 1, 3, 4}, {3, 4, 2}}, {{5}, {2, 5, 3}},
+      {{2, 3, 5}, {5}},       {{1, 1}, {1, 1}},        {{67, 131}, {131, 59}},    {{3, 70, 33}, {3, 33, 49}},
+      {{200, 300}, {300, 90}}, {{4, 50, 64}, {64, 30}}};
+  for (const auto& [sa, sb] : shapes) check_binary(ag_op_matmul, sa, sb);
+}
+
+TEST(Bmm, MatchesReference) {
+  for (const auto& [sa, sb] : std::vector<std::pair<Shape, Shape>>{
+           {{2, 3, 4}, {2, 4, 5}}, {{1, 1, 1}, {1, 1, 1}}, {{5, 17, 40}, {5, 40, 23}}}) {
+    check_binary(ag_op_bmm, sa, sb);
+  }
+}
+
+TEST(Dot, MatchesReference) {
+  for (int64_t n : {1, 5, 17, 1000}) check_binary(ag_op_dot, {n}, {n});
+}
+
+TEST(Outer, MatchesReference) {
+  for (const auto& [n, m] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {3, 4}, {70, 130}}) {
+    check_binary(ag_op_outer, {n}, {m});
+  }
+}
+
+TEST(Linear, MatchesReference) {
+  std::mt19937_64 rng(3);
+  const std::vector<std::pair<Shape, Shape>> shapes = {{{3, 4}, {5, 4}}, {{2, 3, 4}, {5, 4}}, {{4}, {5, 4}},
+                                                       {{100, 64}, {70, 64}}};
+  for (ag_dtype dt : {AG_F32, AG_F64}) {
+    for (const auto& [sx, sw] : shapes) {
+      for (bool with_bias : {true, false}) {
+        Ctx ctx;
+        const Host x = random_host(sx, rng), w = random_host(sw, rng), b = random_host({sw[0]}, rng);
+        Host wt{{sw[1], sw[0]}, std::vector<double>(w.v.size())};
+        for (int64_t o = 0; o < sw[0]; ++o) {
+          for (int64_t i = 0; i < sw[1]; ++i) wt.v[static_cast<size_t>(i * sw[0] + o)] = w.v[static_cast<size_t>(o * sw[1] + i)];
+        }
+        Host want = ref_matmul(x, wt);
+        if (with_bias) {
+          for (size_t i = 0; i < want.v.size(); ++i) want.v[i] += b.v[i % b.v.size()];
+        }
+        ag_tensor *tx = make(ctx.get(), dt, x), *tw = make(ctx.get(), dt, w), *tb = make(ctx.get(), dt, b), *y = nullptr;
+        ASSERT_AG(ag_op_linear(&y, tx, tw, with_bias ? tb : nullptr));
+        expect_close(read(y), want, dt, sx.back() + 1, "linear " + str(sx) + " " + str(sw));
+        for (ag_tensor* t : {y, tx, tw, tb}) ag_tensor_release(t);
+      }
+    }
+  }
+}
+
+// A stride-0 operand (expanded along k and along the batch) is read in place.
+TEST(Matmul, ExpandedOperands) {
+  std::mt19937_64 rng(5);
+  Ctx ctx;
+  const Host a = random_host({40, 1}, rng), b = random_host({1, 50, 30}, rng);
+  ag_tensor *ta = make(ctx.get(), AG_F64, a), *tb = make(ctx.get(), AG_F64, b), *ea = nullptr, *eb = nullptr, *y = nullptr;
+  const int64_t sa[] = {40, 50}, sb[] = {3, 50, 30};
+  ASSERT_AG(ag_op_expand(&ea, ta, sa, 2));
+  ASSERT_AG(ag_op_expand(&eb, tb, sb, 3));
+  ASSERT_AG(ag_op_matmul(&y, ea, eb));
+  Host full_a{{40, 50}, {}}, full_b{{3, 50, 30}, {}};
+  for (int64_t i = 0; i < 40; ++i) full_a.v.insert(full_a.v.end(), 50, a.v[static_cast<size_t>(i)]);
+  for (int r = 0; r < 3; ++r) full_b.v.insert(full_b.v.end(), b.v.begin(), b.v.end());
+  expect_close(read(y), ref_matmul(full_a, full_b), AG_F64, 50, "expanded");
+  for (ag_tensor* t : {y, ta, tb, ea, eb}) ag_tensor_release(t);
+}
+
+// NumPy: k = 0 gives zeros, an empty outer or batch dim an empty result.
+TEST(Matmul, EmptyDims) {
+  Ctx ctx;
+  struct Case {
+    Shape a, b, out;
+  };
+  for (const Case& c : std::vector<Case>{{{3, 0}, {0, 4}, {3, 4}},
+                                         {{0, 3}, {3, 4}, {0, 4}},
+                                         {{3, 4}, {4, 0}, {3, 0}},
+                                         {{0, 2, 3}, {3, 4}, {0, 2, 4}},
+                                         {{0}, {0}, {}},
+                                         {{2, 300, 0}, {2, 0, 100}, {2, 300, 100}}}) {
+    ag_tensor *a = nullptr, *b = nullptr, *y = nullptr;
+    ASSERT_AG(ag_tensor_zeros(&a, ctx.get(), AG_F32, c.a.data(), static_cast<int32_t>(c.a.size())));
+    ASSERT_AG(ag_tensor_zeros(&b, ctx.get(), AG_F32, c.b.data(), static_cast<int32_t>(c.b.size())));
+    ASSERT_AG(ag_op_matmul(&y, a, b));
+    const Host h = read(y);
+    EXPECT_EQ(h.shape, c.out) << str(c.a) << " x " << str(c.b);
+    for (double v : h.v) ASSERT_EQ(v, 0.0);
+    for (ag_tensor* t : {y, a, b}) ag_tensor_release(t);
+  }
+  ag_tensor *a = nullptr, *b = nullptr, *y = nullptr;
+  const Shape s{0};
+  ASSERT_AG(ag_tensor_zeros(&a, ctx.get(), AG_F64, s.data(), 1));
+  ASSERT_AG(ag_tensor_zeros(&b, ctx.get(), AG_F64, s.data(), 1));
+  ASSERT_AG(ag_op_dot(&y, a, b));
+  double v = -1;
+  ASSERT_AG(ag_tensor_item(y, &v));
+  EXPECT_EQ(v, 0.0);
+  for (ag_tensor* t : {y, a, b}) ag_tensor_release(t);
+}
+
+// Same bits with 1 and 2 threads, for sizes that split into many tasks.
+TEST(Matmul, SameBitsOnOneAndTwoThreads) {
+  std::mt19937_64 rng(11);
+  for (const auto& [sa, sb] : std::vector<std::pair<Shape, Shape>>{{{515, 300}, {300, 257}}, {{6, 64, 80}, {6, 80, 96}}}) {
+    const Host a = random_host(sa, rng), b = random_host(sb, rng);
+    std::vector<Host> results;
+    for (int32_t threads : {1, 2}) {
+      Ctx ctx(threads);
+      ASSERT_EQ(ag_context_num_threads(ctx.get()), threads);
+      ag_tensor *ta = make(ctx.get(), AG_F32, a), *tb = make(ctx.get(), AG_F32, b), *y = nullptr;
+      ASSERT_AG(ag_op_matmul(&y, ta, tb));
+      results.push_back(read(y));
+      for (ag_tensor* t : {y, ta, tb}) ag_tensor_release(t);
+    }
+    ASSERT_EQ(results[0].v.size(), results[1].v.size());
+    EXPECT_EQ(0, std::memcmp(results[0].v.data(), results[1].v.data(), results[0].v.size() * sizeof(double)));
+  }
+}
+
+// ---- bad input: status, message, *out untouched ----
+
+struct Bad {
+  const char* fn;
+  Shape a, b;
+  const char* message;
+};
+
+void expect_error(ag_status st, ag_tensor* out, ag_tensor* sentinel, ag_status want, const std::string& message) {
+  EXPECT_EQ(st, want) << message;
+  EXPECT_EQ(out, sentinel) << "out-parameter written on failure";
+  EXPECT_EQ(std::string(ag_last_error_message()), message);
+}
+
+TEST(LinalgErrors, Shapes) {
+  Ctx ctx;
+  const std::vector<Bad> cases = {
+      {"matmul", {2, 3}, {4, 5}, "[ag_op_matmul] cannot multiply shapes (2,3) and (4,5): inner dims 3 and 4 differ"},
+      {"matmul", {3}, {4}, "[ag_op_matmul] cannot multiply shapes (3) and (4): inner dims 3 and 4 differ"},
+      {"matmul", {}, {4}, "[ag_op_matmul] cannot multiply shapes () and (4): both need at least 1 dim"},
+      {"matmul", {2, 3, 4}, {3, 4, 5},
+       "[ag_op_matmul] cannot multiply shapes (2,3,4) and (3,4,5): batch dims (2) and (3) do not broadcast"},
+      {"bmm", {3, 4}, {2, 4, 5}, "[ag_op_bmm] cannot multiply shapes (3,4) and (2,4,5): both must be 3-D"},
+      {"bmm", {2, 3, 4}, {3, 4, 5}, "[ag_op_bmm] cannot multiply shapes (2,3,4) and (3,4,5): batch sizes 2 and 3 differ"},
+      {"bmm", {2, 3, 4}, {2, 5, 5}, "[ag_op_bmm] cannot multiply shapes (2,3,4) and (2,5,5): inner dims 4 and 5 differ"},
+      {"dot", {3}, {4}, "[ag_op_dot] cannot multiply shapes (3) and (4): sizes 3 and 4 differ"},
+      {"dot", {3, 1}, {3}, "[ag_op_dot] cannot multiply shapes (3,1) and (3): both must be 1-D"},
+      {"outer", {3}, {}, "[ag_op_outer] cannot multiply shapes (3) and (): both must be 1-D"},
+  };
+  for (const Bad& c : cases) {
+    ag_tensor *a = nullptr, *b = nullptr;
+    ASSERT_AG(ag_tensor_zeros(&a, ctx.get(), AG_F32, c.a.data(), static_cast<int32_t>(c.a.size())));
+    ASSERT_AG(ag_tensor_zeros(&b, ctx.get(), AG_F32, c.b.data(), static_cast<int32_t>(c.b.size())));
+    ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+    ag_tensor* out = sentinel;
+    const std::string fn = c.fn;
+    const Binary f = fn == "matmul" ? ag_op_matmul : fn == "bmm" ? ag_op_bmm : fn == "dot" ? ag_op_dot : ag_op_outer;
+    expect_error(f(&out, a, b), out, sentinel, AG_ERR_SHAPE, c.message);
+    ag_tensor_release(a);
+    ag_tensor_release(b);
+  }
+}
+
+TEST(LinalgErrors, Linear) {
+  Ctx ctx;
+  auto zeros = [&](const Shape& s, ag_dtype dt = AG_F32) {
+    ag_tensor* t = nullptr;
+    ag_tensor_zeros(&t, ctx.get(), dt, s.data(), static_cast<int32_t>(s.size()));
+    return t;
+  };
+  ag_tensor *x = zeros({2, 3}), *w = zeros({4, 3}), *w1 = zeros({3}), *wbad = zeros({4, 5}), *b = zeros({4}),
+            *bbad = zeros({3}), *x0 = zeros({}), *w64 = zeros({4, 3}, AG_F64);
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  ag_tensor* out = sentinel;
+  expect_error(ag_op_linear(&out, x, w1, b), out, sentinel, AG_ERR_SHAPE,
+               "[ag_op_linear] weight must be 2-D (out_features, in_features), got shape (3)");
+  expect_error(ag_op_linear(&out, x, wbad, b), out, sentinel, AG_ERR_SHAPE,
+               "[ag_op_linear] input shape (2,3) does not fit weight shape (4,5): in_features 3 and 5 differ");
+  expect_error(ag_op_linear(&out, x, w, bbad), out, sentinel, AG_ERR_SHAPE,
+               "[ag_op_linear] bias shape (3) does not fit weight shape (4,3): expected (4)");
+  expect_error(ag_op_linear(&out, x0, w, b), out, sentinel, AG_ERR_SHAPE,
+               "[ag_op_linear] input must have at least 1 dim, got shape ()");
+  EXPECT_EQ(ag_op_linear(&out, x, w64, nullptr), AG_ERR_DTYPE);
+  EXPECT_EQ(out, sentinel);
+  expect_error(ag_op_linear(&out, x, nullptr, b), out, sentinel, AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_linear] tensor weight is NULL");
+  EXPECT_EQ(ag_op_linear(nullptr, x, w, b), AG_ERR_INVALID_ARGUMENT);
+  for (ag_tensor* t : {x, w, w1, wbad, b, bbad, x0, w64}) ag_tensor_release(t);
+}
+
+TEST(LinalgErrors, DtypesAndHandles) {
+  Ctx ctx;
+  const Shape s{2, 2};
+  ag_tensor *a = nullptr, *b64 = nullptr, *i64 = nullptr;
+  ASSERT_AG(ag_tensor_zeros(&a, ctx.get(), AG_F32, s.data(), 2));
+  ASSERT_AG(ag_tensor_zeros(&b64, ctx.get(), AG_F64, s.data(), 2));
+  ASSERT_AG(ag_tensor_zeros(&i64, ctx.get(), AG_I64, s.data(), 2));
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  ag_tensor* out = sentinel;
+  expect_error(ag_op_matmul(&out, a, b64), out, sentinel, AG_ERR_DTYPE,
+               "[ag_op_matmul] dtypes f32 and f64 differ (no implicit promotion; convert with ag_op_cast)");
+  EXPECT_EQ(ag_op_bmm(&out, i64, i64), AG_ERR_DTYPE);
+  EXPECT_EQ(std::string(ag_last_error_message()), "[ag_op_bmm] expects a floating tensor (f32 or f64), got i64");
+  expect_error(ag_op_dot(&out, nullptr, a), out, sentinel, AG_ERR_INVALID_ARGUMENT, "[ag_op_dot] tensor a is NULL");
+  expect_error(ag_op_outer(&out, a, nullptr), out, sentinel, AG_ERR_INVALID_ARGUMENT, "[ag_op_outer] tensor b is NULL");
+  EXPECT_EQ(ag_op_matmul(nullptr, a, a), AG_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(ag_last_error_message()), "[ag_op_matmul] the output pointer is NULL");
+  Ctx other;
+  ag_tensor* c = nullptr;
+  ASSERT_AG(ag_tensor_zeros(&c, other.get(), AG_F32, s.data(), 2));
+  EXPECT_EQ(ag_op_matmul(&out, a, c), AG_ERR_CONTEXT);
+  EXPECT_EQ(out, sentinel);
+  for (ag_tensor* t : {a, b64, i64, c}) ag_tensor_release(t);
+}
+
+}  // namespace
