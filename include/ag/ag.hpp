@@ -151,9 +151,7 @@ class Tensor {
 
   /** The elements in row-major order; T must match the dtype. */
   template <typename T> std::vector<T> to_vector() const {
-    if (dtype() != detail::dtype_of<T>::value())
-      throw Error(AG_ERR_DTYPE, std::string("[ag::Tensor::to_vector] tensor is ") + ag_dtype_name(dtype()) +
-                                    ", asked for " + ag_dtype_name(detail::dtype_of<T>::value()));
+    check_element_type<T>("to_vector");
     std::vector<T> out(static_cast<std::size_t>(numel() > 0 ? numel() : 0));
     detail::check(ag_tensor_copy_data(t_, out.empty() ? nullptr : out.data(), out.size() * sizeof(T)));
     return out;
@@ -161,6 +159,7 @@ class Tensor {
 
   /** Overwrites the elements (bumps the version); T must match the dtype. */
   template <typename T> void copy_from(const std::vector<T> &src) {
+    check_element_type<T>("copy_from");
     detail::check(ag_tensor_copy_from(t_, src.empty() ? nullptr : src.data(), src.size() * sizeof(T)));
   }
 
@@ -207,6 +206,12 @@ class Tensor {
 
  private:
   Tensor(ag_tensor *t, int) noexcept : t_(t) {}
+  // The C calls move bytes; a C++ element type of another dtype would reinterpret them.
+  template <typename T> void check_element_type(const char *method) const {
+    if (t_ != nullptr && dtype() != detail::dtype_of<T>::value())
+      throw Error(AG_ERR_DTYPE, std::string("[ag::Tensor::") + method + "] tensor is " + ag_dtype_name(dtype()) +
+                                    ", elements given as " + ag_dtype_name(detail::dtype_of<T>::value()));
+  }
   ag_tensor *t_;
 };
 

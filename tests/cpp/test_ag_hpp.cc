@@ -155,6 +155,7 @@ TEST(AgHpp, FailuresThrowTheStatusAndMessage) {
   ag::Tensor d = ag::zeros(ctx, {2}, AG_F64);
   EXPECT_THROW(ag::Tensor e = a + d, ag::Error);
   EXPECT_THROW(a.to_vector<double>(), ag::Error);
+  EXPECT_THROW(a.copy_from(std::vector<double>(6)), ag::Error);
   EXPECT_THROW(ag::tensor<float>(ctx, {1, 2, 3}, {2}), ag::Error);
   EXPECT_THROW(ag::Tensor().item(), ag::Error);
   try {
