@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check that the exported C ABI of libag is listed consistently everywhere.
 
-Usage: check_exports.py LIBAG_SO AG_MAP INCLUDE_DIR ABI_MD
+Usage: check_exports.py LIBAG_SO AG_MAP INCLUDE_DIR ABI_MD [STRUCT_INIT_TEST]
 
 Fails (exit 1, printing the differences) unless these four sets of function
 names are equal:
@@ -11,6 +11,8 @@ names are equal:
   - functions in the table of ABI.md (rows starting with "| `ag_").
 Also checks that every exported symbol carries the version node ag.map lists
 it under, that nothing else is exported, and that the SONAME is libag.so.0.
+With STRUCT_INIT_TEST, also checks that every AG_X_INIT macro of the headers
+has its ag_x_init function and is named in that test (which compares them).
 Exit 2 on usage errors or when a tool (nm, readelf) cannot be run.
 """
 
@@ -152,11 +154,31 @@ def doc_functions(abi_md, problems):
     return funcs
 
 
+def init_macros(include_dir):
+    """Returns the AG_X_INIT macros the headers define."""
+    macros = set()
+    for h in sorted(f for f in os.listdir(include_dir) if f.endswith(".h")):
+        with open(os.path.join(include_dir, h), encoding="utf-8") as f:
+            macros.update(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(AG_[A-Z0-9_]+_INIT)\b", f.read(), flags=re.M))
+    return macros
+
+
+def check_init_macros(include_dir, declared, test_path, problems):
+    with open(test_path, encoding="utf-8") as f:
+        test_text = f.read()
+    for macro in sorted(init_macros(include_dir)):
+        fn = macro.lower()
+        if fn not in declared:
+            problems.append("%s has no function %s (FFI languages cannot expand macros)" % (macro, fn))
+        if not re.search(r"\b%s\b" % macro, test_text):
+            problems.append("%s is not compared with %s in %s" % (macro, fn, os.path.basename(test_path)))
+
+
 def main(argv):
-    if len(argv) != 5:
+    if len(argv) not in (5, 6):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    so_path, map_path, include_dir, abi_md = argv[1:]
+    so_path, map_path, include_dir, abi_md = argv[1:5]
     for p in (so_path, map_path, abi_md):
         if not os.path.isfile(p):
             _fatal("%s is not a file" % p)
@@ -192,6 +214,9 @@ def main(argv):
     missing_nodes = sorted(set(mapped.values()) - lib_nodes)
     if missing_nodes:
         problems.append("version nodes of ag.map not defined by the library: %s" % ", ".join(missing_nodes))
+
+    if len(argv) == 6:
+        check_init_macros(include_dir, declared, argv[5], problems)
 
     if problems:
         print("ABI export check FAILED:")

@@ -1,0 +1,354 @@
+/*
+ * ag/ag.hpp - header-only C++11 wrapper over the C ABI of ag.
+ *
+ *   ag::Context ctx;
+ *   ag::Tensor x = ag::tensor<float>(ctx, {3.0f}, {1});
+ *   x.set_requires_grad(true);
+ *   ag::Tensor y = ag::sum(x * x + 2.0 * x);
+ *   y.backward();
+ *   std::vector<float> g = x.grad().to_vector<float>();   (2x + 2 = 8)
+ *
+ * - Handles are RAII: copying a Context or Tensor retains the C handle,
+ *   destroying one releases it; moved-from objects are empty.
+ * - A failed call throws ag::Error, carrying the ag_status and the message
+ *   of ag_last_error_message().
+ * - Everything here is inline and calls only the C functions of ag.h, so the
+ *   wrapper adds nothing to the exported ABI and works with any C++ compiler
+ *   whatever compiler built libag.
+ * - One named function per op of the library, declared by one line per op in
+ *   the family lists at the end.
+ */
+#ifndef AG_AG_HPP
+#define AG_AG_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ag/ag.h"
+
+namespace ag {
+
+/** A failed ag call: its status and the library's message for it. */
+class Error : public std::runtime_error {
+ public:
+  Error(ag_status status, const std::string &message) : std::runtime_error(message), status_(status) {}
+  ag_status status() const noexcept { return status_; }
+
+ private:
+  ag_status status_;
+};
+
+namespace detail {
+
+inline void check(ag_status status) {
+  if (status != AG_OK) throw Error(status, ag_last_error_message());
+}
+
+/* The ag dtype of a C++ element type (float, double, int64_t). */
+template <typename T> struct dtype_of;
+template <> struct dtype_of<float> { static ag_dtype value() noexcept { return AG_F32; } };
+template <> struct dtype_of<double> { static ag_dtype value() noexcept { return AG_F64; } };
+template <> struct dtype_of<int64_t> { static ag_dtype value() noexcept { return AG_I64; } };
+
+inline int64_t numel_of(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) n *= shape[i];
+  return n;
+}
+
+inline const int64_t *data_or_null(const std::vector<int64_t> &shape) noexcept {
+  return shape.empty() ? nullptr : shape.data();
+}
+
+}  // namespace detail
+
+/** Version check: the loaded library runs every function of these headers. */
+inline bool library_compatible() noexcept {
+  const int32_t lib = ag_version_number();
+  return lib / 10000 == AG_VERSION_MAJOR && lib >= AG_VERSION_NUMBER;
+}
+
+/** A context (ag_context): owns the thread arena and memory of its tensors. */
+class Context {
+ public:
+  /** A new context; num_threads 0 = one per hardware thread, 1 = no workers. */
+  explicit Context(int32_t num_threads = 0) : c_(nullptr) {
+    ag_context_options opts = AG_CONTEXT_OPTIONS_INIT;
+    opts.num_threads = num_threads;
+    detail::check(ag_context_create(&c_, &opts));
+  }
+  /** Takes over a reference the caller owns (e.g. from ag_tensor_context). */
+  static Context adopt(ag_context *c) noexcept { return Context(c, 0); }
+
+  Context(const Context &other) noexcept : c_(ag_context_retain(other.c_)) {}
+  Context(Context &&other) noexcept : c_(other.c_) { other.c_ = nullptr; }
+  Context &operator=(Context other) noexcept {
+    std::swap(c_, other.c_);
+    return *this;
+  }
+  ~Context() { ag_context_release(c_); }
+
+  /** The C handle, borrowed. */
+  ag_context *get() const noexcept { return c_; }
+  int32_t num_threads() const noexcept { return ag_context_num_threads(c_); }
+  ag_memory_stats memory_stats() const {
+    ag_memory_stats stats = AG_MEMORY_STATS_INIT;
+    detail::check(ag_context_memory_stats(c_, &stats));
+    return stats;
+  }
+  void trim() { detail::check(ag_context_trim(c_)); }
+
+ private:
+  Context(ag_context *c, int) noexcept : c_(c) {}
+  ag_context *c_;
+};
+
+/** A tensor handle (ag_tensor). An empty Tensor holds NULL. */
+class Tensor {
+ public:
+  Tensor() noexcept : t_(nullptr) {}
+  /** Takes over a reference the caller owns (an ag_op_* or ag_tensor_* out-parameter). */
+  static Tensor adopt(ag_tensor *t) noexcept { return Tensor(t, 0); }
+
+  Tensor(const Tensor &other) noexcept : t_(ag_tensor_retain(other.t_)) {}
+  Tensor(Tensor &&other) noexcept : t_(other.t_) { other.t_ = nullptr; }
+  Tensor &operator=(Tensor other) noexcept {
+    std::swap(t_, other.t_);
+    return *this;
+  }
+  ~Tensor() { ag_tensor_release(t_); }
+
+  /** The C handle, borrowed. */
+  ag_tensor *get() const noexcept { return t_; }
+  /** Gives up the reference to the caller, leaving this Tensor empty. */
+  ag_tensor *release_handle() noexcept {
+    ag_tensor *t = t_;
+    t_ = nullptr;
+    return t;
+  }
+  explicit operator bool() const noexcept { return t_ != nullptr; }
+
+  ag_dtype dtype() const noexcept { return ag_tensor_dtype(t_); }
+  int32_t ndim() const noexcept { return ag_tensor_ndim(t_); }
+  int64_t numel() const noexcept { return ag_tensor_numel(t_); }
+  int64_t version() const noexcept { return ag_tensor_version(t_); }
+
+  std::vector<int64_t> shape() const {
+    int64_t dims[AG_MAX_DIMS];
+    detail::check(ag_tensor_shape(t_, dims, AG_MAX_DIMS));
+    return std::vector<int64_t>(dims, dims + ndim());
+  }
+
+  Context context() const {
+    ag_context *c = nullptr;
+    detail::check(ag_tensor_context(&c, t_));
+    return Context::adopt(c);
+  }
+
+  /** The elements in row-major order; T must match the dtype. */
+  template <typename T> std::vector<T> to_vector() const {
+    check_element_type<T>("to_vector");
+    std::vector<T> out(static_cast<std::size_t>(numel() > 0 ? numel() : 0));
+    detail::check(ag_tensor_copy_data(t_, out.empty() ? nullptr : out.data(), out.size() * sizeof(T)));
+    return out;
+  }
+
+  /** Overwrites the elements (bumps the version); T must match the dtype. */
+  template <typename T> void copy_from(const std::vector<T> &src) {
+    check_element_type<T>("copy_from");
+    detail::check(ag_tensor_copy_from(t_, src.empty() ? nullptr : src.data(), src.size() * sizeof(T)));
+  }
+
+  /** The only element of a one-element tensor. */
+  double item() const {
+    double v = 0.0;
+    detail::check(ag_tensor_item(t_, &v));
+    return v;
+  }
+
+  /* ---- autograd ---- */
+
+  Tensor &set_requires_grad(bool on = true) {
+    detail::check(ag_tensor_requires_grad(t_, on ? 1 : 0));
+    return *this;
+  }
+  bool requires_grad() const noexcept { return ag_tensor_get_requires_grad(t_) != 0; }
+  bool is_leaf() const noexcept { return ag_tensor_is_leaf(t_) != 0; }
+  /** Name of the producing node, or nullptr outside any graph. */
+  const char *grad_fn_name() const noexcept { return ag_tensor_grad_fn_name(t_); }
+
+  /** The gradient of this leaf (a snapshot); empty when there is none. */
+  Tensor grad() const {
+    ag_tensor *g = nullptr;
+    detail::check(ag_tensor_grad(&g, t_));
+    return adopt(g);
+  }
+  /** Sets this leaf's gradient (shared, not copied); an empty Tensor clears it. */
+  void set_grad(const Tensor &g) { detail::check(ag_tensor_set_grad(t_, g.t_)); }
+
+  Tensor detach() const {
+    ag_tensor *d = nullptr;
+    detail::check(ag_tensor_detach(&d, t_));
+    return adopt(d);
+  }
+
+  /** Accumulates gradients into the leaves; an empty grad_root seeds 1. */
+  void backward(const Tensor &grad_root = Tensor(), bool retain_graph = false, bool create_graph = false) const {
+    ag_backward_options opts = AG_BACKWARD_OPTIONS_INIT;
+    opts.retain_graph = retain_graph ? 1 : 0;
+    opts.create_graph = create_graph ? 1 : 0;
+    detail::check(ag_backward(t_, grad_root.t_, &opts));
+  }
+
+ private:
+  Tensor(ag_tensor *t, int) noexcept : t_(t) {}
+  // The C calls move bytes; a C++ element type of another dtype would reinterpret them.
+  template <typename T> void check_element_type(const char *method) const {
+    if (t_ != nullptr && dtype() != detail::dtype_of<T>::value())
+      throw Error(AG_ERR_DTYPE, std::string("[ag::Tensor::") + method + "] tensor is " + ag_dtype_name(dtype()) +
+                                    ", elements given as " + ag_dtype_name(detail::dtype_of<T>::value()));
+  }
+  ag_tensor *t_;
+};
+
+/** Turns grad mode off on this thread for its lifetime, then restores it. */
+class NoGradGuard {
+ public:
+  NoGradGuard() noexcept : previous_(1) { ag_grad_mode_set(0, &previous_); }
+  ~NoGradGuard() { ag_grad_mode_set(previous_, nullptr); }
+  NoGradGuard(const NoGradGuard &) = delete;
+  NoGradGuard &operator=(const NoGradGuard &) = delete;
+
+ private:
+  int32_t previous_;
+};
+
+/* ---- creating tensors ---- */
+
+/** A tensor holding a copy of `data` (row-major) with `shape` ({} = 0-dim). */
+template <typename T>
+Tensor tensor(const Context &ctx, const std::vector<T> &data, const std::vector<int64_t> &shape) {
+  if (static_cast<int64_t>(data.size()) != detail::numel_of(shape))
+    throw Error(AG_ERR_INVALID_ARGUMENT, "[ag::tensor] " + std::to_string(data.size()) +
+                                             " elements do not fill the shape (" +
+                                             std::to_string(detail::numel_of(shape)) + " elements)");
+  ag_tensor *t = nullptr;
+  detail::check(ag_tensor_create(&t, ctx.get(), detail::dtype_of<T>::value(), detail::data_or_null(shape),
+                                 static_cast<int32_t>(shape.size()), data.empty() ? nullptr : data.data()));
+  return Tensor::adopt(t);
+}
+
+inline Tensor zeros(const Context &ctx, const std::vector<int64_t> &shape, ag_dtype dtype = AG_F32) {
+  ag_tensor *t = nullptr;
+  detail::check(ag_tensor_zeros(&t, ctx.get(), dtype, detail::data_or_null(shape), static_cast<int32_t>(shape.size())));
+  return Tensor::adopt(t);
+}
+
+inline Tensor ones(const Context &ctx, const std::vector<int64_t> &shape, ag_dtype dtype = AG_F32) {
+  ag_tensor *t = nullptr;
+  detail::check(ag_tensor_ones(&t, ctx.get(), dtype, detail::data_or_null(shape), static_cast<int32_t>(shape.size())));
+  return Tensor::adopt(t);
+}
+
+inline Tensor full(const Context &ctx, const std::vector<int64_t> &shape, double value, ag_dtype dtype = AG_F32) {
+  ag_tensor *t = nullptr;
+  detail::check(
+      ag_tensor_full(&t, ctx.get(), dtype, detail::data_or_null(shape), static_cast<int32_t>(shape.size()), value));
+  return Tensor::adopt(t);
+}
+
+inline Tensor scalar(const Context &ctx, double value, ag_dtype dtype = AG_F32) {
+  ag_tensor *t = nullptr;
+  detail::check(ag_tensor_scalar(&t, ctx.get(), dtype, value));
+  return Tensor::adopt(t);
+}
+
+/* ---- ops: one line per op of the library, grouped by family ---- */
+
+#define AG_HPP_UNARY(name)                        \
+  inline Tensor name(const Tensor &x) {           \
+    ag_tensor *out = nullptr;                     \
+    detail::check(ag_op_##name(&out, x.get()));   \
+    return Tensor::adopt(out);                    \
+  }
+#define AG_HPP_UNARY_SCALAR(name)                       \
+  inline Tensor name(const Tensor &x, double attr) {    \
+    ag_tensor *out = nullptr;                           \
+    detail::check(ag_op_##name(&out, x.get(), attr));   \
+    return Tensor::adopt(out);                          \
+  }
+#define AG_HPP_BINARY(name)                                \
+  inline Tensor name(const Tensor &a, const Tensor &b) {   \
+    ag_tensor *out = nullptr;                              \
+    detail::check(ag_op_##name(&out, a.get(), b.get()));   \
+    return Tensor::adopt(out);                             \
+  }
+#define AG_HPP_SHAPE(name)                                                             \
+  inline Tensor name(const Tensor &x, const std::vector<int64_t> &shape) {             \
+    ag_tensor *out = nullptr;                                                          \
+    detail::check(ag_op_##name(&out, x.get(), detail::data_or_null(shape),             \
+                               static_cast<int32_t>(shape.size())));                   \
+    return Tensor::adopt(out);                                                         \
+  }
+#define AG_HPP_DTYPE(name)                                \
+  inline Tensor name(const Tensor &x, ag_dtype dtype) {   \
+    ag_tensor *out = nullptr;                             \
+    detail::check(ag_op_##name(&out, x.get(), dtype));    \
+    return Tensor::adopt(out);                            \
+  }
+#define AG_HPP_REDUCE_ALL(name) AG_HPP_UNARY(name)
+
+AG_HPP_UNARY(neg)
+AG_HPP_UNARY(exp)
+AG_HPP_UNARY(log)
+AG_HPP_UNARY(tanh)
+AG_HPP_UNARY_SCALAR(pow_scalar)
+AG_HPP_UNARY(clone)
+AG_HPP_BINARY(add)
+AG_HPP_BINARY(sub)
+AG_HPP_BINARY(mul)
+AG_HPP_BINARY(div)
+AG_HPP_BINARY(tanh_backward)
+AG_HPP_REDUCE_ALL(sum)
+AG_HPP_REDUCE_ALL(mean)
+AG_HPP_SHAPE(expand)
+AG_HPP_SHAPE(sum_to_size)
+AG_HPP_SHAPE(reshape)
+AG_HPP_DTYPE(cast)
+
+#undef AG_HPP_UNARY
+#undef AG_HPP_UNARY_SCALAR
+#undef AG_HPP_BINARY
+#undef AG_HPP_SHAPE
+#undef AG_HPP_DTYPE
+#undef AG_HPP_REDUCE_ALL
+
+inline Tensor pow(const Tensor &x, double exponent) { return pow_scalar(x, exponent); }
+
+/* ---- operators; a double operand becomes a 0-dim tensor of the other's dtype ---- */
+
+namespace detail {
+inline Tensor scalar_like(const Tensor &like, double value) { return scalar(like.context(), value, like.dtype()); }
+}  // namespace detail
+
+inline Tensor operator-(const Tensor &x) { return neg(x); }
+inline Tensor operator+(const Tensor &a, const Tensor &b) { return add(a, b); }
+inline Tensor operator-(const Tensor &a, const Tensor &b) { return sub(a, b); }
+inline Tensor operator*(const Tensor &a, const Tensor &b) { return mul(a, b); }
+inline Tensor operator/(const Tensor &a, const Tensor &b) { return div(a, b); }
+inline Tensor operator+(const Tensor &a, double b) { return add(a, detail::scalar_like(a, b)); }
+inline Tensor operator-(const Tensor &a, double b) { return sub(a, detail::scalar_like(a, b)); }
+inline Tensor operator*(const Tensor &a, double b) { return mul(a, detail::scalar_like(a, b)); }
+inline Tensor operator/(const Tensor &a, double b) { return div(a, detail::scalar_like(a, b)); }
+inline Tensor operator+(double a, const Tensor &b) { return add(detail::scalar_like(b, a), b); }
+inline Tensor operator-(double a, const Tensor &b) { return sub(detail::scalar_like(b, a), b); }
+inline Tensor operator*(double a, const Tensor &b) { return mul(detail::scalar_like(b, a), b); }
+inline Tensor operator/(double a, const Tensor &b) { return div(detail::scalar_like(b, a), b); }
+
+}  // namespace ag
+
+#endif /* AG_AG_HPP */

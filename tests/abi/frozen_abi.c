@@ -1,0 +1,61 @@
+/*
+ * Test 'frozen-abi': the values of the public constants and the layout of the
+ * option structs, frozen. abidiff sees neither #define values nor a struct
+ * whose change keeps every exported signature, so this file is the record.
+ * Compiled at test time (C11 _Static_assert); it has no run-time part.
+ *
+ * Editing a line here is an ABI decision: constants are append-only and never
+ * renumbered; structs only grow at the end (ABI.md, sections 2, 4 and 7).
+ * A new constant or field gets a new line.
+ */
+#include <stddef.h>
+
+#include "ag/ag.h"
+
+#define FROZEN(expr) _Static_assert(expr, #expr)
+
+/* Status codes. */
+FROZEN(AG_OK == 0);
+FROZEN(AG_ERR_INVALID_ARGUMENT == -1);
+FROZEN(AG_ERR_SHAPE == -2);
+FROZEN(AG_ERR_DTYPE == -3);
+FROZEN(AG_ERR_OUT_OF_MEMORY == -4);
+FROZEN(AG_ERR_CONTEXT == -5);
+FROZEN(AG_ERR_GRAPH == -6);
+FROZEN(AG_ERR_VERSION == -7);
+FROZEN(AG_ERR_CALLBACK == -8);
+FROZEN(AG_ERR_BUFFER_TOO_SMALL == -9);
+FROZEN(AG_ERR_UNSUPPORTED == -10);
+FROZEN(AG_ERR_INTERNAL == -11);
+
+/* dtypes and limits. */
+FROZEN(AG_F32 == 1);
+FROZEN(AG_F64 == 2);
+FROZEN(AG_I64 == 3);
+FROZEN(AG_BOOL == 4);
+FROZEN(AG_MAX_DIMS == 16);
+
+/* Scalar typedefs: fixed width, never C enums. */
+FROZEN(sizeof(ag_status) == 4 && (ag_status)-1 < 0);
+FROZEN(sizeof(ag_dtype) == 4 && (ag_dtype)-1 < 0);
+
+/* ag_context_options: struct_size, num_threads. */
+FROZEN(sizeof(ag_context_options) == 8);
+FROZEN(offsetof(ag_context_options, struct_size) == 0);
+FROZEN(offsetof(ag_context_options, num_threads) == 4);
+
+/* ag_backward_options: struct_size, retain_graph, create_graph. */
+FROZEN(sizeof(ag_backward_options) == 12);
+FROZEN(offsetof(ag_backward_options, struct_size) == 0);
+FROZEN(offsetof(ag_backward_options, retain_graph) == 4);
+FROZEN(offsetof(ag_backward_options, create_graph) == 8);
+
+/* ag_memory_stats: struct_size, reserved, then five int64_t counters. */
+FROZEN(sizeof(ag_memory_stats) == 48);
+FROZEN(offsetof(ag_memory_stats, struct_size) == 0);
+FROZEN(offsetof(ag_memory_stats, reserved) == 4);
+FROZEN(offsetof(ag_memory_stats, bytes_in_use) == 8);
+FROZEN(offsetof(ag_memory_stats, peak_bytes_in_use) == 16);
+FROZEN(offsetof(ag_memory_stats, bytes_cached) == 24);
+FROZEN(offsetof(ag_memory_stats, allocations) == 32);
+FROZEN(offsetof(ag_memory_stats, cache_hits) == 40);
