@@ -29,5 +29,7 @@
 #include "ag/tensor.h"
 #include "ag/autograd.h"
 #include "ag/ops.h"
+#include "ag/ops_nn.h"
+#include "ag/ops_reduce.h"
 
 #endif /* AG_AG_H */

@@ -91,6 +91,14 @@ inline DType dtype_arg(ag_dtype d) {
   return static_cast<DType>(d);
 }
 
+// The dims of a reduction: 0..AG_MAX_DIMS entries (0 = all dims); the op
+// wraps and checks each against the tensor.
+inline Dims dims_arg(const int64_t* dims, int32_t ndims) {
+  if (ndims < 0 || ndims > kMaxDims) fail(AG_ERR_INVALID_ARGUMENT, "ndims ", ndims, " is outside 0..", kMaxDims);
+  if (ndims > 0 && dims == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "dims is NULL but ndims is ", ndims);
+  return Dims(dims, ndims);
+}
+
 // Reads a caller's option struct that starts with uint32_t struct_size into
 // `opts` (which holds the defaults): only the bytes the caller knows, and
 // bytes beyond the ones this library knows must be zero.

@@ -56,6 +56,23 @@ Dims shape_arg(const int64_t* shape, int32_t ndim) {
     });                                                                                             \
   }
 
+#define AG_SHIM_DIM(name)                                                                       \
+  AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x, int64_t dim) noexcept {     \
+    return api::call("ag_op_" #name, [&] {                                                      \
+      api::check_out(out);                                                                      \
+      *out = api::to_handle(ops::name(api::Borrowed(x, "x"), dim));                             \
+    });                                                                                         \
+  }
+#define AG_SHIM_DIMS(name)                                                                      \
+  AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x, const int64_t* dims,       \
+                                int32_t ndims, int32_t keepdim) noexcept {                      \
+    return api::call("ag_op_" #name, [&] {                                                      \
+      api::check_out(out);                                                                      \
+      api::Borrowed tx(x, "x");                                                                 \
+      *out = api::to_handle(ops::name(tx, api::dims_arg(dims, ndims), keepdim != 0));           \
+    });                                                                                         \
+  }
+
 // A CUSTOM op writes its shim by hand, in ops_<area>_api.cc.
 #define AG_SHIM_CUSTOM(name)
 

@@ -44,4 +44,13 @@ void copy(DType src_dt, const Dims& shape, View src, DType dst_dt, char* dst, co
 // Sets n contiguous elements to value converted to dt.
 void fill(DType dt, char* out, int64_t n, double value);
 
+// Softmax along the middle dim of a contiguous (outer, n, inner) tensor x into
+// y of the same layout (log_softmax if `log`). Rows are independent, so any
+// split of `outer` gives the same bits.
+void softmax(DType dt, bool log, const char* x, char* y, int64_t outer, int64_t n, int64_t inner);
+// Their fused gradients from the upstream gradient g and the output y, all
+// contiguous (outer, n, inner): y * (g - sum(g * y)), or g - exp(y) * sum(g).
+void softmax_backward(DType dt, bool log, const char* g, const char* y, char* out, int64_t outer, int64_t n,
+                      int64_t inner);
+
 }  // namespace ag::kernels

@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 
+#include "autograd/grad_math.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/saved_tensor.h"
@@ -66,6 +67,21 @@ struct SavingNode : Node {
   }
   SavedTensor saved[N];
 };
+
+// dim wrapped into 0..ndim-1 (negative dims count from the end). A 0-dim
+// tensor takes dim 0 or -1, as in PyTorch.
+inline int wrap_dim(int64_t dim, int ndim) {
+  const int64_t n = ndim == 0 ? 1 : ndim;
+  if (dim < -n || dim >= n) {
+    fail(AG_ERR_INVALID_ARGUMENT, "dim ", dim, " is out of range for a tensor of ", ndim, " dims (expected ", -n,
+         "..", n - 1, ")");
+  }
+  return static_cast<int>(dim < 0 ? dim + n : dim);
+}
+
+// t itself if contiguous, else a contiguous copy (no graph: for kernels that
+// read contiguous memory; the op records its node on t).
+inline Tensor contiguous_data(const Tensor& t) { return t->is_contiguous() ? t : grad_clone(t); }
 
 // Gradient of a broadcast input: summed back to its shape when it differs.
 inline Tensor reduce_to(const Tensor& g, const Dims& shape) {

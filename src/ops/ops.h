@@ -16,6 +16,8 @@ namespace ag::ops {
 #define AG_DECL_REDUCE_ALL(name) Tensor name(const Tensor& x);
 #define AG_DECL_SHAPE(name) Tensor name(const Tensor& x, const Dims& shape);
 #define AG_DECL_DTYPE(name) Tensor name(const Tensor& x, DType dtype);
+#define AG_DECL_DIM(name) Tensor name(const Tensor& x, int64_t dim);
+#define AG_DECL_DIMS(name) Tensor name(const Tensor& x, const Dims& dims, bool keepdim);
 #define AG_DECL_CUSTOM(name)  // declared by hand below
 #define AG_OP(name, family) AG_DECL_##family(name)
 #include "ops/ops.def"
@@ -26,7 +28,20 @@ namespace ag::ops {
 #undef AG_DECL_REDUCE_ALL
 #undef AG_DECL_SHAPE
 #undef AG_DECL_DTYPE
+#undef AG_DECL_DIM
+#undef AG_DECL_DIMS
 #undef AG_DECL_CUSTOM
+
+// ---- softmax, losses, reductions over dims (CUSTOM rows) ----
+
+// Fused gradients of softmax / log_softmax from the upstream gradient and the
+// forward output y (same shape): y * (g - sum(g * y)), g - exp(y) * sum(g).
+Tensor softmax_backward(const Tensor& grad, const Tensor& y, int64_t dim);
+Tensor log_softmax_backward(const Tensor& grad, const Tensor& y, int64_t dim);
+
+// x viewed with `shape`, which differs from x's shape only by size-1 dims
+// (inserted or dropped); differentiable, not an op of its own.
+Tensor view_dims(const Tensor& x, const Dims& shape);
 
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context
