@@ -1,6 +1,6 @@
 /*
  * ag/ops_nn.h - neural-network ops: softmax, log_softmax and their fused
- * gradients. The rules of ag/ops.h hold (out-parameter first, written only on
+ * gradients, and losses. The rules of ag/ops.h hold (out-parameter first, written only on
  * success; f32 or f64 inputs of one dtype and context; errors name the op).
  *
  * `dim` selects the dim the op works along; a negative dim counts from the
@@ -57,6 +57,71 @@ AG_API ag_status ag_op_softmax_backward(ag_tensor **out, const ag_tensor *grad, 
  */
 AG_API ag_status ag_op_log_softmax_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *y,
                                             int64_t dim) AG_NOEXCEPT;
+
+/* ---- losses ---- */
+
+/*
+ * How a loss reduces its per-element values (an int32_t argument; values
+ * frozen): NONE keeps them (the input's shape without the class dim for the
+ * classification losses), MEAN averages them (PyTorch's default), SUM adds
+ * them. Any other value is AG_ERR_INVALID_ARGUMENT.
+ */
+#define AG_REDUCTION_NONE 0
+#define AG_REDUCTION_MEAN 1
+#define AG_REDUCTION_SUM 2
+
+/** The ignore_index PyTorch uses by default: no class index equals it. */
+#define AG_IGNORE_INDEX_DEFAULT (-100)
+
+/**
+ * Cross entropy between logits and targets, as torch.nn.functional.cross_entropy
+ * without class weights.
+ * @param input  logits of shape (C), (N, C) or (N, C, d1, ...): the class dim
+ *               is 0 for one dim, else 1; f32 or f64.
+ * @param target either AG_I64 class indices of input's shape without the
+ *               class dim (each in 0..C-1 or equal to ignore_index), or
+ *               class probabilities of input's shape and dtype.
+ * @param reduction    AG_REDUCTION_NONE / MEAN / SUM. With class indices,
+ *               MEAN divides by the number of targets not equal to
+ *               ignore_index (NaN if there is none); with probabilities, by
+ *               the number of items (numel / C).
+ * @param ignore_index targets equal to it add nothing and get zero gradient
+ *               (class indices only; AG_IGNORE_INDEX_DEFAULT is PyTorch's -100).
+ * @param label_smoothing in [0, 1]: the target distribution becomes
+ *               (1 - label_smoothing) * target + label_smoothing / C.
+ * Gradients flow to input, and to probability targets.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, label_smoothing
+ *         outside [0, 1], a class index out of range: "[ag_op_cross_entropy]
+ *         target 10 at index 3 is outside 0..9 (10 classes) and is not
+ *         ignore_index -100"); AG_ERR_SHAPE (0-dim input, target shape);
+ *         AG_ERR_DTYPE (input not f32/f64, target neither i64 nor the
+ *         input's dtype); AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_cross_entropy(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                                     int32_t reduction, int64_t ignore_index, double label_smoothing) AG_NOEXCEPT;
+
+/**
+ * Negative log-likelihood of class targets given log-probabilities, as
+ * torch.nn.functional.nll_loss without class weights: -input[n, target[n]]
+ * (and likewise over extra dims d1, ...). Shapes, ignore_index and the MEAN
+ * over counted targets as in ag_op_cross_entropy with class indices.
+ * Gradient flows to input.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, class index out of
+ *         range); AG_ERR_SHAPE (0-dim input, target shape); AG_ERR_DTYPE
+ *         (input not f32/f64, target not i64); AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_nll_loss(ag_tensor **out, const ag_tensor *input, const ag_tensor *target, int32_t reduction,
+                                int64_t ignore_index) AG_NOEXCEPT;
+
+/**
+ * Mean squared error: (input - target)^2 elementwise (broadcasting as
+ * ag_op_sub), then the reduction (NONE keeps the broadcast shape; MEAN of an
+ * empty tensor is NaN). Gradients flow to both.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction), AG_ERR_SHAPE,
+ *         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_mse_loss(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                                int32_t reduction) AG_NOEXCEPT;
 
 AG_END_DECLS
 

@@ -1,4 +1,5 @@
-// C entry points of the CUSTOM ops of ops_nn.h: the fused softmax gradients.
+// C entry points of the CUSTOM ops of ops_nn.h: the fused softmax gradients
+// and the losses.
 #include "api/guard.h"
 #include "ops/ops.h"
 
@@ -21,6 +22,33 @@ AG_API ag_status ag_op_log_softmax_backward(ag_tensor** out, const ag_tensor* gr
     api::check_out(out);
     api::Borrowed tg(grad, "grad"), ty(y, "y");
     *out = api::to_handle(ops::log_softmax_backward(tg, ty, dim));
+  });
+}
+
+AG_API ag_status ag_op_cross_entropy(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
+                                     int32_t reduction, int64_t ignore_index, double label_smoothing) noexcept {
+  return api::call("ag_op_cross_entropy", [&] {
+    api::check_out(out);
+    api::Borrowed ti(input, "input"), tt(target, "target");
+    *out = api::to_handle(ops::cross_entropy(ti, tt, ops::reduction_arg(reduction), ignore_index, label_smoothing));
+  });
+}
+
+AG_API ag_status ag_op_nll_loss(ag_tensor** out, const ag_tensor* input, const ag_tensor* target, int32_t reduction,
+                                int64_t ignore_index) noexcept {
+  return api::call("ag_op_nll_loss", [&] {
+    api::check_out(out);
+    api::Borrowed ti(input, "input"), tt(target, "target");
+    *out = api::to_handle(ops::nll_loss(ti, tt, ops::reduction_arg(reduction), ignore_index));
+  });
+}
+
+AG_API ag_status ag_op_mse_loss(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
+                                int32_t reduction) noexcept {
+  return api::call("ag_op_mse_loss", [&] {
+    api::check_out(out);
+    api::Borrowed ti(input, "input"), tt(target, "target");
+    *out = api::to_handle(ops::mse_loss(ti, tt, ops::reduction_arg(reduction)));
   });
 }
 

@@ -39,6 +39,16 @@ namespace ag::ops {
 Tensor softmax_backward(const Tensor& grad, const Tensor& y, int64_t dim);
 Tensor log_softmax_backward(const Tensor& grad, const Tensor& y, int64_t dim);
 
+// How a loss reduces its per-element values (the AG_REDUCTION_* values).
+enum class Reduction : int32_t { None = 0, Mean = 1, Sum = 2 };
+// Checks a C reduction argument.
+Reduction reduction_arg(int32_t r);
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction r, int64_t ignore_index,
+                     double label_smoothing);
+Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction r, int64_t ignore_index);
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction r);
+
 // x viewed with `shape`, which differs from x's shape only by size-1 dims
 // (inserted or dropped); differentiable, not an op of its own.
 Tensor view_dims(const Tensor& x, const Dims& shape);

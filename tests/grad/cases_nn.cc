@@ -27,4 +27,85 @@ Cases cases_log_softmax_backward() {
   return softmax_backward_cases("log_softmax_backward", &ag_op_log_softmax_backward, -3.0, -0.1);
 }
 
+namespace {
+
+const int32_t kReductions[] = {AG_REDUCTION_NONE, AG_REDUCTION_MEAN, AG_REDUCTION_SUM};
+
+std::string attrs(int32_t reduction, double extra) {
+  return "(reduction=" + std::to_string(reduction) + ", " + std::to_string(extra) + ")";
+}
+
+// (input shape, class targets) pairs, some with ignored targets (-100).
+const std::vector<std::pair<Shape, std::pair<Shape, std::vector<double>>>> kClassRows = {
+    {{4, 5}, {{4}, {0, 3, 4, 1}}},
+    {{4, 5}, {{4}, {2, -100, 0, 4}}},
+    {{5}, {{}, {3}}},
+    {{2, 3, 4}, {{2, 4}, {0, 2, 1, 1, 2, -100, 0, 0}}},
+};
+
+}  // namespace
+
+Cases cases_cross_entropy() {
+  Cases cases;
+  for (int32_t red : kReductions) {
+    for (double eps : {0.0, 0.15}) {
+      for (const auto& [in, tgt] : kClassRows) {
+        cases.push_back({"cross_entropy" + attrs(red, eps), {Input{in}, fixed_input(AG_I64, tgt.first, tgt.second)},
+                         [red, eps](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                           return ag_op_cross_entropy(out, x[0], x[1], red, AG_IGNORE_INDEX_DEFAULT, eps);
+                         }});
+      }
+      // Probability targets: differentiable too.
+      for (const Shape& s : {Shape{3, 4}, Shape{4}, Shape{2, 3, 2}}) {
+        cases.push_back({"cross_entropy" + attrs(red, eps), {Input{s}, Input{s, 0.05, 1.0}},
+                         [red, eps](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                           return ag_op_cross_entropy(out, x[0], x[1], red, AG_IGNORE_INDEX_DEFAULT, eps);
+                         }});
+      }
+    }
+  }
+  // Another ignore_index, and a broadcast (non-contiguous) input.
+  cases.push_back({"cross_entropy(ignore_index=1)", {Input{{3, 4}}, fixed_input(AG_I64, {3}, {1, 0, 3})},
+                   [](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                     return ag_op_cross_entropy(out, x[0], x[1], AG_REDUCTION_MEAN, 1, 0.0);
+                   }});
+  cases.push_back({"cross_entropy(expanded)", {Input{{1, 4}}, fixed_input(AG_I64, {3}, {1, 0, 3})},
+                   [](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                     const int64_t to[2] = {3, 4};
+                     ag_tensor* e = nullptr;
+                     ag_status st = ag_op_expand(&e, x[0], to, 2);
+                     if (st == AG_OK) st = ag_op_cross_entropy(out, e, x[1], AG_REDUCTION_SUM, -100, 0.1);
+                     ag_tensor_release(e);
+                     return st;
+                   }});
+  return cases;
+}
+
+Cases cases_nll_loss() {
+  Cases cases;
+  for (int32_t red : kReductions) {
+    for (const auto& [in, tgt] : kClassRows) {
+      cases.push_back({"nll_loss" + attrs(red, 0), {Input{in, -3.0, -0.1}, fixed_input(AG_I64, tgt.first, tgt.second)},
+                       [red](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                         return ag_op_nll_loss(out, x[0], x[1], red, AG_IGNORE_INDEX_DEFAULT);
+                       }});
+    }
+  }
+  return cases;
+}
+
+Cases cases_mse_loss() {
+  Cases cases;
+  const std::vector<std::pair<Shape, Shape>> shapes = {{{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{}, {}}, {{4}, {4}}};
+  for (int32_t red : kReductions) {
+    for (const auto& [a, b] : shapes) {
+      cases.push_back({"mse_loss" + attrs(red, 0), {Input{a}, Input{b}},
+                       [red](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                         return ag_op_mse_loss(out, x[0], x[1], red);
+                       }});
+    }
+  }
+  return cases;
+}
+
 }  // namespace gradcheck
