@@ -123,6 +123,63 @@ AG_API ag_status ag_op_nll_loss(ag_tensor **out, const ag_tensor *input, const a
 AG_API ag_status ag_op_mse_loss(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
                                 int32_t reduction) AG_NOEXCEPT;
 
+/**
+ * Mean absolute error: |input - target| elementwise (broadcasting), then the
+ * reduction. The gradient is sign(input - target), 0 where they are equal.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction), AG_ERR_SHAPE,
+ *         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_l1_loss(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                               int32_t reduction) AG_NOEXCEPT;
+
+/**
+ * Smooth L1: with d = input - target (broadcasting), 0.5 d^2 / beta where
+ * |d| < beta, else |d| - 0.5 beta; then the reduction. beta = 0 gives
+ * ag_op_l1_loss (PyTorch's default beta is 1.0).
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, beta negative, NaN
+ *         or infinite), AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_smooth_l1_loss(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                                      int32_t reduction, double beta) AG_NOEXCEPT;
+
+/**
+ * Huber: with d = input - target (broadcasting), 0.5 d^2 where |d| < delta,
+ * else delta (|d| - 0.5 delta); then the reduction (PyTorch's default delta
+ * is 1.0).
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, delta not finite and
+ *         > 0), AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_huber_loss(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                                  int32_t reduction, double delta) AG_NOEXCEPT;
+
+/**
+ * Binary cross entropy of probabilities: -(t log p + (1 - t) log(1 - p)) with
+ * p = input in [0, 1] and t = target of the same shape and dtype; each log is
+ * clamped at -100 as in PyTorch, so p = 0 or 1 gives a finite loss. Then the
+ * reduction. Gradients flow to input and target.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, an input outside
+ *         [0, 1]: "[ag_op_binary_cross_entropy] input 1.5 at index 2 is
+ *         outside [0, 1]"), AG_ERR_SHAPE (shapes differ), AG_ERR_DTYPE,
+ *         AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_binary_cross_entropy(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                                            int32_t reduction) AG_NOEXCEPT;
+
+/**
+ * Binary cross entropy of logits x = input and targets t (same shape and
+ * dtype), computed stably as (1 - t) x + w (log(1 + exp(-|x|)) + max(-x, 0))
+ * with w = 1 + (pos_weight - 1) t; then the reduction.
+ * @param pos_weight NULL, or weights of positive examples that broadcast to
+ *        input's shape (typically one per class, shape (C)).
+ * Gradients flow to input, target and pos_weight.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL input/target, bad reduction),
+ *         AG_ERR_SHAPE (target shape differs; pos_weight does not
+ *         broadcast), AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_binary_cross_entropy_with_logits(ag_tensor **out, const ag_tensor *input,
+                                                        const ag_tensor *target, const ag_tensor *pos_weight,
+                                                        int32_t reduction) AG_NOEXCEPT;
+
 AG_END_DECLS
 
 #endif /* AG_OPS_NN_H */

@@ -1,8 +1,14 @@
-// Loss functions: cross_entropy, nll_loss, mse_loss. They are composites of
-// differentiable ops, so every derivative order comes from those ops. Class
-// targets become a constant weight tensor W of the input's shape (the one-hot
-// pick, label smoothing, ignore_index and the mean's 1/count folded in), so
-// the loss is one product and one sum: sum(W * log_probs).
+// Loss functions: cross_entropy, nll_loss, mse_loss, l1_loss, smooth_l1_loss,
+// huber_loss, binary_cross_entropy(_with_logits). They are composites of
+// differentiable ops, so every derivative order comes from those ops.
+// - Class targets become a constant weight tensor W of the input's shape (the
+//   one-hot pick, label smoothing, ignore_index and the mean's 1/count folded
+//   in), so the loss is one product and one sum: sum(W * log_probs).
+// - Kinks (|d|, the branches of smooth_l1 and huber, max(-x, 0)) become
+//   constant coefficient tensors read off the values (signs, branch masks),
+//   so the loss is a polynomial in its input with piecewise-constant
+//   coefficients: exact derivatives of every order away from the kinks, and
+//   the subgradient 0 of |d| at 0, as in PyTorch.
 #include <cmath>
 
 #include "ops/reduce_dims.h"
@@ -102,6 +108,45 @@ Tensor class_target_loss(const Tensor& log_probs, const ClassTargets& t, int cdi
   return picked;
 }
 
+// A constant tensor (no graph) of x's shape and dtype with f(x[i]) at each element.
+template <class F>
+Tensor coefficients(const Tensor& x, F f) {
+  const Tensor xc = contiguous_data(x);
+  Tensor c = empty(x->context(), x->dtype(), x->shape());
+  visit_floating(x->dtype(), [&](auto z) {
+    using T = decltype(z);
+    const T* in = xc->data_as<T>();
+    T* out = c->data_as<T>();
+    for (int64_t i = 0; i < c->numel(); ++i) out[i] = static_cast<T>(f(static_cast<double>(in[i])));
+  });
+  return c;
+}
+
+double sign_of(double v) { return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0); }
+
+// |d| as d * sign(d): gradient sign(d), 0 at 0.
+Tensor abs_of(const Tensor& d) { return mul(d, coefficients(d, sign_of)); }
+
+// a*d^2 + b*d + c with each coefficient chosen per element by abc(d, &a, &b, &c).
+template <class F>
+Tensor piecewise_quadratic(const Tensor& d, F abc) {
+  auto pick = [&](int which) {
+    return coefficients(d, [&](double v) {
+      double k[3] = {0.0, 0.0, 0.0};
+      abc(v, k[0], k[1], k[2]);
+      return k[which];
+    });
+  };
+  return add(add(mul(pick(0), mul(d, d)), mul(pick(1), d)), pick(2));
+}
+
+void check_same_shape(const TensorImpl& input, const TensorImpl& target) {
+  if (input.shape() != target.shape()) {
+    fail(AG_ERR_SHAPE, "target of shape ", shape_str(target.shape()), " must have the input's shape ",
+         shape_str(input.shape()));
+  }
+}
+
 }  // namespace
 
 Reduction reduction_arg(int32_t r) {
@@ -163,6 +208,98 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction r, int64_t 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction r) {
   const Tensor d = sub(input, target);
   return reduce_loss(mul(d, d), r);
+}
+
+// l1_loss: |input - target|, broadcasting; the gradient at 0 is 0.
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction r) {
+  return reduce_loss(abs_of(sub(input, target)), r);
+}
+
+// smooth_l1_loss: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta
+// (beta = 0 is l1_loss).
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction r, double beta) {
+  if (!(beta >= 0.0) || std::isinf(beta)) fail(AG_ERR_INVALID_ARGUMENT, "beta ", beta, " must be finite and >= 0");
+  const Tensor d = sub(input, target);
+  return reduce_loss(piecewise_quadratic(d, [beta](double v, double& a, double& b, double& c) {
+                       if (std::fabs(v) < beta) {
+                         a = 0.5 / beta;
+                       } else {
+                         b = sign_of(v);
+                         c = -0.5 * beta;
+                       }
+                     }),
+                     r);
+}
+
+// huber_loss: 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta).
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction r, double delta) {
+  if (!(delta > 0.0) || std::isinf(delta)) fail(AG_ERR_INVALID_ARGUMENT, "delta ", delta, " must be finite and > 0");
+  const Tensor d = sub(input, target);
+  return reduce_loss(piecewise_quadratic(d, [delta](double v, double& a, double& b, double& c) {
+                       if (std::fabs(v) < delta) {
+                         a = 0.5;
+                       } else {
+                         b = delta * sign_of(v);
+                         c = -0.5 * delta * delta;
+                       }
+                     }),
+                     r);
+}
+
+// binary_cross_entropy: -(t log p + (1 - t) log(1 - p)), each log clamped
+// at -100 as in PyTorch (so p = 0 or 1 gives a finite loss; the clamped log
+// gets zero gradient). p must lie in [0, 1].
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction r) {
+  check_floating(*input);
+  check_same(*input, *target);
+  check_same_shape(*input, *target);
+  const Tensor pc = contiguous_data(input);
+  visit_floating(pc->dtype(), [&](auto z) {
+    const auto* p = pc->data_as<decltype(z)>();
+    for (int64_t i = 0; i < pc->numel(); ++i) {
+      if (!(p[i] >= 0 && p[i] <= 1)) {
+        fail(AG_ERR_INVALID_ARGUMENT, "input ", static_cast<double>(p[i]), " at index ", i, " is outside [0, 1]");
+      }
+    }
+  });
+  // max(log v, -100): where log v < -100, v is replaced by 1 (log 1 = 0,
+  // zero gradient) and -100 added; no -inf * 0 anywhere.
+  auto clamped_log = [](const Tensor& v) {
+    auto kept = [](double x) { return std::log(x) >= -100.0; };
+    const Tensor keep = coefficients(v, [&](double x) { return kept(x) ? 1.0 : 0.0; });
+    const Tensor other = coefficients(v, [&](double x) { return kept(x) ? 0.0 : 1.0; });
+    return add(log(add(mul(v, keep), other)), mul(other, scalar_like(v, -100.0)));
+  };
+  const Tensor one = scalar_like(input, 1.0);
+  const Tensor lp = clamped_log(input), lq = clamped_log(sub(one, input));
+  return reduce_loss(neg(add(mul(target, lp), mul(sub(one, target), lq))), r);
+}
+
+// binary_cross_entropy_with_logits: (1 - t) x + w (log(1 + exp(-|x|)) + max(-x, 0))
+// with w = 1 + (pos_weight - 1) t (w = 1 without pos_weight): the stable form
+// of -(pos_weight t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))).
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor* pos_weight,
+                                        Reduction r) {
+  check_floating(*input);
+  check_same(*input, *target);
+  check_same_shape(*input, *target);
+  if (pos_weight) {
+    check_same(*input, **pos_weight);
+    if (!broadcastable_to((*pos_weight)->shape(), input->shape())) {
+      fail(AG_ERR_SHAPE, "pos_weight of shape ", shape_str((*pos_weight)->shape()),
+           " does not broadcast to the input's shape ", shape_str(input->shape()));
+    }
+  }
+  const Tensor one = scalar_like(input, 1.0);
+  const Tensor softplus_neg =
+      add(log(add(one, exp(neg(abs_of(input))))), mul(neg(input), coefficients(input, [](double v) {
+                                                         return v < 0.0 ? 1.0 : 0.0;
+                                                       })));
+  Tensor weighted = softplus_neg;
+  if (pos_weight) {
+    weighted = mul(add(one, mul(sub(*pos_weight, one), target)), softplus_neg);
+  }
+  return reduce_loss(add(mul(sub(one, target), input), weighted), r);
 }
 
 }  // namespace ag::ops

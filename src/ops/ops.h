@@ -48,6 +48,13 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction r, int
                      double label_smoothing);
 Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction r, int64_t ignore_index);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction r);
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction r);
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction r, double beta);
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction r, double delta);
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction r);
+// pos_weight may be null.
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor* pos_weight,
+                                        Reduction r);
 
 // x viewed with `shape`, which differs from x's shape only by size-1 dims
 // (inserted or dropped); differentiable, not an op of its own.

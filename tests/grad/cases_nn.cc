@@ -108,4 +108,86 @@ Cases cases_mse_loss() {
   return cases;
 }
 
+namespace {
+
+using PairLoss = ag_status (*)(ag_tensor**, const ag_tensor*, const ag_tensor*, int32_t);
+
+// Elementwise losses of (input, target) over several shapes (one broadcast);
+// inputs from (-2, 2), targets from (tlo, thi).
+template <class F>
+Cases elementwise_loss_cases(const std::string& name, F call, const std::string& attr, double tlo, double thi) {
+  const std::vector<std::pair<Shape, Shape>> shapes = {{{2, 3}, {2, 3}}, {{4}, {4}}, {{}, {}}, {{2, 3}, {3}}};
+  Cases cases;
+  for (int32_t red : kReductions) {
+    for (const auto& [a, b] : shapes) {
+      cases.push_back({name + "(reduction=" + std::to_string(red) + attr + ")", {Input{a}, Input{b, tlo, thi}},
+                       [call, red](ag_tensor** out, const std::vector<ag_tensor*>& x) { return call(out, x[0], x[1], red); }});
+    }
+  }
+  return cases;
+}
+
+}  // namespace
+
+// Random differences fall within a finite-difference step of a kink (0,
+// +-beta, +-delta) with negligible probability; the kinks themselves are
+// tested in tests/ops/test_loss_ops.cc.
+Cases cases_l1_loss() { return elementwise_loss_cases("l1_loss", &ag_op_l1_loss, "", -0.6, 0.6); }
+
+Cases cases_smooth_l1_loss() {
+  Cases cases;
+  for (double beta : {1.0, 0.5, 0.0}) {
+    auto call = [beta](ag_tensor** out, const ag_tensor* a, const ag_tensor* b, int32_t red) {
+      return ag_op_smooth_l1_loss(out, a, b, red, beta);
+    };
+    auto more = elementwise_loss_cases("smooth_l1_loss", call, ", beta=" + std::to_string(beta), -0.6, 0.6);
+    cases.insert(cases.end(), more.begin(), more.end());
+  }
+  return cases;
+}
+
+Cases cases_huber_loss() {
+  Cases cases;
+  for (double delta : {1.0, 0.3}) {
+    auto call = [delta](ag_tensor** out, const ag_tensor* a, const ag_tensor* b, int32_t red) {
+      return ag_op_huber_loss(out, a, b, red, delta);
+    };
+    auto more = elementwise_loss_cases("huber_loss", call, ", delta=" + std::to_string(delta), -0.6, 0.6);
+    cases.insert(cases.end(), more.begin(), more.end());
+  }
+  return cases;
+}
+
+Cases cases_binary_cross_entropy() {
+  Cases cases;
+  for (int32_t red : kReductions) {
+    for (const Shape& s : {Shape{2, 3}, Shape{5}, Shape{}}) {
+      cases.push_back({"binary_cross_entropy(reduction=" + std::to_string(red) + ")", {Input{s, 0.05, 0.95}, Input{s, 0.0, 1.0}},
+                       [red](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                         return ag_op_binary_cross_entropy(out, x[0], x[1], red);
+                       }});
+    }
+  }
+  return cases;
+}
+
+Cases cases_binary_cross_entropy_with_logits() {
+  Cases cases;
+  for (int32_t red : kReductions) {
+    for (const Shape& s : {Shape{2, 3}, Shape{5}, Shape{}}) {
+      cases.push_back({"binary_cross_entropy_with_logits(reduction=" + std::to_string(red) + ")",
+                       {Input{s, -4.0, 4.0}, Input{s, 0.0, 1.0}}, [red](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                         return ag_op_binary_cross_entropy_with_logits(out, x[0], x[1], nullptr, red);
+                       }});
+    }
+    // pos_weight of one per class (broadcast), differentiable too.
+    cases.push_back({"binary_cross_entropy_with_logits(pos_weight, reduction=" + std::to_string(red) + ")",
+                     {Input{{2, 3}, -4.0, 4.0}, Input{{2, 3}, 0.0, 1.0}, Input{{3}, 0.5, 3.0}},
+                     [red](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                       return ag_op_binary_cross_entropy_with_logits(out, x[0], x[1], x[2], red);
+                     }});
+  }
+  return cases;
+}
+
 }  // namespace gradcheck

@@ -213,6 +213,98 @@ TEST(MseLoss, Values) {
   EXPECT_TRUE(std::isnan(read(y)[0]));
 }
 
+// Gradient of the sum of a loss with respect to its input, through ag_backward.
+std::vector<double> input_grad(ag_tensor* x, ag_tensor* loss) {
+  EXPECT_EQ(ag_backward(loss, nullptr, nullptr), AG_OK) << ag_last_error_message();
+  T g;
+  EXPECT_EQ(ag_tensor_grad(g.out(), x), AG_OK);
+  std::vector<double> v = read(g);
+  ag_tensor_set_grad(x, nullptr);
+  return v;
+}
+
+TEST(RobustLosses, ValuesAndKinks) {
+  Ctx ctx;
+  // Differences -2, -1, -0.5, 0, 0.5, 1, 2 (target 0): kinks at 0, +-beta, +-delta.
+  const std::vector<double> d = {-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0};
+  for (ag_dtype dt : {AG_F32, AG_F64}) {
+    T x = make(ctx.get(), dt, {7}, d), t = make(ctx.get(), dt, {7}, std::vector<double>(7, 0.0));
+    ag_tensor_requires_grad(x, 1);
+    for (double beta : {1.0, 0.0, 0.5}) {
+      std::vector<double> want, dwant;
+      for (double v : d) {
+        const double a = std::fabs(v);
+        want.push_back(a < beta ? 0.5 * v * v / beta : a - 0.5 * beta);
+        dwant.push_back(a < beta ? v / beta : (v > 0) - (v < 0));
+      }
+      T y;
+      ASSERT_AG(ag_op_smooth_l1_loss(y.out(), x, t, AG_REDUCTION_NONE, beta));
+      expect_near_all(read(y), want, 1e-7);
+      ASSERT_AG(ag_op_smooth_l1_loss(y.out(), x, t, AG_REDUCTION_SUM, beta));
+      expect_near_all(input_grad(x, y), dwant, 1e-7);
+    }
+    for (double delta : {1.0, 0.5, 3.0}) {
+      std::vector<double> want, dwant;
+      for (double v : d) {
+        const double a = std::fabs(v);
+        want.push_back(a < delta ? 0.5 * v * v : delta * (a - 0.5 * delta));
+        dwant.push_back(a < delta ? v : delta * ((v > 0) - (v < 0)));
+      }
+      T y;
+      ASSERT_AG(ag_op_huber_loss(y.out(), x, t, AG_REDUCTION_NONE, delta));
+      expect_near_all(read(y), want, 1e-7);
+      ASSERT_AG(ag_op_huber_loss(y.out(), x, t, AG_REDUCTION_SUM, delta));
+      expect_near_all(input_grad(x, y), dwant, 1e-7);
+    }
+    std::vector<double> want, dwant;
+    for (double v : d) want.push_back(std::fabs(v)), dwant.push_back((v > 0) - (v < 0));  // 0 at the kink
+    T y;
+    ASSERT_AG(ag_op_l1_loss(y.out(), x, t, AG_REDUCTION_NONE));
+    expect_near_all(read(y), want, 0.0);
+    ASSERT_AG(ag_op_l1_loss(y.out(), x, t, AG_REDUCTION_MEAN));
+    EXPECT_NEAR(read(y)[0], 7.0 / 7.0, 1e-7);
+    ASSERT_AG(ag_op_l1_loss(y.out(), x, t, AG_REDUCTION_SUM));
+    expect_near_all(input_grad(x, y), dwant, 0.0);
+  }
+}
+
+TEST(BinaryCrossEntropy, Values) {
+  Ctx ctx;
+  const std::vector<double> p = {0.0, 1e-50, 0.2, 0.5, 0.9, 1.0}, t = {0.0, 1.0, 0.3, 1.0, 0.0, 1.0};
+  T tp = make(ctx.get(), AG_F64, {6}, p), tt = make(ctx.get(), AG_F64, {6}, t);
+  std::vector<double> want;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const double lp = std::max(std::log(p[i]), -100.0), lq = std::max(std::log(1 - p[i]), -100.0);
+    want.push_back(-(t[i] * lp + (1 - t[i]) * lq));
+  }
+  T y;
+  ASSERT_AG(ag_op_binary_cross_entropy(y.out(), tp, tt, AG_REDUCTION_NONE));
+  expect_near_all(read(y), want, 1e-14);
+  ASSERT_AG(ag_op_binary_cross_entropy(y.out(), tp, tt, AG_REDUCTION_MEAN));
+  EXPECT_NEAR(read(y)[0], reduce(want, AG_REDUCTION_MEAN, 6), 1e-14);
+
+  // With logits, against the plain formula where it is accurate, and huge
+  // logits stay finite.
+  const std::vector<double> x = {-30.0, -3.0, -0.5, 0.0, 0.7, 4.0, 30.0}, tl = {1.0, 0.0, 0.4, 1.0, 0.2, 1.0, 0.0};
+  const std::vector<double> pw = {2.5};
+  T tx = make(ctx.get(), AG_F64, {7}, x), ttl = make(ctx.get(), AG_F64, {7}, tl), tpw = make(ctx.get(), AG_F64, {1}, pw);
+  std::vector<double> w1, w2;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double log_sig = -std::log1p(std::exp(-x[i])), log_one_minus = -std::log1p(std::exp(x[i]));
+    w1.push_back(-(tl[i] * log_sig + (1 - tl[i]) * log_one_minus));
+    w2.push_back(-(pw[0] * tl[i] * log_sig + (1 - tl[i]) * log_one_minus));
+  }
+  ASSERT_AG(ag_op_binary_cross_entropy_with_logits(y.out(), tx, ttl, nullptr, AG_REDUCTION_NONE));
+  expect_near_all(read(y), w1, 1e-13);
+  ASSERT_AG(ag_op_binary_cross_entropy_with_logits(y.out(), tx, ttl, tpw, AG_REDUCTION_NONE));
+  expect_near_all(read(y), w2, 1e-13);
+  ASSERT_AG(ag_op_binary_cross_entropy_with_logits(y.out(), tx, ttl, tpw, AG_REDUCTION_SUM));
+  EXPECT_NEAR(read(y)[0], reduce(w2, AG_REDUCTION_SUM, 7), 1e-12);
+  T big = make(ctx.get(), AG_F32, {2}, {-1e6, 1e6}), bt = make(ctx.get(), AG_F32, {2}, {1.0, 0.0});
+  ASSERT_AG(ag_op_binary_cross_entropy_with_logits(y.out(), big, bt, nullptr, AG_REDUCTION_NONE));
+  EXPECT_EQ(read(y), (std::vector<double>{1e6, 1e6}));
+}
+
 TEST(Losses, Errors) {
   Ctx ctx;
   T x = make(ctx.get(), AG_F32, {2, 3}, sample(6, -1, 1, 1));
@@ -253,6 +345,28 @@ TEST(Losses, Errors) {
                   "[ag_op_mse_loss] cannot broadcast shapes (2,3) and (2,4)");
   EXPECT_AG_ERROR(ag_op_mse_loss(nullptr, x, x, -1), AG_ERR_INVALID_ARGUMENT,
                   "[ag_op_mse_loss] the output pointer is NULL");
+  T p = make(ctx.get(), AG_F32, {3}, {0.5, 1.5, 0.2}), pt = make(ctx.get(), AG_F32, {3}, {0, 1, 0});
+  EXPECT_AG_ERROR(ag_op_binary_cross_entropy(&out, p, pt, AG_REDUCTION_MEAN), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_binary_cross_entropy] input 1.500000 at index 1 is outside [0, 1]");
+  EXPECT_AG_ERROR(ag_op_binary_cross_entropy(&out, x, p32, AG_REDUCTION_MEAN), AG_ERR_SHAPE,
+                  "[ag_op_binary_cross_entropy] target of shape (2,4) must have the input's shape (2,3)");
+  EXPECT_AG_ERROR(ag_op_binary_cross_entropy_with_logits(&out, x, x, p32, AG_REDUCTION_MEAN), AG_ERR_SHAPE,
+                  "[ag_op_binary_cross_entropy_with_logits] pos_weight of shape (2,4) does not broadcast to the "
+                  "input's shape (2,3)");
+  EXPECT_AG_ERROR(ag_op_binary_cross_entropy_with_logits(&out, x, x, x64, AG_REDUCTION_MEAN), AG_ERR_DTYPE,
+                  "[ag_op_binary_cross_entropy_with_logits] dtypes f32 and f64 differ (no implicit promotion; "
+                  "convert with ag_op_cast)");
+  EXPECT_AG_ERROR(ag_op_binary_cross_entropy_with_logits(&out, x, nullptr, nullptr, AG_REDUCTION_MEAN),
+                  AG_ERR_INVALID_ARGUMENT, "[ag_op_binary_cross_entropy_with_logits] tensor target is NULL");
+  EXPECT_AG_ERROR(ag_op_smooth_l1_loss(&out, x, x, AG_REDUCTION_MEAN, -1.0), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_smooth_l1_loss] beta -1.000000 must be finite and >= 0");
+  EXPECT_AG_ERROR(ag_op_huber_loss(&out, x, x, AG_REDUCTION_MEAN, 0.0), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_huber_loss] delta 0.000000 must be finite and > 0");
+  EXPECT_AG_ERROR(ag_op_l1_loss(&out, x, x, 9), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_l1_loss] reduction 9 is not one of AG_REDUCTION_NONE (0), AG_REDUCTION_MEAN (1), "
+                  "AG_REDUCTION_SUM (2)");
+  EXPECT_AG_ERROR(ag_op_l1_loss(&out, t, t, AG_REDUCTION_MEAN), AG_ERR_DTYPE,
+                  "[ag_op_l1_loss] expects a floating tensor (f32 or f64), got i64");
   EXPECT_EQ(out, sentinel);
   Ctx other;
   T t_other = make(other.get(), AG_I64, {2}, {0, 1});
