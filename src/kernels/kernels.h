@@ -53,4 +53,19 @@ void softmax(DType dt, bool log, const char* x, char* y, int64_t outer, int64_t 
 void softmax_backward(DType dt, bool log, const char* g, const char* y, char* out, int64_t outer, int64_t n,
                       int64_t inner);
 
+// Reduces the middle dim (n >= 1) of a contiguous (outer, n, inner) tensor x
+// into out, contiguous (outer, inner). Max/Min: NaN if the column holds one;
+// indices (may be null) gets the index along the dim of the first element
+// equal to the result (the first NaN). Prod: multiplied in double in order.
+// Rows are independent, so any split of `outer` gives the same bits.
+enum class DimReduceKind { Max, Min, Prod };
+void reduce_dim(DimReduceKind k, DType dt, const char* x, int64_t outer, int64_t n, int64_t inner, char* out,
+                int64_t* indices);
+
+// Inclusive cumulative sum or product along the middle dim of a contiguous
+// (outer, n, inner) tensor into out of the same layout, accumulated in
+// double; `reverse` runs from the last index to the first.
+enum class ScanKind { Sum, Prod };
+void scan_dim(ScanKind k, DType dt, bool reverse, const char* x, int64_t outer, int64_t n, int64_t inner, char* out);
+
 }  // namespace ag::kernels

@@ -108,25 +108,6 @@ Tensor class_target_loss(const Tensor& log_probs, const ClassTargets& t, int cdi
   return picked;
 }
 
-// A constant tensor (no graph) of x's shape and dtype with f(x[i]) at each element.
-template <class F>
-Tensor coefficients(const Tensor& x, F f) {
-  const Tensor xc = contiguous_data(x);
-  Tensor c = empty(x->context(), x->dtype(), x->shape());
-  visit_floating(x->dtype(), [&](auto z) {
-    using T = decltype(z);
-    const T* in = xc->data_as<T>();
-    T* out = c->data_as<T>();
-    for (int64_t i = 0; i < c->numel(); ++i) out[i] = static_cast<T>(f(static_cast<double>(in[i])));
-  });
-  return c;
-}
-
-double sign_of(double v) { return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0); }
-
-// |d| as d * sign(d): gradient sign(d), 0 at 0.
-Tensor abs_of(const Tensor& d) { return mul(d, coefficients(d, sign_of)); }
-
 // a*d^2 + b*d + c with each coefficient chosen per element by abc(d, &a, &b, &c).
 template <class F>
 Tensor piecewise_quadratic(const Tensor& d, F abc) {

@@ -4,6 +4,8 @@
 // create_graph records the backward pass too. Errors throw ag::Error.
 #pragma once
 
+#include <utility>
+
 #include "core/dtype.h"
 #include "core/shape.h"
 #include "core/tensor_impl.h"
@@ -55,6 +57,18 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction
 // pos_weight may be null.
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor* pos_weight,
                                         Reduction r);
+
+// Reductions over dims with an attribute (dims empty = all dims).
+Tensor var_dims(const Tensor& x, const Dims& dims, bool keepdim, double correction);
+Tensor std_dims(const Tensor& x, const Dims& dims, bool keepdim, double correction);
+Tensor norm_dims(const Tensor& x, const Dims& dims, bool keepdim, double p);
+// (values, i64 indices) of the max / min along dim; only values are differentiable.
+std::pair<Tensor, Tensor> max_dim(const Tensor& x, int64_t dim, bool keepdim);
+std::pair<Tensor, Tensor> min_dim(const Tensor& x, int64_t dim, bool keepdim);
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim);
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim);
+// cumsum from the start (reverse = false) or from the end of dim.
+Tensor cumsum_dir(const Tensor& x, int64_t dim, bool reverse);
 
 // x viewed with `shape`, which differs from x's shape only by size-1 dims
 // (inserted or dropped); differentiable, not an op of its own.

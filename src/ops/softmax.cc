@@ -1,38 +1,11 @@
 // softmax and log_softmax along one dim (family DIM), and their fused
 // gradients softmax_backward and log_softmax_backward, ops with their own
 // backward so that second derivatives work.
-#include <algorithm>
-
 #include "ops/reduce_dims.h"
 
 namespace ag::ops {
 
 namespace {
-
-// The shape read as (outer, n, inner) around dim d.
-struct Split {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-Split split_at(const Dims& shape, int d) {
-  Split s;
-  if (shape.size() == 0) return s;
-  for (int i = 0; i < d; ++i) s.outer *= shape[i];
-  s.n = shape[d];
-  for (int i = d + 1; i < shape.size(); ++i) s.inner *= shape[i];
-  return s;
-}
-
-// Calls kernel(first_row, rows) over the outer rows, in parallel chunks of
-// about kElementwiseChunk elements when large. Rows are independent, so the
-// result does not depend on the split.
-template <class F>
-void for_row_blocks(Context* ctx, const Split& s, F&& kernel) {
-  const int64_t row = s.n * s.inner;
-  if (row == 0 || s.outer == 0) return;
-  const int64_t rows_per_chunk = std::max<int64_t>(1, kElementwiseChunk / row);
-  ctx->parallel_chunks(s.outer, rows_per_chunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
-}
 
 Tensor softmax_forward(const Tensor& x, int64_t dim, bool log) {
   check_floating(*x);

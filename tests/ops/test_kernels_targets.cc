@@ -862,5 +862,71 @@ TEST_P(OnTarget, SoftmaxBackwardF64) {
   check_softmax_backward<double>();
 }
 
+// ---------------------------------------------------------------- reduce_dim
+
+// Max/min with indices and prod along the middle dim, both layouts, odd
+// sizes (tails), ties (the first index wins), NaN (wins, first NaN) and
+// infinities, against a scalar reference.
+template <class T>
+void check_reduce_dim() {
+  using L = std::numeric_limits<T>;
+  std::mt19937_64 rng(51);
+  std::uniform_int_distribution<int> small(-6, 6);  // few distinct values: many ties
+  for (int64_t inner : {1, 3, 17, 40}) {
+    for (int64_t n : {1, 2, 5, 15, 16, 17, 33, 100}) {
+      const int64_t outer = 3;
+      const size_t total = static_cast<size_t>(outer * n * inner);
+      for (int variant = 0; variant < 4; ++variant) {
+        Guarded<T> x(total);
+        for (size_t i = 0; i < total; ++i) x[i] = static_cast<T>(small(rng)) * T(0.5);
+        if (variant == 1) x[total / 2] = L::quiet_NaN(), x[total - 1] = L::quiet_NaN();
+        if (variant == 2) x[0] = L::infinity(), x[total - 1] = -L::infinity();
+        if (variant == 3)
+          for (size_t i = 0; i < total; ++i) x[i] = -L::infinity();
+        for (DimReduceKind k : {DimReduceKind::Max, DimReduceKind::Min, DimReduceKind::Prod}) {
+          Guarded<T> out(static_cast<size_t>(outer * inner));
+          std::vector<int64_t> idx(static_cast<size_t>(outer * inner), -1);
+          reduce_dim(k, dtype_of<T>(), x.bytes(), outer, n, inner, out.bytes(),
+                     k == DimReduceKind::Prod ? nullptr : idx.data());
+          for (int64_t o = 0; o < outer; ++o) {
+            for (int64_t j = 0; j < inner; ++j) {
+              const size_t r = static_cast<size_t>(o * inner + j);
+              auto at = [&](int64_t kk) { return x[static_cast<size_t>((o * n + kk) * inner + j)]; };
+              if (k == DimReduceKind::Prod) {
+                long double p = 1;
+                for (int64_t kk = 0; kk < n; ++kk) p *= at(kk);
+                const T want = static_cast<T>(p);
+                ASSERT_TRUE(same_bits(out[r], want) || std::fabs(static_cast<double>(out[r] - want)) <=
+                                                           1e-12 * std::fabs(static_cast<double>(want)))
+                    << "prod n " << n << " inner " << inner << " got " << out[r] << " want " << want;
+                continue;
+              }
+              T best = at(0);
+              int64_t bi = 0;
+              for (int64_t kk = 1; kk < n && !std::isnan(best); ++kk) {
+                const T v = at(kk);
+                if (std::isnan(v) || (k == DimReduceKind::Max ? v > best : v < best)) best = v, bi = kk;
+              }
+              ASSERT_TRUE(same_bits(out[r], best)) << (k == DimReduceKind::Max ? "max" : "min") << " n " << n
+                                                   << " inner " << inner << " variant " << variant << " got "
+                                                   << out[r] << " want " << best;
+              ASSERT_EQ(idx[r], bi) << "index n " << n << " inner " << inner << " variant " << variant;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(OnTarget, ReduceDimF32) {
+  ASSERT_EQ(reduce_dim_target(), GetParam());
+  check_reduce_dim<float>();
+}
+TEST_P(OnTarget, ReduceDimF64) {
+  ASSERT_EQ(reduce_dim_target(), GetParam());
+  check_reduce_dim<double>();
+}
+
 }  // namespace
 }  // namespace ag::kernels
