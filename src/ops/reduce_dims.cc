@@ -39,9 +39,25 @@ Tensor drop_kept_dims(const Tensor& y, const ReducedShape& r, bool keepdim) {
 namespace {
 
 // Sum of x over the reduced dims, in the keepdim shape.
+// Large inputs whose dim 0 is kept run in parallel blocks of dim-0 rows:
+// each output element sums its own elements in the same order either way,
+// so the bits do not depend on the thread count.
 Tensor sum_keep(const Tensor& x, const ReducedShape& r) {
   Tensor y = empty(x->context(), x->dtype(), r.keep);
-  kernels::sum_to(x->dtype(), x->shape(), view_of(*x), r.keep, y->data());
+  const int64_t rows = x->ndim() > 0 ? x->shape()[0] : 1;
+  if (x->numel() <= kElementwiseChunk || rows < 2 || r.keep[0] != rows) {
+    kernels::sum_to(x->dtype(), x->shape(), view_of(*x), r.keep, y->data());
+    return y;
+  }
+  const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
+  const int64_t in_row = x->numel() / rows, out_row = y->numel() / rows;
+  const int64_t rows_per_chunk = std::max<int64_t>(1, kElementwiseChunk / in_row);
+  x->context()->parallel_chunks(rows, rows_per_chunk, [&](int64_t b, int64_t e) {
+    Dims shape = x->shape(), keep = r.keep;
+    shape[0] = keep[0] = e - b;
+    kernels::sum_to(x->dtype(), shape, kernels::View{x->data() + b * x->strides()[0] * item, &x->strides()},
+                    keep, y->data() + b * out_row * item);
+  });
   return y;
 }
 

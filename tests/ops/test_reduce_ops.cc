@@ -451,7 +451,10 @@ TEST(SelectDim, ThreadCountDoesNotChangeBits) {
       ASSERT_AG(ag_op_max_dim(mv.out(), mi.out(), x, dim, 0));
       ASSERT_AG(ag_op_prod_dims(p.out(), x, dd, 1, 0));
       ASSERT_AG(ag_op_cumsum(c.out(), x, dim));
-      for (const T* t : {&mv, &mi, &p, &c}) {
+      T sm;
+      const int64_t d1[1] = {1};
+      ASSERT_AG(ag_op_sum_dims(sm.out(), x, d1, 1, 0));
+      for (const T* t : {&mv, &mi, &p, &c, &sm}) {
         const std::vector<double> r = read(*t);
         all.insert(all.end(), r.begin(), r.end());
       }
@@ -459,6 +462,13 @@ TEST(SelectDim, ThreadCountDoesNotChangeBits) {
     runs.push_back(all);
   }
   EXPECT_TRUE(runs[0] == runs[1]);
+  // And the parallel sum_dims is the sum (last block of the last run: dim 1 of (300, 400)).
+  const std::vector<double>& last = runs[1];
+  for (int64_t i = 0; i < 300; ++i) {
+    long double want = 0;
+    for (int64_t j = 0; j < 400; ++j) want += static_cast<float>(v[static_cast<size_t>(i * 400 + j)]);
+    EXPECT_NEAR(last[last.size() - 300 + static_cast<size_t>(i)], static_cast<double>(want), 1e-4);
+  }
 }
 
 TEST(SelectDim, Errors) {
