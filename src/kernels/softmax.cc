@@ -1,15 +1,14 @@
 // Softmax and log-softmax along one dim, and their fused gradients. The
 // tensor is read as contiguous (outer, n, inner) with the dim of size n in
 // the middle. inner == 1 (the dim is innermost) runs SIMD rows per Highway
-// target; other dims run a scalar path that walks the dim with stride inner.
-// Both subtract the row maximum first, so exp never overflows.
+// target along the row; other dims run SIMD across the inner extent, one
+// column per lane. Both subtract the maximum first, so exp never overflows.
 #include "kernels/targets.h"  // first: selects the targets
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <vector>
 
 #include "kernels/kernels.h"
 
@@ -88,52 +87,62 @@ HWY_NOINLINE void SoftmaxBackwardRow(const T* HWY_RESTRICT g, const T* HWY_RESTR
   if (i < n) StoreTail(d, row(LoadTail(d, g + i, n - i), LoadTail(d, y + i, n - i)), out + i, n - i);
 }
 
-// Scalar path for inner > 1: per outer block, running max and sum per
-// column (element j of the inner extent), walking the dim row by row.
+// The same along a strided dim (inner > 1): vectors across the inner extent
+// (contiguous), walking the dim row by row, so each lane is one column.
 template <bool kLog, class T>
-void SoftmaxStrided(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
-  std::vector<T> mx(static_cast<size_t>(inner)), sum(static_cast<size_t>(inner));
-  for (int64_t o = 0; o < outer; ++o) {
-    const T* xb = x + o * n * inner;
-    T* yb = y + o * n * inner;
-    std::fill(mx.begin(), mx.end(), -std::numeric_limits<T>::infinity());
-    std::fill(sum.begin(), sum.end(), T(0));
-    for (int64_t k = 0; k < n; ++k) {
-      for (int64_t j = 0; j < inner; ++j) mx[j] = std::max(mx[j], xb[k * inner + j]);
-    }
-    for (int64_t k = 0; k < n; ++k) {
-      for (int64_t j = 0; j < inner; ++j) {
-        const T e = std::exp(xb[k * inner + j] - mx[j]);
-        if (!kLog) yb[k * inner + j] = e;
-        sum[j] += e;
+HWY_NOINLINE void SoftmaxColumns(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, size_t n, size_t inner) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const size_t N = hn::Lanes(d);
+  for (size_t j = 0; j < inner; j += N) {
+    const size_t m = std::min(N, inner - j);
+    auto load = [&](const T* p) { return m == N ? hn::LoadU(d, p + j) : LoadTail(d, p + j, m); };
+    auto store = [&](V v, T* p) {
+      if (m == N) {
+        hn::StoreU(v, d, p + j);
+      } else {
+        StoreTail(d, v, p + j, m);
       }
+    };
+    V mx = hn::Set(d, -std::numeric_limits<T>::infinity());
+    for (size_t k = 0; k < n; ++k) mx = hn::Max(mx, load(x + k * inner));
+    V sum = hn::Zero(d);
+    for (size_t k = 0; k < n; ++k) {
+      const V e = ExpK()(d, hn::Sub(load(x + k * inner), mx));
+      if (!kLog) store(e, y + k * inner);
+      sum = hn::Add(sum, e);
     }
-    for (int64_t j = 0; j < inner; ++j) sum[j] = kLog ? std::log(sum[j]) : T(1) / sum[j];
-    for (int64_t k = 0; k < n; ++k) {
-      for (int64_t j = 0; j < inner; ++j) {
-        T& v = yb[k * inner + j];
-        v = kLog ? (xb[k * inner + j] - mx[j]) - sum[j] : v * sum[j];
-      }
+    if (kLog) {
+      const V ls = LogK()(d, sum);
+      for (size_t k = 0; k < n; ++k) store(hn::Sub(hn::Sub(load(x + k * inner), mx), ls), y + k * inner);
+    } else {
+      const V r = hn::Div(hn::Set(d, T(1)), sum);
+      for (size_t k = 0; k < n; ++k) store(hn::Mul(load(y + k * inner), r), y + k * inner);
     }
   }
 }
 
 template <bool kLog, class T>
-void SoftmaxBackwardStrided(const T* g, const T* y, T* out, int64_t outer, int64_t n, int64_t inner) {
-  std::vector<T> sum(static_cast<size_t>(inner));
-  for (int64_t o = 0; o < outer; ++o) {
-    const int64_t base = o * n * inner;
-    std::fill(sum.begin(), sum.end(), T(0));
-    for (int64_t k = 0; k < n; ++k) {
-      for (int64_t j = 0; j < inner; ++j) {
-        const int64_t p = base + k * inner + j;
-        sum[j] += kLog ? g[p] : g[p] * y[p];
-      }
+HWY_NOINLINE void SoftmaxBackwardColumns(const T* HWY_RESTRICT g, const T* HWY_RESTRICT y, T* HWY_RESTRICT out,
+                                         size_t n, size_t inner) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const size_t N = hn::Lanes(d);
+  for (size_t j = 0; j < inner; j += N) {
+    const size_t m = std::min(N, inner - j);
+    auto load = [&](const T* p) { return m == N ? hn::LoadU(d, p + j) : LoadTail(d, p + j, m); };
+    V s = hn::Zero(d);
+    for (size_t k = 0; k < n; ++k) {
+      const V gv = load(g + k * inner);
+      s = hn::Add(s, kLog ? gv : hn::Mul(gv, load(y + k * inner)));
     }
-    for (int64_t k = 0; k < n; ++k) {
-      for (int64_t j = 0; j < inner; ++j) {
-        const int64_t p = base + k * inner + j;
-        out[p] = kLog ? g[p] - std::exp(y[p]) * sum[j] : y[p] * (g[p] - sum[j]);
+    for (size_t k = 0; k < n; ++k) {
+      const V gv = load(g + k * inner), yv = load(y + k * inner);
+      const V r = kLog ? hn::Sub(gv, hn::Mul(ExpK()(d, yv), s)) : hn::Mul(yv, hn::Sub(gv, s));
+      if (m == N) {
+        hn::StoreU(r, d, out + k * inner + j);
+      } else {
+        StoreTail(d, r, out + k * inner + j, m);
       }
     }
   }
@@ -148,7 +157,9 @@ void SoftmaxTyped(const char* xc, char* yc, int64_t outer, int64_t n, int64_t in
   if (inner == 1) {
     for (int64_t o = 0; o < outer; ++o) SoftmaxRow<kLog>(x + o * n, y + o * n, static_cast<size_t>(n));
   } else {
-    SoftmaxStrided<kLog>(x, y, outer, n, inner);
+    for (int64_t o = 0; o < outer; ++o) {
+      SoftmaxColumns<kLog>(x + o * n * inner, y + o * n * inner, static_cast<size_t>(n), static_cast<size_t>(inner));
+    }
   }
 }
 
@@ -169,7 +180,10 @@ void SoftmaxBackwardTyped(const char* gc, const char* yc, char* oc, int64_t oute
       SoftmaxBackwardRow<kLog>(g + o * n, y + o * n, out + o * n, static_cast<size_t>(n));
     }
   } else {
-    SoftmaxBackwardStrided<kLog>(g, y, out, outer, n, inner);
+    for (int64_t o = 0; o < outer; ++o) {
+      const int64_t b = o * n * inner;
+      SoftmaxBackwardColumns<kLog>(g + b, y + b, out + b, static_cast<size_t>(n), static_cast<size_t>(inner));
+    }
   }
 }
 
