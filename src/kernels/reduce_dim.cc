@@ -2,8 +2,8 @@
 // the selected element) and prod. The tensor is read as contiguous
 // (outer, n, inner) with the reduced dim of size n in the middle. Max and min
 // run SIMD per Highway target: along the row when the dim is innermost
-// (inner == 1), across the inner extent otherwise. Prod multiplies in double
-// in a fixed order.
+// (inner == 1), else across the inner extent, streaming the rows in order.
+// Prod multiplies in double in a fixed order.
 #include "kernels/targets.h"  // first: selects the targets
 
 #include <algorithm>
@@ -54,27 +54,40 @@ HWY_NOINLINE T MaxMinRow(const T* HWY_RESTRICT x, size_t n) {
   return hn::GetLane(kMax ? hn::MaxOfLanes(d, best) : hn::MinOfLanes(d, best));
 }
 
-// out[j] = max or min over k of x[k * inner + j], j < inner: vectors across j.
+// out[j] = max or min over k of x[k * inner + j], j < inner, and (if idx is
+// not null) in idx[j] the k it came from, as T (exact up to 2^digits). Rows
+// are streamed in order with the running extremes kept in out, vectors
+// across j. Only a strictly better element or a first NaN replaces the
+// running one, so ties keep the first index and a NaN wins.
 template <bool kMax, class T>
-HWY_NOINLINE void MaxMinColumns(const T* HWY_RESTRICT x, size_t n, size_t inner, T* HWY_RESTRICT out) {
+HWY_NOINLINE void MaxMinColumns(const T* HWY_RESTRICT x, size_t n, size_t inner, T* HWY_RESTRICT out,
+                                T* HWY_RESTRICT idx) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
-  const auto init = hn::Set(d, kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity());
-  for (size_t j = 0; j < inner; j += N) {
-    const size_t m = std::min(N, inner - j);
-    auto best = init;
-    auto nan = hn::Zero(d);
-    for (size_t k = 0; k < n; ++k) {
-      const T* row = x + k * inner + j;
-      const auto v = m == N ? hn::LoadU(d, row) : LoadTail(d, row, m);
-      best = Extreme<kMax>(best, v);
-      nan = hn::IfThenElse(hn::IsNaN(v), v, nan);
-    }
-    best = hn::IfThenElse(hn::IsNaN(nan), nan, best);
-    if (m == N) {
-      hn::StoreU(best, d, out + j);
-    } else {
-      StoreTail(d, best, out + j, m);
+  std::copy(x, x + inner, out);
+  if (idx) std::fill(idx, idx + inner, T(0));
+  for (size_t k = 1; k < n; ++k) {
+    const T* row = x + k * inner;
+    const auto kv = hn::Set(d, static_cast<T>(k));
+    for (size_t j = 0; j < inner; j += N) {
+      const size_t m = std::min(N, inner - j);
+      const bool full = m == N;
+      const auto best = full ? hn::LoadU(d, out + j) : LoadTail(d, out + j, m);
+      const auto v = full ? hn::LoadU(d, row + j) : LoadTail(d, row + j, m);
+      const auto better = kMax ? hn::Gt(v, best) : hn::Lt(v, best);
+      const auto take = hn::Or(better, hn::AndNot(hn::IsNaN(best), hn::IsNaN(v)));
+      if (full) {
+        hn::StoreU(hn::IfThenElse(take, v, best), d, out + j);
+      } else {
+        StoreTail(d, hn::IfThenElse(take, v, best), out + j, m);
+      }
+      if (!idx) continue;
+      const auto old = full ? hn::LoadU(d, idx + j) : LoadTail(d, idx + j, m);
+      if (full) {
+        hn::StoreU(hn::IfThenElse(take, kv, old), d, idx + j);
+      } else {
+        StoreTail(d, hn::IfThenElse(take, kv, old), idx + j, m);
+      }
     }
   }
 }
@@ -87,7 +100,11 @@ bool Selects(T v, T best) {
 
 template <bool kMax, class T>
 void MaxMin(const T* x, int64_t outer, int64_t n, int64_t inner, T* out, int64_t* indices) {
-  std::vector<uint8_t> found(indices && inner > 1 ? static_cast<size_t>(inner) : 0);
+  // Column indices as T lanes are exact up to 2^digits; longer dims search
+  // for the index afterwards.
+  const bool lane_index = indices && inner > 1 && n <= (int64_t{1} << std::numeric_limits<T>::digits);
+  std::vector<T> idx(lane_index ? static_cast<size_t>(inner) : 0);
+  std::vector<uint8_t> found(indices && !lane_index && inner > 1 ? static_cast<size_t>(inner) : 0);
   for (int64_t o = 0; o < outer; ++o) {
     const T* xb = x + o * n * inner;
     T* ob = out + o * inner;
@@ -100,9 +117,13 @@ void MaxMin(const T* x, int64_t outer, int64_t n, int64_t inner, T* out, int64_t
       }
       continue;
     }
-    MaxMinColumns<kMax>(xb, static_cast<size_t>(n), static_cast<size_t>(inner), ob);
+    MaxMinColumns<kMax>(xb, static_cast<size_t>(n), static_cast<size_t>(inner), ob, lane_index ? idx.data() : nullptr);
     if (!indices) continue;
     int64_t* ib = indices + o * inner;
+    if (lane_index) {
+      for (int64_t j = 0; j < inner; ++j) ib[j] = static_cast<int64_t>(idx[static_cast<size_t>(j)]);
+      continue;
+    }
     std::fill(found.begin(), found.end(), uint8_t{0});
     for (int64_t k = 0; k < n; ++k) {
       for (int64_t j = 0; j < inner; ++j) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <vector>
 
 #include "kernels/kernels.h"
 
@@ -87,64 +88,84 @@ HWY_NOINLINE void SoftmaxBackwardRow(const T* HWY_RESTRICT g, const T* HWY_RESTR
   if (i < n) StoreTail(d, row(LoadTail(d, g + i, n - i), LoadTail(d, y + i, n - i)), out + i, n - i);
 }
 
-// The same along a strided dim (inner > 1): vectors across the inner extent
-// (contiguous), walking the dim row by row, so each lane is one column.
-template <bool kLog, class T>
-HWY_NOINLINE void SoftmaxColumns(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, size_t n, size_t inner) {
-  const hn::ScalableTag<T> d;
-  using V = hn::Vec<decltype(d)>;
+// Calls f(j, m) over the vectors of a row of `inner` elements: m = lanes
+// used (the last vector may be partial).
+template <class D, class F>
+HWY_INLINE void ForVectors(D d, size_t inner, F f) {
   const size_t N = hn::Lanes(d);
-  for (size_t j = 0; j < inner; j += N) {
-    const size_t m = std::min(N, inner - j);
-    auto load = [&](const T* p) { return m == N ? hn::LoadU(d, p + j) : LoadTail(d, p + j, m); };
-    auto store = [&](V v, T* p) {
-      if (m == N) {
-        hn::StoreU(v, d, p + j);
-      } else {
-        StoreTail(d, v, p + j, m);
-      }
-    };
-    V mx = hn::Set(d, -std::numeric_limits<T>::infinity());
-    for (size_t k = 0; k < n; ++k) mx = hn::Max(mx, load(x + k * inner));
-    V sum = hn::Zero(d);
-    for (size_t k = 0; k < n; ++k) {
-      const V e = ExpK()(d, hn::Sub(load(x + k * inner), mx));
-      if (!kLog) store(e, y + k * inner);
-      sum = hn::Add(sum, e);
-    }
-    if (kLog) {
-      const V ls = LogK()(d, sum);
-      for (size_t k = 0; k < n; ++k) store(hn::Sub(hn::Sub(load(x + k * inner), mx), ls), y + k * inner);
-    } else {
-      const V r = hn::Div(hn::Set(d, T(1)), sum);
-      for (size_t k = 0; k < n; ++k) store(hn::Mul(load(y + k * inner), r), y + k * inner);
-    }
+  for (size_t j = 0; j < inner; j += N) f(j, std::min(N, inner - j));
+}
+
+template <class D, class T>
+HWY_INLINE hn::Vec<D> LoadPart(D d, const T* p, size_t m) {
+  return m == hn::Lanes(d) ? hn::LoadU(d, p) : LoadTail(d, p, m);
+}
+
+template <class D, class T>
+HWY_INLINE void StorePart(D d, hn::Vec<D> v, T* p, size_t m) {
+  if (m == hn::Lanes(d)) {
+    hn::StoreU(v, d, p);
+  } else {
+    StoreTail(d, v, p, m);
+  }
+}
+
+// The same along a strided dim (inner > 1): one column per lane, rows
+// streamed in order (cache-friendly for a large inner extent), the running
+// max and sum of each column kept in mx and sum (inner elements each).
+template <bool kLog, class T>
+HWY_NOINLINE void SoftmaxColumns(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, size_t n, size_t inner,
+                                 T* HWY_RESTRICT mx, T* HWY_RESTRICT sum) {
+  const hn::ScalableTag<T> d;
+  std::fill(mx, mx + inner, -std::numeric_limits<T>::infinity());
+  std::fill(sum, sum + inner, T(0));
+  for (size_t k = 0; k < n; ++k) {
+    ForVectors(d, inner, [&](size_t j, size_t m) {
+      StorePart(d, hn::Max(LoadPart(d, mx + j, m), LoadPart(d, x + k * inner + j, m)), mx + j, m);
+    });
+  }
+  for (size_t k = 0; k < n; ++k) {
+    ForVectors(d, inner, [&](size_t j, size_t m) {
+      const auto e = ExpK()(d, hn::Sub(LoadPart(d, x + k * inner + j, m), LoadPart(d, mx + j, m)));
+      if (!kLog) StorePart(d, e, y + k * inner + j, m);
+      StorePart(d, hn::Add(LoadPart(d, sum + j, m), e), sum + j, m);
+    });
+  }
+  // sum becomes log(sum) (kLog) or 1 / sum.
+  ForVectors(d, inner, [&](size_t j, size_t m) {
+    const auto v = LoadPart(d, sum + j, m);
+    StorePart(d, kLog ? LogK()(d, v) : hn::Div(hn::Set(d, T(1)), v), sum + j, m);
+  });
+  for (size_t k = 0; k < n; ++k) {
+    ForVectors(d, inner, [&](size_t j, size_t m) {
+      T* out = y + k * inner + j;
+      const auto r = LoadPart(d, sum + j, m);
+      const auto v = kLog ? hn::Sub(hn::Sub(LoadPart(d, x + k * inner + j, m), LoadPart(d, mx + j, m)), r)
+                          : hn::Mul(LoadPart(d, out, m), r);
+      StorePart(d, v, out, m);
+    });
   }
 }
 
 template <bool kLog, class T>
 HWY_NOINLINE void SoftmaxBackwardColumns(const T* HWY_RESTRICT g, const T* HWY_RESTRICT y, T* HWY_RESTRICT out,
-                                         size_t n, size_t inner) {
+                                         size_t n, size_t inner, T* HWY_RESTRICT sum) {
   const hn::ScalableTag<T> d;
-  using V = hn::Vec<decltype(d)>;
-  const size_t N = hn::Lanes(d);
-  for (size_t j = 0; j < inner; j += N) {
-    const size_t m = std::min(N, inner - j);
-    auto load = [&](const T* p) { return m == N ? hn::LoadU(d, p + j) : LoadTail(d, p + j, m); };
-    V s = hn::Zero(d);
-    for (size_t k = 0; k < n; ++k) {
-      const V gv = load(g + k * inner);
-      s = hn::Add(s, kLog ? gv : hn::Mul(gv, load(y + k * inner)));
-    }
-    for (size_t k = 0; k < n; ++k) {
-      const V gv = load(g + k * inner), yv = load(y + k * inner);
-      const V r = kLog ? hn::Sub(gv, hn::Mul(ExpK()(d, yv), s)) : hn::Mul(yv, hn::Sub(gv, s));
-      if (m == N) {
-        hn::StoreU(r, d, out + k * inner + j);
-      } else {
-        StoreTail(d, r, out + k * inner + j, m);
-      }
-    }
+  std::fill(sum, sum + inner, T(0));
+  for (size_t k = 0; k < n; ++k) {
+    ForVectors(d, inner, [&](size_t j, size_t m) {
+      const auto gv = LoadPart(d, g + k * inner + j, m);
+      const auto term = kLog ? gv : hn::Mul(gv, LoadPart(d, y + k * inner + j, m));
+      StorePart(d, hn::Add(LoadPart(d, sum + j, m), term), sum + j, m);
+    });
+  }
+  for (size_t k = 0; k < n; ++k) {
+    ForVectors(d, inner, [&](size_t j, size_t m) {
+      const auto gv = LoadPart(d, g + k * inner + j, m), yv = LoadPart(d, y + k * inner + j, m);
+      const auto s = LoadPart(d, sum + j, m);
+      const auto r = kLog ? hn::Sub(gv, hn::Mul(ExpK()(d, yv), s)) : hn::Mul(yv, hn::Sub(gv, s));
+      StorePart(d, r, out + k * inner + j, m);
+    });
   }
 }
 
@@ -157,8 +178,10 @@ void SoftmaxTyped(const char* xc, char* yc, int64_t outer, int64_t n, int64_t in
   if (inner == 1) {
     for (int64_t o = 0; o < outer; ++o) SoftmaxRow<kLog>(x + o * n, y + o * n, static_cast<size_t>(n));
   } else {
+    std::vector<T> mx(static_cast<size_t>(inner)), sum(static_cast<size_t>(inner));
     for (int64_t o = 0; o < outer; ++o) {
-      SoftmaxColumns<kLog>(x + o * n * inner, y + o * n * inner, static_cast<size_t>(n), static_cast<size_t>(inner));
+      SoftmaxColumns<kLog>(x + o * n * inner, y + o * n * inner, static_cast<size_t>(n), static_cast<size_t>(inner),
+                           mx.data(), sum.data());
     }
   }
 }
@@ -180,9 +203,11 @@ void SoftmaxBackwardTyped(const char* gc, const char* yc, char* oc, int64_t oute
       SoftmaxBackwardRow<kLog>(g + o * n, y + o * n, out + o * n, static_cast<size_t>(n));
     }
   } else {
+    std::vector<T> sum(static_cast<size_t>(inner));
     for (int64_t o = 0; o < outer; ++o) {
       const int64_t b = o * n * inner;
-      SoftmaxBackwardColumns<kLog>(g + b, y + b, out + b, static_cast<size_t>(n), static_cast<size_t>(inner));
+      SoftmaxBackwardColumns<kLog>(g + b, y + b, out + b, static_cast<size_t>(n), static_cast<size_t>(inner),
+                                   sum.data());
     }
   }
 }
