@@ -33,5 +33,7 @@
 #include "ag/ops_shape.h"
 #include "ag/ops_index.h"
 #include "ag/ops_linalg.h"
+#include "ag/ops_nn.h"
+#include "ag/ops_reduce.h"
 
 #endif /* AG_AG_H */

@@ -301,6 +301,19 @@ inline Tensor scalar(const Context &ctx, double value, ag_dtype dtype = AG_F32) 
     return Tensor::adopt(out);                            \
   }
 #define AG_HPP_REDUCE_ALL(name) AG_HPP_UNARY(name)
+#define AG_HPP_DIM(name)                                  \
+  inline Tensor name(const Tensor &x, int64_t dim) {      \
+    ag_tensor *out = nullptr;                             \
+    detail::check(ag_op_##name(&out, x.get(), dim));      \
+    return Tensor::adopt(out);                            \
+  }
+#define AG_HPP_DIMS(name)                                                                       \
+  inline Tensor name(const Tensor &x, const std::vector<int64_t> &dims, bool keepdim = false) { \
+    ag_tensor *out = nullptr;                                                                   \
+    detail::check(ag_op_##name(&out, x.get(), detail::data_or_null(dims),                       \
+                               static_cast<int32_t>(dims.size()), keepdim ? 1 : 0));            \
+    return Tensor::adopt(out);                                                                  \
+  }
 
 AG_HPP_UNARY(neg)
 AG_HPP_UNARY(exp)
@@ -319,6 +332,14 @@ AG_HPP_SHAPE(expand)
 AG_HPP_SHAPE(sum_to_size)
 AG_HPP_SHAPE(reshape)
 AG_HPP_DTYPE(cast)
+AG_HPP_DIM(softmax)
+AG_HPP_DIM(log_softmax)
+AG_HPP_DIM(cumsum)
+AG_HPP_DIM(cumprod)
+AG_HPP_DIMS(sum_dims)
+AG_HPP_DIMS(mean_dims)
+AG_HPP_DIMS(prod_dims)
+AG_HPP_DIMS(logsumexp_dims)
 
 #undef AG_HPP_UNARY
 #undef AG_HPP_UNARY_SCALAR
@@ -326,6 +347,8 @@ AG_HPP_DTYPE(cast)
 #undef AG_HPP_SHAPE
 #undef AG_HPP_DTYPE
 #undef AG_HPP_REDUCE_ALL
+#undef AG_HPP_DIM
+#undef AG_HPP_DIMS
 
 inline Tensor pow(const Tensor &x, double exponent) { return pow_scalar(x, exponent); }
 

@@ -95,6 +95,15 @@ inline DType dtype_arg(ag_dtype d) {
   return static_cast<DType>(d);
 }
 
+// A list of 0..AG_MAX_DIMS sizes or dims passed as pointer + count; `what`
+// and `count` are the C parameter names, for the message. The op checks the
+// values themselves.
+inline Dims dims_arg(const int64_t* dims, int32_t n, const char* what = "dims", const char* count = "ndims") {
+  if (n < 0 || n > kMaxDims) fail(AG_ERR_INVALID_ARGUMENT, count, " ", n, " is outside 0..", kMaxDims);
+  if (n > 0 && dims == nullptr) fail(AG_ERR_INVALID_ARGUMENT, what, " is NULL but ", count, " is ", n);
+  return Dims(dims, n);
+}
+
 // Reads a caller's option struct that starts with uint32_t struct_size into
 // `opts` (which holds the defaults): only the bytes the caller knows, and
 // bytes beyond the ones this library knows must be zero.

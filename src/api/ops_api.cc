@@ -5,16 +5,6 @@
 
 using namespace ag;
 
-namespace {
-
-Dims shape_arg(const int64_t* shape, int32_t ndim) {
-  if (ndim < 0 || ndim > kMaxDims) fail(AG_ERR_INVALID_ARGUMENT, "ndim ", ndim, " is outside 0..", kMaxDims);
-  if (ndim > 0 && shape == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is ", ndim);
-  return Dims(shape, ndim);
-}
-
-}  // namespace
-
 #define AG_SHIM_UNARY(name)                                                          \
   AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x) noexcept {      \
     return api::call("ag_op_" #name, [&] {                                           \
@@ -44,7 +34,7 @@ Dims shape_arg(const int64_t* shape, int32_t ndim) {
     return api::call("ag_op_" #name, [&] {                                                          \
       api::check_out(out);                                                                          \
       api::Borrowed tx(x, "x");                                                                     \
-      *out = api::to_handle(ops::name(tx, shape_arg(shape, ndim)));                                 \
+      *out = api::to_handle(ops::name(tx, api::dims_arg(shape, ndim, "shape", "ndim")));                                 \
     });                                                                                             \
   }
 #define AG_SHIM_DTYPE(name)                                                                         \
@@ -54,6 +44,23 @@ Dims shape_arg(const int64_t* shape, int32_t ndim) {
       api::Borrowed tx(x, "x");                                                                     \
       *out = api::to_handle(ops::name(tx, api::dtype_arg(dtype)));                                  \
     });                                                                                             \
+  }
+
+#define AG_SHIM_DIM(name)                                                                       \
+  AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x, int64_t dim) noexcept {     \
+    return api::call("ag_op_" #name, [&] {                                                      \
+      api::check_out(out);                                                                      \
+      *out = api::to_handle(ops::name(api::Borrowed(x, "x"), dim));                             \
+    });                                                                                         \
+  }
+#define AG_SHIM_DIMS(name)                                                                      \
+  AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x, const int64_t* dims,       \
+                                int32_t ndims, int32_t keepdim) noexcept {                      \
+    return api::call("ag_op_" #name, [&] {                                                      \
+      api::check_out(out);                                                                      \
+      api::Borrowed tx(x, "x");                                                                 \
+      *out = api::to_handle(ops::name(tx, api::dims_arg(dims, ndims), keepdim != 0));           \
+    });                                                                                         \
   }
 
 // A CUSTOM op writes its shim by hand, in ops_<area>_api.cc.

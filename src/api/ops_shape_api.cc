@@ -8,16 +8,9 @@ using namespace ag;
 
 namespace {
 
-// A list of up to kMaxDims dims (or repeats) given as pointer + count.
-Dims dims_arg(const int64_t* dims, int32_t n, const char* what) {
-  if (n < 0 || n > kMaxDims) fail(AG_ERR_INVALID_ARGUMENT, what, " count ", n, " is outside 0..", kMaxDims);
-  if (n > 0 && dims == nullptr) fail(AG_ERR_INVALID_ARGUMENT, what, " is NULL but its count is ", n);
-  return Dims(dims, n);
-}
-
-std::vector<int64_t> list_arg(const int64_t* v, int32_t n, const char* what) {
-  if (n < 0) fail(AG_ERR_INVALID_ARGUMENT, what, " count ", n, " is negative");
-  if (n > 0 && v == nullptr) fail(AG_ERR_INVALID_ARGUMENT, what, " is NULL but its count is ", n);
+std::vector<int64_t> list_arg(const int64_t* v, int32_t n, const char* what, const char* count) {
+  if (n < 0) fail(AG_ERR_INVALID_ARGUMENT, count, " ", n, " is negative");
+  if (n > 0 && v == nullptr) fail(AG_ERR_INVALID_ARGUMENT, what, " is NULL but ", count, " is ", n);
   return std::vector<int64_t>(v, v + n);
 }
 
@@ -57,7 +50,7 @@ AG_API ag_status ag_op_squeeze(ag_tensor** out, const ag_tensor* x, const int64_
   return api::call("ag_op_squeeze", [&] {
     api::check_out(out);
     api::Borrowed tx(x, "x");
-    *out = api::to_handle(ops::squeeze(tx, dims_arg(dims, ndims, "dims")));
+    *out = api::to_handle(ops::squeeze(tx, api::dims_arg(dims, ndims)));
   });
 }
 
@@ -79,7 +72,7 @@ AG_API ag_status ag_op_permute(ag_tensor** out, const ag_tensor* x, const int64_
   return api::call("ag_op_permute", [&] {
     api::check_out(out);
     api::Borrowed tx(x, "x");
-    *out = api::to_handle(ops::permute(tx, dims_arg(dims, ndims, "dims")));
+    *out = api::to_handle(ops::permute(tx, api::dims_arg(dims, ndims)));
   });
 }
 
@@ -96,7 +89,7 @@ AG_API ag_status ag_op_slice_backward(ag_tensor** out, const ag_tensor* grad, co
   return api::call("ag_op_slice_backward", [&] {
     api::check_out(out);
     api::Borrowed tg(grad, "grad");
-    *out = api::to_handle(ops::slice_backward(tg, dims_arg(input_shape, ndim, "input_shape"), dim, start, end, step));
+    *out = api::to_handle(ops::slice_backward(tg, api::dims_arg(input_shape, ndim, "input_shape", "ndim"), dim, start, end, step));
   });
 }
 
@@ -120,7 +113,7 @@ AG_API ag_status ag_op_split(ag_tensor** outs, int32_t capacity, const ag_tensor
   return api::call("ag_op_split", [&] {
     if (outs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "outs is NULL");
     api::Borrowed tx(x, "x");
-    write_outputs(outs, capacity, ops::split(tx, list_arg(sizes, nsizes, "sizes"), dim));
+    write_outputs(outs, capacity, ops::split(tx, list_arg(sizes, nsizes, "sizes", "nsizes"), dim));
   });
 }
 
@@ -159,7 +152,7 @@ AG_API ag_status ag_op_flip(ag_tensor** out, const ag_tensor* x, const int64_t* 
   return api::call("ag_op_flip", [&] {
     api::check_out(out);
     api::Borrowed tx(x, "x");
-    *out = api::to_handle(ops::flip(tx, dims_arg(dims, ndims, "dims")));
+    *out = api::to_handle(ops::flip(tx, api::dims_arg(dims, ndims)));
   });
 }
 
@@ -167,7 +160,7 @@ AG_API ag_status ag_op_repeat(ag_tensor** out, const ag_tensor* x, const int64_t
   return api::call("ag_op_repeat", [&] {
     api::check_out(out);
     api::Borrowed tx(x, "x");
-    *out = api::to_handle(ops::repeat(tx, dims_arg(repeats, n, "repeats")));
+    *out = api::to_handle(ops::repeat(tx, api::dims_arg(repeats, n, "repeats", "n")));
   });
 }
 
@@ -179,7 +172,7 @@ AG_API ag_status ag_op_pad(ag_tensor** out, const ag_tensor* x, const int64_t* p
     if (mode != AG_PAD_CONSTANT && mode != AG_PAD_REFLECT) {
       fail(AG_ERR_INVALID_ARGUMENT, "mode ", mode, " is not AG_PAD_CONSTANT (0) or AG_PAD_REFLECT (1)");
     }
-    *out = api::to_handle(ops::pad(tx, list_arg(pads, npads, "pads"), static_cast<ops::PadMode>(mode), value));
+    *out = api::to_handle(ops::pad(tx, list_arg(pads, npads, "pads", "npads"), static_cast<ops::PadMode>(mode), value));
   });
 }
 

@@ -55,5 +55,28 @@ void scatter_add(DType dt, const Dims& shape, const View& index, const View& src
                  const Dims& out_strides);
 // out[p] = mask[p] ? value : x[p] over `shape` (mask: bool); out contiguous.
 void masked_fill(DType dt, const Dims& shape, View x, View mask, double value, char* out);
+// Softmax along the middle dim of a contiguous (outer, n, inner) tensor x into
+// y of the same layout (log_softmax if `log`). Rows are independent, so any
+// split of `outer` gives the same bits.
+void softmax(DType dt, bool log, const char* x, char* y, int64_t outer, int64_t n, int64_t inner);
+// Their fused gradients from the upstream gradient g and the output y, all
+// contiguous (outer, n, inner): y * (g - sum(g * y)), or g - exp(y) * sum(g).
+void softmax_backward(DType dt, bool log, const char* g, const char* y, char* out, int64_t outer, int64_t n,
+                      int64_t inner);
+
+// Reduces the middle dim (n >= 1) of a contiguous (outer, n, inner) tensor x
+// into out, contiguous (outer, inner). Max/Min: NaN if the column holds one;
+// indices (may be null) gets the index along the dim of the first element
+// equal to the result (the first NaN). Prod: multiplied in double in order.
+// Rows are independent, so any split of `outer` gives the same bits.
+enum class DimReduceKind { Max, Min, Prod };
+void reduce_dim(DimReduceKind k, DType dt, const char* x, int64_t outer, int64_t n, int64_t inner, char* out,
+                int64_t* indices);
+
+// Inclusive cumulative sum or product along the middle dim of a contiguous
+// (outer, n, inner) tensor into out of the same layout, accumulated in
+// double; `reverse` runs from the last index to the first.
+enum class ScanKind { Sum, Prod };
+void scan_dim(ScanKind k, DType dt, bool reverse, const char* x, int64_t outer, int64_t n, int64_t inner, char* out);
 
 }  // namespace ag::kernels

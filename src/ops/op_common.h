@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "autograd/grad_math.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/saved_tensor.h"
@@ -101,20 +102,26 @@ struct SavingNode : Node {
   SavedTensor saved[N];
 };
 
+// t itself if contiguous, else a contiguous copy (no graph: for kernels that
+// read contiguous memory; the op records its node on t).
+inline Tensor contiguous_data(const Tensor& t) { return t->is_contiguous() ? t : grad_clone(t); }
+
 // Gradient of a broadcast input: summed back to its shape when it differs.
 inline Tensor reduce_to(const Tensor& g, const Dims& shape) {
   return g->shape() == shape ? g : sum_to_size(g, shape);
 }
 
 // A possibly negative dim wrapped into [0, ndim), as PyTorch does; `what`
-// names the argument in the message.
-inline int wrap_dim(int64_t dim, int ndim, const char* what = "dim") {
-  if (dim < -ndim || dim >= ndim) {
-    if (ndim == 0) fail(AG_ERR_INVALID_ARGUMENT, what, " ", dim, " is out of range for a tensor of 0 dims");
-    fail(AG_ERR_INVALID_ARGUMENT, what, " ", dim, " is out of range for a tensor of ", ndim, " dims (expected ",
-         -ndim, "..", ndim - 1, ")");
+// names the argument in the message. With scalar_as_1d (reductions, softmax,
+// scans) a 0-dim tensor takes dim 0 or -1, as in PyTorch.
+inline int wrap_dim(int64_t dim, int ndim, const char* what = "dim", bool scalar_as_1d = false) {
+  const int n = ndim == 0 && scalar_as_1d ? 1 : ndim;
+  if (dim < -n || dim >= n) {
+    if (n == 0) fail(AG_ERR_INVALID_ARGUMENT, what, " ", dim, " is out of range for a tensor of 0 dims");
+    fail(AG_ERR_INVALID_ARGUMENT, what, " ", dim, " is out of range for a tensor of ", ndim, " dims (expected ", -n,
+         "..", n - 1, ")");
   }
-  return static_cast<int>(dim < 0 ? dim + ndim : dim);
+  return static_cast<int>(dim < 0 ? dim + n : dim);
 }
 
 }  // namespace ag::ops

@@ -18,12 +18,16 @@ namespace {
 #define AG_HPP_SIGNATURE_BINARY ag::Tensor (*)(const ag::Tensor &, const ag::Tensor &)
 #define AG_HPP_SIGNATURE_SHAPE ag::Tensor (*)(const ag::Tensor &, const std::vector<int64_t> &)
 #define AG_HPP_SIGNATURE_DTYPE ag::Tensor (*)(const ag::Tensor &, ag_dtype)
+#define AG_HPP_SIGNATURE_DIM ag::Tensor (*)(const ag::Tensor &, int64_t)
+#define AG_HPP_SIGNATURE_DIMS ag::Tensor (*)(const ag::Tensor &, const std::vector<int64_t> &, bool)
 #define AG_HPP_CHECK_UNARY(name) sizeof(static_cast<AG_HPP_SIGNATURE_UNARY>(&ag::name)),
 #define AG_HPP_CHECK_REDUCE_ALL(name) sizeof(static_cast<AG_HPP_SIGNATURE_REDUCE_ALL>(&ag::name)),
 #define AG_HPP_CHECK_UNARY_SCALAR(name) sizeof(static_cast<AG_HPP_SIGNATURE_UNARY_SCALAR>(&ag::name)),
 #define AG_HPP_CHECK_BINARY(name) sizeof(static_cast<AG_HPP_SIGNATURE_BINARY>(&ag::name)),
 #define AG_HPP_CHECK_SHAPE(name) sizeof(static_cast<AG_HPP_SIGNATURE_SHAPE>(&ag::name)),
 #define AG_HPP_CHECK_DTYPE(name) sizeof(static_cast<AG_HPP_SIGNATURE_DTYPE>(&ag::name)),
+#define AG_HPP_CHECK_DIM(name) sizeof(static_cast<AG_HPP_SIGNATURE_DIM>(&ag::name)),
+#define AG_HPP_CHECK_DIMS(name) sizeof(static_cast<AG_HPP_SIGNATURE_DIMS>(&ag::name)),
 #define AG_HPP_CHECK_CUSTOM(name) 0,  // own signatures: wrappers to come
 #define AG_OP(name, family) AG_HPP_CHECK_##family(name)
 const size_t kWrappers[] = {

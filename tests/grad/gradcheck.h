@@ -63,6 +63,8 @@ using Cases = std::vector<Case>;
 #define AG_CASES_DECL_REDUCE_ALL(name)
 #define AG_CASES_DECL_SHAPE(name)
 #define AG_CASES_DECL_DTYPE(name)
+#define AG_CASES_DECL_DIM(name)
+#define AG_CASES_DECL_DIMS(name)
 #define AG_CASES_DECL_CUSTOM(name) Cases cases_##name();
 #define AG_OP(name, family) AG_CASES_DECL_##family(name)
 #include "ops/ops.def"

@@ -169,6 +169,8 @@ using UnaryScalar = ag_status (*)(ag_tensor**, const ag_tensor*, double);
 using Binary = ag_status (*)(ag_tensor**, const ag_tensor*, const ag_tensor*);
 using ShapeOp = ag_status (*)(ag_tensor**, const ag_tensor*, const int64_t*, int32_t);
 using DtypeOp = ag_status (*)(ag_tensor**, const ag_tensor*, ag_dtype);
+using DimOp = ag_status (*)(ag_tensor**, const ag_tensor*, int64_t);
+using DimsOp = ag_status (*)(ag_tensor**, const ag_tensor*, const int64_t*, int32_t, int32_t);
 
 // Input domain of an op where the default (-2, 2) is wrong.
 void domain(const std::string& op, size_t input, double& lo, double& hi) {
@@ -245,6 +247,58 @@ std::vector<Case> dtype_cases(const std::string& name, DtypeOp fn) {
   return cases;
 }
 
+// Calls fn on x expanded to `to` (a stride-0, non-contiguous input).
+template <class F>
+ag_status on_expanded(ag_tensor** out, const ag_tensor* x, const Shape& to, F fn) {
+  ag_tensor* e = nullptr;
+  ag_status st = ag_op_expand(&e, x, to.data(), static_cast<int32_t>(to.size()));
+  if (st == AG_OK) st = fn(out, e);
+  ag_tensor_release(e);
+  return st;
+}
+
+std::vector<Case> dim_cases(const std::string& name, DimOp fn) {
+  const std::vector<std::pair<Shape, int64_t>> rows = {{{}, 0},     {{5}, 0},        {{2, 3}, 1},   {{2, 3}, 0},
+                                                       {{2, 3}, -1}, {{2, 3, 4}, 1}, {{2, 3, 4}, -3}};
+  std::vector<Case> cases;
+  for (const auto& [s, dim] : rows) {
+    Input in{s};
+    domain(name, 0, in.lo, in.hi);
+    cases.push_back({name + "(dim=" + std::to_string(dim) + ")", {in},
+                     [fn, dim = dim](ag_tensor** out, const std::vector<ag_tensor*>& x) { return fn(out, x[0], dim); }});
+  }
+  for (int64_t dim : {0, 1}) {  // a broadcast (non-contiguous) input
+    cases.push_back({name + "(expanded, dim=" + std::to_string(dim) + ")", {Input{{3, 1}}},
+                     [fn, dim](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                       return on_expanded(out, x[0], {3, 4},
+                                          [&](ag_tensor** o, const ag_tensor* e) { return fn(o, e, dim); });
+                     }});
+  }
+  return cases;
+}
+
+std::vector<Case> dims_cases(const std::string& name, DimsOp fn) {
+  const std::vector<std::pair<Shape, Shape>> rows = {
+      {{2, 3}, {1}}, {{2, 3}, {0}}, {{2, 3, 4}, {0, 2}}, {{2, 3, 4}, {-1}}, {{2, 3}, {}}, {{}, {0}}, {{2, 3, 4}, {2, 0}}};
+  std::vector<Case> cases;
+  for (const auto& [s, dims] : rows) {
+    for (int32_t keep : {0, 1}) {
+      Input in{s};
+      domain(name, 0, in.lo, in.hi);
+      cases.push_back({name + "(keepdim=" + std::to_string(keep) + ")", {in},
+                       [fn, dims = dims, keep](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                         return fn(out, x[0], dims.data(), static_cast<int32_t>(dims.size()), keep);
+                       }});
+    }
+  }
+  cases.push_back({name + "(expanded)", {Input{{3, 1}}}, [fn](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                     const int64_t dims[1] = {1};
+                     return on_expanded(out, x[0], {2, 3, 4},
+                                        [&](ag_tensor** o, const ag_tensor* e) { return fn(o, e, dims, 1, 0); });
+                   }});
+  return cases;
+}
+
 std::vector<Case> all_cases() {
   std::vector<Case> all;
   auto add = [&](std::vector<Case> c) { all.insert(all.end(), c.begin(), c.end()); };
@@ -254,6 +308,8 @@ std::vector<Case> all_cases() {
 #define AG_CASES_REDUCE_ALL(name) add(reduce_all_cases(#name, &ag_op_##name));
 #define AG_CASES_SHAPE(name) add(shape_cases(#name, &ag_op_##name));
 #define AG_CASES_DTYPE(name) add(dtype_cases(#name, &ag_op_##name));
+#define AG_CASES_DIM(name) add(dim_cases(#name, &ag_op_##name));
+#define AG_CASES_DIMS(name) add(dims_cases(#name, &ag_op_##name));
 #define AG_CASES_CUSTOM(name) add(cases_##name());
 #define AG_OP(name, family) AG_CASES_##family(name)
 #include "ops/ops.def"

@@ -704,5 +704,229 @@ void check_sum_axes() {
 TEST_P(OnTarget, SumAxesF32) { check_sum_axes<float>(); }
 TEST_P(OnTarget, SumAxesF64) { check_sum_axes<double>(); }
 
+// ---------------------------------------------------------------- softmax
+
+// Reference softmax / log_softmax of one (n, stride) column in Ref<T>. The
+// shift x - max is rounded to T as the kernels do: its rounding error is
+// amplified by exp for far-apart inputs (conditioning, not kernel error).
+template <class T>
+std::vector<Ref<T>> ref_softmax(const T* x, int64_t n, int64_t stride, bool log) {
+  Ref<T> m = -std::numeric_limits<Ref<T>>::infinity();
+  for (int64_t k = 0; k < n; ++k) m = std::max<Ref<T>>(m, x[k * stride]);
+  Ref<T> s = 0;
+  auto shift = [&](int64_t k) { return static_cast<Ref<T>>(static_cast<T>(x[k * stride] - static_cast<T>(m))); };
+  for (int64_t k = 0; k < n; ++k) s += std::exp(shift(k));
+  std::vector<Ref<T>> y(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    const Ref<T> z = shift(k);
+    y[static_cast<size_t>(k)] = log ? z - std::log(s) : std::exp(z) / s;
+  }
+  return y;
+}
+
+// Relative error bound for sums of n terms in T (vector lanes, then lanes).
+template <class T>
+double softmax_tol(int64_t n) {
+  return (16.0 + static_cast<double>(n) / 4.0) * std::numeric_limits<T>::epsilon();
+}
+
+template <class T>
+void check_softmax_values() {
+  std::mt19937_64 rng(31);
+  const double range = sizeof(T) == 4 ? 30.0 : 300.0;
+  std::uniform_real_distribution<double> uni(-range, range);
+  for (bool log : {false, true}) {
+    for (int64_t inner : {1, 3, 16, 21}) {
+      for (int64_t outer : {1, 2}) {
+        std::vector<int64_t> sizes;
+        for (int64_t n = 1; n <= 35; ++n) sizes.push_back(n);
+        for (int64_t n : {64, 100, 1027}) sizes.push_back(n);
+        for (int64_t n : sizes) {
+          const size_t total = static_cast<size_t>(outer * n * inner);
+          Guarded<T> x(total), y(total);
+          for (size_t i = 0; i < total; ++i) x[i] = static_cast<T>(uni(rng));
+          softmax(dtype_of<T>(), log, x.bytes(), y.bytes(), outer, n, inner);
+          for (int64_t o = 0; o < outer; ++o) {
+            for (int64_t j = 0; j < inner; ++j) {
+              const int64_t base = o * n * inner + j;
+              const auto want = ref_softmax(x.data() + base, n, inner, log);
+              for (int64_t k = 0; k < n; ++k) {
+                const double w = static_cast<double>(want[static_cast<size_t>(k)]);
+                const double got = y[static_cast<size_t>(base + k * inner)];
+                const double scale = log ? std::max(1.0, std::fabs(w)) : w;
+                ASSERT_LE(std::fabs(got - w), softmax_tol<T>(n) * scale + std::numeric_limits<T>::denorm_min())
+                    << (log ? "log_softmax" : "softmax") << " n " << n << " inner " << inner << " k " << k;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(OnTarget, SoftmaxF32) {
+  ASSERT_EQ(softmax_target(), GetParam());
+  check_softmax_values<float>();
+}
+TEST_P(OnTarget, SoftmaxF64) {
+  ASSERT_EQ(softmax_target(), GetParam());
+  check_softmax_values<double>();
+}
+
+// -inf entries get exactly 0 (log: -inf); an all -inf row, a +inf or a NaN
+// makes the row NaN; huge inputs do not overflow.
+template <class T>
+void check_softmax_edges() {
+  using L = std::numeric_limits<T>;
+  const T inf = L::infinity();
+  for (int64_t inner : {1, 2, 19}) {
+    for (int64_t n : {3, 17, 40}) {
+      for (bool log : {false, true}) {
+        auto run = [&](std::vector<T> row) {  // the same row in every inner column
+          std::vector<T> x(static_cast<size_t>(n * inner)), y(x.size());
+          for (int64_t k = 0; k < n; ++k)
+            for (int64_t j = 0; j < inner; ++j) x[static_cast<size_t>(k * inner + j)] = row[static_cast<size_t>(k)];
+          softmax(dtype_of<T>(), log, reinterpret_cast<const char*>(x.data()), reinterpret_cast<char*>(y.data()), 1,
+                  n, inner);
+          std::vector<T> col(static_cast<size_t>(n));
+          for (int64_t k = 0; k < n; ++k) {
+            col[static_cast<size_t>(k)] = y[static_cast<size_t>(k * inner + inner - 1)];
+            EXPECT_TRUE(same_bits(y[static_cast<size_t>(k * inner)], col[static_cast<size_t>(k)]));
+          }
+          return col;
+        };
+        std::vector<T> row(static_cast<size_t>(n), T(1));
+        row[0] = -inf;
+        row[static_cast<size_t>(n - 1)] = -inf;
+        auto y = run(row);
+        EXPECT_EQ(y[0], log ? -inf : T(0)) << "n " << n << " inner " << inner;
+        EXPECT_EQ(y[static_cast<size_t>(n - 1)], log ? -inf : T(0));
+        const double p = 1.0 / static_cast<double>(n - 2);
+        EXPECT_NEAR(y[1], log ? std::log(p) : p, 1e-6);
+        for (T bad : {-inf, inf, L::quiet_NaN()}) {
+          std::vector<T> r2(static_cast<size_t>(n), bad == -inf ? -inf : T(0.5));
+          r2[1] = bad;
+          for (T v : run(r2)) EXPECT_TRUE(std::isnan(v)) << "n " << n << " inner " << inner << " bad " << bad;
+        }
+        std::vector<T> big(static_cast<size_t>(n), L::max() / 4);
+        big[0] = L::max() / 2;
+        for (T v : run(big)) EXPECT_TRUE(std::isfinite(v));
+      }
+    }
+  }
+}
+
+TEST_P(OnTarget, SoftmaxEdgesF32) { check_softmax_edges<float>(); }
+TEST_P(OnTarget, SoftmaxEdgesF64) { check_softmax_edges<double>(); }
+
+template <class T>
+void check_softmax_backward() {
+  std::mt19937_64 rng(41);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  for (bool log : {false, true}) {
+    for (int64_t inner : {1, 4, 16, 23}) {
+      for (int64_t n : {1, 2, 7, 16, 33, 100}) {
+        const int64_t outer = 2;
+        const size_t total = static_cast<size_t>(outer * n * inner);
+        Guarded<T> g(total), y(total), out(total);
+        for (size_t i = 0; i < total; ++i) g[i] = static_cast<T>(uni(rng)), y[i] = static_cast<T>(uni(rng));
+        softmax_backward(dtype_of<T>(), log, g.bytes(), y.bytes(), out.bytes(), outer, n, inner);
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t j = 0; j < inner; ++j) {
+            Ref<T> s = 0, mag = 0;
+            for (int64_t k = 0; k < n; ++k) {
+              const size_t p = static_cast<size_t>(o * n * inner + k * inner + j);
+              s += log ? static_cast<Ref<T>>(g[p]) : static_cast<Ref<T>>(g[p]) * y[p];
+              mag += std::fabs(static_cast<Ref<T>>(g[p]));
+            }
+            for (int64_t k = 0; k < n; ++k) {
+              const size_t p = static_cast<size_t>(o * n * inner + k * inner + j);
+              const Ref<T> want = log ? g[p] - std::exp(static_cast<Ref<T>>(y[p])) * s : y[p] * (g[p] - s);
+              ASSERT_LE(std::fabs(static_cast<double>(out[p] - want)), softmax_tol<T>(n) * (1.0 + 3.0 * mag))
+                  << (log ? "log_softmax" : "softmax") << "_backward n " << n << " inner " << inner;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(OnTarget, SoftmaxBackwardF32) {
+  ASSERT_EQ(softmax_target(), GetParam());
+  check_softmax_backward<float>();
+}
+TEST_P(OnTarget, SoftmaxBackwardF64) {
+  ASSERT_EQ(softmax_target(), GetParam());
+  check_softmax_backward<double>();
+}
+
+// ---------------------------------------------------------------- reduce_dim
+
+// Max/min with indices and prod along the middle dim, both layouts, odd
+// sizes (tails), ties (the first index wins), NaN (wins, first NaN) and
+// infinities, against a scalar reference.
+template <class T>
+void check_reduce_dim() {
+  using L = std::numeric_limits<T>;
+  std::mt19937_64 rng(51);
+  std::uniform_int_distribution<int> small(-6, 6);  // few distinct values: many ties
+  for (int64_t inner : {1, 3, 17, 40}) {
+    for (int64_t n : {1, 2, 5, 15, 16, 17, 33, 100}) {
+      const int64_t outer = 3;
+      const size_t total = static_cast<size_t>(outer * n * inner);
+      for (int variant = 0; variant < 4; ++variant) {
+        Guarded<T> x(total);
+        for (size_t i = 0; i < total; ++i) x[i] = static_cast<T>(small(rng)) * T(0.5);
+        if (variant == 1) x[total / 2] = L::quiet_NaN(), x[total - 1] = L::quiet_NaN();
+        if (variant == 2) x[0] = L::infinity(), x[total - 1] = -L::infinity();
+        if (variant == 3)
+          for (size_t i = 0; i < total; ++i) x[i] = -L::infinity();
+        for (DimReduceKind k : {DimReduceKind::Max, DimReduceKind::Min, DimReduceKind::Prod}) {
+          Guarded<T> out(static_cast<size_t>(outer * inner));
+          std::vector<int64_t> idx(static_cast<size_t>(outer * inner), -1);
+          reduce_dim(k, dtype_of<T>(), x.bytes(), outer, n, inner, out.bytes(),
+                     k == DimReduceKind::Prod ? nullptr : idx.data());
+          for (int64_t o = 0; o < outer; ++o) {
+            for (int64_t j = 0; j < inner; ++j) {
+              const size_t r = static_cast<size_t>(o * inner + j);
+              auto at = [&](int64_t kk) { return x[static_cast<size_t>((o * n + kk) * inner + j)]; };
+              if (k == DimReduceKind::Prod) {
+                long double p = 1;
+                for (int64_t kk = 0; kk < n; ++kk) p *= at(kk);
+                const T want = static_cast<T>(p);
+                ASSERT_TRUE(same_bits(out[r], want) || std::fabs(static_cast<double>(out[r] - want)) <=
+                                                           1e-12 * std::fabs(static_cast<double>(want)))
+                    << "prod n " << n << " inner " << inner << " got " << out[r] << " want " << want;
+                continue;
+              }
+              T best = at(0);
+              int64_t bi = 0;
+              for (int64_t kk = 1; kk < n && !std::isnan(best); ++kk) {
+                const T v = at(kk);
+                if (std::isnan(v) || (k == DimReduceKind::Max ? v > best : v < best)) best = v, bi = kk;
+              }
+              ASSERT_TRUE(same_bits(out[r], best)) << (k == DimReduceKind::Max ? "max" : "min") << " n " << n
+                                                   << " inner " << inner << " variant " << variant << " got "
+                                                   << out[r] << " want " << best;
+              ASSERT_EQ(idx[r], bi) << "index n " << n << " inner " << inner << " variant " << variant;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(OnTarget, ReduceDimF32) {
+  ASSERT_EQ(reduce_dim_target(), GetParam());
+  check_reduce_dim<float>();
+}
+TEST_P(OnTarget, ReduceDimF64) {
+  ASSERT_EQ(reduce_dim_target(), GetParam());
+  check_reduce_dim<double>();
+}
+
 }  // namespace
 }  // namespace ag::kernels

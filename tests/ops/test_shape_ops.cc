@@ -341,7 +341,7 @@ TEST_F(ShapeOps, Errors) {
   expect_error(ag_op_unsqueeze(&y, x, 3), AG_ERR_INVALID_ARGUMENT, "[ag_op_unsqueeze] dim 3 is out of range for a tensor of 3 dims");
   expect_error(ag_op_permute(&y, x, perm_dup, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_permute] dim 0 appears more than once");
   expect_error(ag_op_permute(&y, x, perm_short, 1), AG_ERR_INVALID_ARGUMENT, "dims has 1 entries but the tensor has 2 dims");
-  expect_error(ag_op_permute(&y, x, nullptr, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_permute] dims is NULL but its count is 2");
+  expect_error(ag_op_permute(&y, x, nullptr, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_permute] dims is NULL but ndims is 2");
   expect_error(ag_op_squeeze(&y, x, perm_dup, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_squeeze] dim 0 appears more than once");
   expect_error(ag_op_slice(&y, x, 0, 0, 2, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_slice] step 0 must be positive");
   expect_error(ag_op_slice(&y, x, 2, 0, 2, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_slice] dim 2 is out of range");
@@ -495,7 +495,7 @@ TEST_F(ShapeOps, CopyOpErrors) {
   expect_error(ag_op_pad(&y, a, big, 2, AG_PAD_REFLECT, 0), AG_ERR_SHAPE, "[ag_op_pad] reflect padding 3 of dim 1 must be less than its size 3");
   expect_error(ag_op_pad(&y, a, negr, 2, AG_PAD_REFLECT, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_pad] reflect padding -1 of dim 1 is negative");
   expect_error(ag_op_pad(&y, a, crop, 2, AG_PAD_CONSTANT, 0), AG_ERR_SHAPE, "[ag_op_pad] padding (-2,-2) makes dim 1 of size 3 negative (-1)");
-  expect_error(ag_op_pad(&y, a, nullptr, 2, AG_PAD_CONSTANT, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_pad] pads is NULL but its count is 2");
+  expect_error(ag_op_pad(&y, a, nullptr, 2, AG_PAD_CONSTANT, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_pad] pads is NULL but npads is 2");
   EXPECT_EQ(y, nullptr);
 }
 

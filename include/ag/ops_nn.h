@@ -1,0 +1,185 @@
+/*
+ * ag/ops_nn.h - neural-network ops: softmax, log_softmax and their fused
+ * gradients, and losses. The rules of ag/ops.h hold (out-parameter first, written only on
+ * success; f32 or f64 inputs of one dtype and context; errors name the op).
+ *
+ * `dim` selects the dim the op works along; a negative dim counts from the
+ * end (-1 is the last). A 0-dim tensor takes dim 0 or -1 and is treated as
+ * one row of one element. A dim outside -ndim..ndim-1 is
+ * AG_ERR_INVALID_ARGUMENT: "[ag_op_softmax] dim 2 is out of range for a
+ * tensor of 2 dims (expected -2..1)".
+ */
+#ifndef AG_OPS_NN_H
+#define AG_OPS_NN_H
+
+#include "ag/common.h"
+#include "ag/tensor.h"
+
+AG_BEGIN_DECLS
+
+/**
+ * y = exp(x) / sum(exp(x)) along `dim` (same shape as x), computed as
+ * exp(x - max) / sum(exp(x - max)) so that large inputs do not overflow.
+ * -inf inputs give 0; a row that is all -inf, or holds +inf or NaN, gives
+ * NaN (as in PyTorch). Empty tensors give empty results.
+ * Gradient: ag_op_softmax_backward(grad, y, dim).
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, dim out of range), AG_ERR_DTYPE
+ *         (not f32/f64).
+ */
+AG_API ag_status ag_op_softmax(ag_tensor **out, const ag_tensor *x, int64_t dim) AG_NOEXCEPT;
+
+/**
+ * y = log(softmax(x)) along `dim`, computed as (x - max) - log(sum(exp(x - max))):
+ * accurate where softmax underflows to 0. Same edge cases as ag_op_softmax
+ * (-inf in, -inf out; an all -inf row gives NaN).
+ * Gradient: ag_op_log_softmax_backward(grad, y, dim).
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, dim out of range), AG_ERR_DTYPE.
+ */
+AG_API ag_status ag_op_log_softmax(ag_tensor **out, const ag_tensor *x, int64_t dim) AG_NOEXCEPT;
+
+/**
+ * out = y * (grad - sum(grad * y, dim)): the gradient through softmax, given
+ * the upstream gradient `grad` and softmax's output `y` (same shape), fused
+ * into one pass. Differentiable in both inputs (second derivatives of
+ * softmax go through it).
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, dim out of range), AG_ERR_SHAPE
+ *         (grad and y differ in shape), AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_softmax_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *y,
+                                        int64_t dim) AG_NOEXCEPT;
+
+/**
+ * out = grad - exp(y) * sum(grad, dim): the gradient through log_softmax,
+ * given the upstream gradient `grad` and log_softmax's output `y` (same
+ * shape), fused into one pass. Differentiable in both inputs.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, dim out of range), AG_ERR_SHAPE
+ *         (grad and y differ in shape), AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_log_softmax_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *y,
+                                            int64_t dim) AG_NOEXCEPT;
+
+/* ---- losses ---- */
+
+/*
+ * How a loss reduces its per-element values (an int32_t argument; values
+ * frozen): NONE keeps them (the input's shape without the class dim for the
+ * classification losses), MEAN averages them (PyTorch's default), SUM adds
+ * them. Any other value is AG_ERR_INVALID_ARGUMENT.
+ */
+#define AG_REDUCTION_NONE 0
+#define AG_REDUCTION_MEAN 1
+#define AG_REDUCTION_SUM 2
+
+/** The ignore_index PyTorch uses by default: no class index equals it. */
+#define AG_IGNORE_INDEX_DEFAULT (-100)
+
+/**
+ * Cross entropy between logits and targets, as torch.nn.functional.cross_entropy
+ * without class weights.
+ * @param input  logits of shape (C), (N, C) or (N, C, d1, ...): the class dim
+ *               is 0 for one dim, else 1; f32 or f64.
+ * @param target either AG_I64 class indices of input's shape without the
+ *               class dim (each in 0..C-1 or equal to ignore_index), or
+ *               class probabilities of input's shape and dtype.
+ * @param reduction    AG_REDUCTION_NONE / MEAN / SUM. With class indices,
+ *               MEAN divides by the number of targets not equal to
+ *               ignore_index (NaN if there is none); with probabilities, by
+ *               the number of items (numel / C).
+ * @param ignore_index targets equal to it add nothing and get zero gradient
+ *               (class indices only; AG_IGNORE_INDEX_DEFAULT is PyTorch's -100).
+ * @param label_smoothing in [0, 1]: the target distribution becomes
+ *               (1 - label_smoothing) * target + label_smoothing / C.
+ * Gradients flow to input, and to probability targets.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, label_smoothing
+ *         outside [0, 1], a class index out of range: "[ag_op_cross_entropy]
+ *         target 10 at index 3 is outside 0..9 (10 classes) and is not
+ *         ignore_index -100"); AG_ERR_SHAPE (0-dim input, target shape);
+ *         AG_ERR_DTYPE (input not f32/f64, target neither i64 nor the
+ *         input's dtype); AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_cross_entropy(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                                     int32_t reduction, int64_t ignore_index, double label_smoothing) AG_NOEXCEPT;
+
+/**
+ * Negative log-likelihood of class targets given log-probabilities, as
+ * torch.nn.functional.nll_loss without class weights: -input[n, target[n]]
+ * (and likewise over extra dims d1, ...). Shapes, ignore_index and the MEAN
+ * over counted targets as in ag_op_cross_entropy with class indices.
+ * Gradient flows to input.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, class index out of
+ *         range); AG_ERR_SHAPE (0-dim input, target shape); AG_ERR_DTYPE
+ *         (input not f32/f64, target not i64); AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_nll_loss(ag_tensor **out, const ag_tensor *input, const ag_tensor *target, int32_t reduction,
+                                int64_t ignore_index) AG_NOEXCEPT;
+
+/**
+ * Mean squared error: (input - target)^2 elementwise (broadcasting as
+ * ag_op_sub), then the reduction (NONE keeps the broadcast shape; MEAN of an
+ * empty tensor is NaN). Gradients flow to both.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction), AG_ERR_SHAPE,
+ *         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_mse_loss(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                                int32_t reduction) AG_NOEXCEPT;
+
+/**
+ * Mean absolute error: |input - target| elementwise (broadcasting), then the
+ * reduction. The gradient is sign(input - target), 0 where they are equal.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction), AG_ERR_SHAPE,
+ *         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_l1_loss(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                               int32_t reduction) AG_NOEXCEPT;
+
+/**
+ * Smooth L1: with d = input - target (broadcasting), 0.5 d^2 / beta where
+ * |d| < beta, else |d| - 0.5 beta; then the reduction. beta = 0 gives
+ * ag_op_l1_loss (PyTorch's default beta is 1.0).
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, beta negative, NaN
+ *         or infinite), AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_smooth_l1_loss(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                                      int32_t reduction, double beta) AG_NOEXCEPT;
+
+/**
+ * Huber: with d = input - target (broadcasting), 0.5 d^2 where |d| < delta,
+ * else delta (|d| - 0.5 delta); then the reduction (PyTorch's default delta
+ * is 1.0).
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, delta not finite and
+ *         > 0), AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_huber_loss(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                                  int32_t reduction, double delta) AG_NOEXCEPT;
+
+/**
+ * Binary cross entropy of probabilities: -(t log p + (1 - t) log(1 - p)) with
+ * p = input in [0, 1] and t = target of the same shape and dtype; each log is
+ * clamped at -100 as in PyTorch, so p = 0 or 1 gives a finite loss. Then the
+ * reduction. Gradients flow to input and target.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, an input outside
+ *         [0, 1]: "[ag_op_binary_cross_entropy] input 1.5 at index 2 is
+ *         outside [0, 1]"), AG_ERR_SHAPE (shapes differ), AG_ERR_DTYPE,
+ *         AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_binary_cross_entropy(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                                            int32_t reduction) AG_NOEXCEPT;
+
+/**
+ * Binary cross entropy of logits x = input and targets t (same shape and
+ * dtype), computed stably as (1 - t) x + w (log(1 + exp(-|x|)) + max(-x, 0))
+ * with w = 1 + (pos_weight - 1) t; then the reduction.
+ * @param pos_weight NULL, or weights of positive examples that broadcast to
+ *        input's shape (typically one per class, shape (C)).
+ * Gradients flow to input, target and pos_weight.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL input/target, bad reduction),
+ *         AG_ERR_SHAPE (target shape differs; pos_weight does not
+ *         broadcast), AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_binary_cross_entropy_with_logits(ag_tensor **out, const ag_tensor *input,
+                                                        const ag_tensor *target, const ag_tensor *pos_weight,
+                                                        int32_t reduction) AG_NOEXCEPT;
+
+AG_END_DECLS
+
+#endif /* AG_OPS_NN_H */

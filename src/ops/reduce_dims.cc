@@ -1,0 +1,235 @@
+// Reductions over chosen dims: sum_dims, mean_dims, prod_dims,
+// logsumexp_dims (family DIMS), var_dims, std_dims, norm_dims. Their
+// gradients undo a dropped dim with reshape (a view). Beyond sum and prod they are composites, so their derivatives of every order come
+// from the ops they are made of.
+#include <cmath>
+
+#include "ops/reduce_dims.h"
+
+namespace ag::ops {
+
+ReducedShape reduced_shape(const TensorImpl& x, const Dims& dims) {
+  ReducedShape r;
+  const int nd = x.ndim();
+  bool reduce[kMaxDims] = {};
+  for (int i = 0; i < dims.size(); ++i) {
+    const int d = wrap_dim(dims[i], nd, "dim", true);
+    if (reduce[d]) fail(AG_ERR_INVALID_ARGUMENT, "dim ", dims[i], " appears more than once in dims");
+    reduce[d] = true;
+  }
+  r.count = 1;
+  for (int d = 0; d < nd; ++d) {
+    const bool red = dims.size() == 0 || reduce[d];
+    r.keep.push_back(red ? 1 : x.shape()[d]);
+    if (red) {
+      r.count *= x.shape()[d];
+    } else {
+      r.out.push_back(x.shape()[d]);
+    }
+  }
+  return r;
+}
+
+Tensor drop_kept_dims(const Tensor& y, const ReducedShape& r, bool keepdim) {
+  if (keepdim || r.out == y->shape()) return y;
+  return make_view(*y, r.out, contiguous_strides(r.out), y->offset());
+}
+
+namespace {
+
+// Sum of x over the reduced dims, in the keepdim shape.
+// Large inputs whose dim 0 is kept run in parallel blocks of dim-0 rows:
+// each output element sums its own elements in the same order either way,
+// so the bits do not depend on the thread count.
+Tensor sum_keep(const Tensor& x, const ReducedShape& r) {
+  Tensor y = empty(x->context(), x->dtype(), r.keep);
+  const int64_t rows = x->ndim() > 0 ? x->shape()[0] : 1;
+  if (x->numel() <= kElementwiseChunk || rows < 2 || r.keep[0] != rows) {
+    kernels::sum_to(x->dtype(), x->shape(), view_of(*x), r.keep, y->data());
+    return y;
+  }
+  const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
+  const int64_t in_row = x->numel() / rows, out_row = y->numel() / rows;
+  const int64_t rows_per_chunk = std::max<int64_t>(1, kElementwiseChunk / in_row);
+  x->context()->parallel_chunks(rows, rows_per_chunk, [&](int64_t b, int64_t e) {
+    Dims shape = x->shape(), keep = r.keep;
+    shape[0] = keep[0] = e - b;
+    kernels::sum_to(x->dtype(), shape, kernels::View{x->data() + b * x->strides()[0] * item, &x->strides()},
+                    keep, y->data() + b * out_row * item);
+  });
+  return y;
+}
+
+// Keeps x's shape and the keepdim shape, to route a gradient back.
+struct DimsNode : Node {
+  DimsNode(const Tensor& x, const ReducedShape& r) : shape(x->shape()), keep(r.keep), count(r.count) {}
+  Dims shape, keep;
+  int64_t count;
+};
+
+}  // namespace
+
+// sum_dims: y = sum of x over dims; dx = expand(g with the dims kept, x.shape).
+namespace {
+struct SumDimsBackward final : DimsNode {
+  using DimsNode::DimsNode;
+  const char* name() const override { return "SumDimsBackward"; }
+  void apply(TensorList& g, TensorList& out) override { out[0] = expand(reshape(g[0], keep), shape); }
+};
+}  // namespace
+Tensor sum_dims(const Tensor& x, const Dims& dims, bool keepdim) {
+  check_floating(*x);
+  const ReducedShape r = reduced_shape(*x, dims);
+  Tensor y = drop_kept_dims(sum_keep(x, r), r, keepdim);
+  if (should_record({x.get()})) record<SumDimsBackward>({x.get()}, y, x, r);
+  return y;
+}
+
+// mean_dims: y = sum_dims(x) / count; dx = expand(g / count with the dims kept, x.shape).
+namespace {
+struct MeanDimsBackward final : DimsNode {
+  using DimsNode::DimsNode;
+  const char* name() const override { return "MeanDimsBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    out[0] = expand(reshape(div(g[0], scalar_like(g[0], static_cast<double>(count))), keep), shape);
+  }
+};
+}  // namespace
+Tensor mean_dims(const Tensor& x, const Dims& dims, bool keepdim) {
+  check_floating(*x);
+  const ReducedShape r = reduced_shape(*x, dims);
+  Tensor s = sum_keep(x, r);
+  // Divide in double: one rounding, and 0/0 = NaN over an empty dim.
+  visit_floating(s->dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* p = s->data_as<T>();
+    for (int64_t i = 0; i < s->numel(); ++i) {
+      p[i] = static_cast<T>(static_cast<double>(p[i]) / static_cast<double>(r.count));
+    }
+  });
+  Tensor y = drop_kept_dims(s, r, keepdim);
+  if (should_record({x.get()})) record<MeanDimsBackward>({x.get()}, y, x, r);
+  return y;
+}
+
+namespace {
+
+// expand(g with the reduced dims kept, shape).
+Tensor expand_back(const Tensor& g, const Dims& keep, const Dims& shape) { return expand(reshape(g, keep), shape); }
+
+// Product over the dims of r, in the keepdim shape (one dim at a time).
+Tensor prod_keep(const Tensor& x, const ReducedShape& r) {
+  Tensor y = x;
+  for (int d = x->ndim() - 1; d >= 0; --d) {
+    if (r.keep[d] == 1 && x->shape()[d] != 1) y = reduce_along(kernels::DimReduceKind::Prod, y, d, nullptr);
+  }
+  return y.get() == x.get() ? grad_clone(x) : y;
+}
+
+}  // namespace
+
+// prod_dims: y = product over dims. Gradient (PyTorch's rule for zeros), per
+// reduced slice with z zeros, using x2 = x with its zeros replaced by 1 and
+// P = prod(x2): z = 0: g * P / x; z = 1: g * P at the zero, and
+// g * x_zero * P / x2 elsewhere (0 in value, but the right derivative in
+// x_zero); z >= 2: 0. Second derivatives are exact except across two or more
+// exact zeros of one slice.
+namespace {
+struct ProdDimsBackward final : SavingNode<1> {
+  ProdDimsBackward(const Tensor& x, const Dims& d, const ReducedShape& r) : shape(x->shape()), dims(d), keep(r.keep) {}
+  const char* name() const override { return "ProdDimsBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    const Tensor x = saved[0].unpack(*this);
+    const Tensor ge = expand_back(g[0], keep, shape);
+    const Tensor zero = coefficients(x, [](double v) { return v == 0.0 ? 1.0 : 0.0; });
+    const Tensor nonzero = coefficients(x, [](double v) { return v == 0.0 ? 0.0 : 1.0; });
+    // Zeros per slice, expanded to x's shape (constants).
+    const Tensor zeros_in_slice = expand(sum_dims(zero, dims, true), shape);
+    const Tensor none = coefficients(zeros_in_slice, [](double c) { return c == 0.0 ? 1.0 : 0.0; });
+    const Tensor one = coefficients(zeros_in_slice, [](double c) { return c == 1.0 ? 1.0 : 0.0; });
+    const Tensor x2 = add(mul(x, nonzero), zero);
+    const Tensor p = expand(prod_dims(x2, dims, true), shape);
+    const Tensor p_over_x = div(p, x2);
+    if (!has_zero(x)) {  // the common case
+      out[0] = mul(ge, p_over_x);
+      return;
+    }
+    const Tensor x_zero = expand(sum_dims(mul(x, zero), dims, true), shape);
+    const Tensor at_zero = mul(one, zero), beside_zero = mul(one, nonzero);
+    const Tensor local = add(add(mul(at_zero, p), mul(none, p_over_x)), mul(beside_zero, mul(x_zero, p_over_x)));
+    out[0] = mul(ge, local);
+  }
+  Dims shape, dims, keep;
+};
+}  // namespace
+Tensor prod_dims(const Tensor& x, const Dims& dims, bool keepdim) {
+  check_floating(*x);
+  const ReducedShape r = reduced_shape(*x, dims);
+  Tensor y = drop_kept_dims(prod_keep(x, r), r, keepdim);
+  if (should_record({x.get()})) record<ProdDimsBackward>({x.get()}, y, x, dims, r)->saved[0].save(x, false);
+  return y;
+}
+
+// logsumexp_dims: m + log(sum(exp(x - m))) with m the (constant) max over
+// the dims, 0 where it is infinite: an all -inf slice gives -inf, a +inf
+// gives +inf, an empty slice -inf.
+Tensor logsumexp_dims(const Tensor& x, const Dims& dims, bool keepdim) {
+  check_floating(*x);
+  const ReducedShape r = reduced_shape(*x, dims);
+  Tensor m = r.count == 0 ? full(x->context(), x->dtype(), r.keep, 0.0)
+                          : coefficients(extreme_keep(true, x, dims), [](double v) { return std::isfinite(v) ? v : 0.0; });
+  const Tensor y = add(log(sum_dims(exp(sub(x, m)), dims, true)), m);
+  return keepdim ? y : reshape(y, r.out);
+}
+
+// var_dims: sum((x - mean)^2) / max(0, N - correction) over the dims (N
+// elements per slice); inf or NaN where the divisor is 0.
+Tensor var_dims(const Tensor& x, const Dims& dims, bool keepdim, double correction) {
+  check_floating(*x);
+  if (std::isnan(correction)) fail(AG_ERR_INVALID_ARGUMENT, "correction is NaN");
+  const ReducedShape r = reduced_shape(*x, dims);
+  const Tensor d = sub(x, mean_dims(x, dims, true));
+  const double divisor = std::max(0.0, static_cast<double>(r.count) - correction);
+  return div(sum_dims(mul(d, d), dims, keepdim), scalar_like(x, divisor));
+}
+
+// std_dims: sqrt(var_dims); its gradient is NaN where the deviation is 0 (as in PyTorch).
+Tensor std_dims(const Tensor& x, const Dims& dims, bool keepdim, double correction) {
+  return pow_scalar(var_dims(x, dims, keepdim, correction), 0.5);
+}
+
+// norm_dims: the vector p-norm over the dims: p = 2 sqrt(sum x^2) (gradient
+// x / norm, 0 where the norm is 0), p = 1 sum |x| (gradient sign x), p = inf
+// max |x| and p = -inf min |x| (gradient sign x shared evenly among the
+// elements that attain it), p = 0 the count of nonzeros (gradient 0), other
+// p (sum |x|^p)^(1/p).
+Tensor norm_dims(const Tensor& x, const Dims& dims, bool keepdim, double p) {
+  check_floating(*x);
+  if (std::isnan(p)) fail(AG_ERR_INVALID_ARGUMENT, "p is NaN");
+  const ReducedShape r = reduced_shape(*x, dims);
+  Tensor y;
+  if (p == 2.0) {
+    const Tensor s = sum_dims(mul(x, x), dims, true);
+    // sqrt(s + z) - z with z = 1 where s = 0: value 0 and gradient 0 there, not 0 * inf.
+    const Tensor z = coefficients(s, [](double v) { return v == 0.0 ? 1.0 : 0.0; });
+    y = sub(pow_scalar(add(s, z), 0.5), z);
+  } else if (p == 1.0) {
+    y = sum_dims(abs_of(x), dims, true);
+  } else if (std::isinf(p)) {
+    const Tensor a = abs_of(x);
+    const Tensor m = extreme_keep(p > 0, a, dims);
+    const Tensor me = expand(m, x->shape());
+    const Tensor hit = coefficients(sub(a, me), [](double v) { return v == 0.0 ? 1.0 : 0.0; });
+    const Tensor hits = expand(sum_dims(hit, dims, true), x->shape());
+    // m + sum((a - m) * hit / hits): exactly m, with the gradient shared evenly among the ties.
+    y = add(m, sum_dims(div(mul(sub(a, me), hit), hits), dims, true));
+  } else if (p == 0.0) {
+    const Tensor nonzero = coefficients(x, [](double v) { return v != 0.0 ? 1.0 : 0.0; });
+    y = add(sum_dims(nonzero, dims, true), sum_dims(mul(x, zeros_like(x)), dims, true));
+  } else {
+    y = pow_scalar(sum_dims(pow_scalar(abs_of(x), p), dims, true), 1.0 / p);
+  }
+  return keepdim ? y : reshape(y, r.out);
+}
+
+}  // namespace ag::ops
