@@ -1,5 +1,6 @@
 #include "autograd/saved_tensor.h"
 
+#include "autograd/accumulate_grad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 
@@ -11,6 +12,9 @@ void SavedTensor::save(const Tensor& t, bool is_output) {
   released_ = false;
   if (is_output) {
     output_nr_ = meta_of(*t) ? meta_of(*t)->output_nr : 0;
+    data_ = make_view(*t, t->shape(), t->strides(), t->offset());
+  } else if (AutogradMeta* m = meta_of(*t); m && m->requires_grad && !m->grad_fn) {
+    leaf_accumulator_ = grad_accumulator(*t);
     data_ = make_view(*t, t->shape(), t->strides(), t->offset());
   } else {
     data_ = t;
@@ -28,11 +32,13 @@ Tensor SavedTensor::unpack(Node& owner) const {
     fail(AG_ERR_VERSION, "a tensor of shape ", shape_str(data_->shape()),
          " that this node saved was modified after it was saved: its version is ", now, ", expected ", version_);
   }
-  if (is_output_ && grad_enabled()) {
+  if ((is_output_ || leaf_accumulator_) && grad_enabled()) {
+    // A tensor whose gradient flows to the node (saved output) or to the
+    // leaf's AccumulateGrad (saved leaf), as the original did.
     Tensor t = make_view(*data_, data_->shape(), data_->strides(), data_->offset());
     AutogradMeta& m = ensure_meta(*t);
-    m.grad_fn = Ref<Node>::share(&owner);
-    m.output_nr = output_nr_;
+    m.grad_fn = is_output_ ? Ref<Node>::share(&owner) : leaf_accumulator_;
+    m.output_nr = is_output_ ? output_nr_ : 0;
     return t;
   }
   return data_;
@@ -41,6 +47,7 @@ Tensor SavedTensor::unpack(Node& owner) const {
 void SavedTensor::release() {
   if (data_) {
     data_.reset();
+    leaf_accumulator_.reset();
     released_ = true;
   }
 }

@@ -4,11 +4,15 @@
 //
 // An op's own output is saved without its grad_fn (the node would otherwise
 // own itself through the output); unpacking it while recording a graph
-// (create_graph) rebuilds a tensor whose grad_fn is the node.
+// (create_graph) rebuilds a tensor whose grad_fn is the node. A leaf that
+// requires grad is saved the same way, as a view plus its AccumulateGrad:
+// holding the leaf itself would close a cycle leaf -> .grad -> graph -> leaf
+// once a create_graph backward records the leaf's gradient.
 #pragma once
 
 #include <cstdint>
 
+#include "core/refcount.h"
 #include "core/tensor_impl.h"
 
 namespace ag {
@@ -25,6 +29,7 @@ class SavedTensor {
 
  private:
   Tensor data_;
+  Ref<Node> leaf_accumulator_;  // set for a saved leaf that requires grad
   uint64_t version_ = 0;
   uint32_t output_nr_ = 0;
   bool is_output_ = false;
