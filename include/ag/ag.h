@@ -29,5 +29,6 @@
 #include "ag/tensor.h"
 #include "ag/autograd.h"
 #include "ag/ops.h"
+#include "ag/hooks.h"
 
 #endif /* AG_AG_H */

@@ -6,7 +6,29 @@
 
 namespace ag {
 
-void NodeHooks::add(Ref<Hook> h) {
+void Hook::set_owner(Node* n) {
+  std::lock_guard<std::mutex> lock(owner_mu_);
+  owner_ = n;
+}
+
+void Hook::remove() {
+  mark_removed();
+  Ref<Node> owner;
+  {
+    std::lock_guard<std::mutex> lock(owner_mu_);
+    // try_retain fails for a node on its way out; its list then goes anyway.
+    if (owner_ && owner_->try_retain()) owner = Ref<Node>::adopt(owner_);
+    owner_ = nullptr;
+  }
+  if (owner && owner->hooks()) owner->hooks()->remove(this);
+}
+
+NodeHooks::~NodeHooks() {
+  for (const Ref<Hook>& h : hooks) h->set_owner(nullptr);
+}
+
+void NodeHooks::add(Node* owner, Ref<Hook> h) {
+  h->set_owner(owner);
   std::lock_guard<std::mutex> lock(mu);
   hooks.push_back(std::move(h));
 }

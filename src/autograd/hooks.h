@@ -30,6 +30,7 @@ class Hook : public RefCounted, public HandleState<kHookTag> {
   Hook(Kind kind, uint32_t input_nr) : kind_(kind), input_nr_(input_nr) {}
   Kind kind() const { return kind_; }
   uint32_t input_nr() const { return input_nr_; }
+  void set_input_nr(uint32_t i) { input_nr_ = i; }  // before registration only
   bool removed() const { return removed_.load(std::memory_order_acquire); }
   void mark_removed() { removed_.store(true, std::memory_order_release); }
 
@@ -39,13 +40,23 @@ class Hook : public RefCounted, public HandleState<kHookTag> {
   // what comes back). Throws ag::Error.
   virtual void run(TensorList& grads, const TensorList* other) = 0;
 
+  // The node whose list holds the hook: set when registered, cleared when the
+  // node dies (weak, so the list -> hook -> node makes no cycle).
+  void set_owner(Node* n);
+  // Marks the hook removed and takes it out of its node's list, if the node lives.
+  void remove();
+
  private:
   Kind kind_;
   uint32_t input_nr_;
   std::atomic<bool> removed_{false};
+  std::mutex owner_mu_;
+  Node* owner_ = nullptr;
 };
 
 struct NodeHooks {
+  ~NodeHooks();
+
   // A non-leaf that retains its gradient: the tensor is referred to weakly,
   // its AutogradMeta clears the slot when it dies.
   struct Retained {
@@ -53,7 +64,8 @@ struct NodeHooks {
     TensorImpl* tensor;
   };
 
-  void add(Ref<Hook> h);
+  // Adds h to the list of `owner` (the node holding this NodeHooks).
+  void add(Node* owner, Ref<Hook> h);
   // Removes h from the list (no-op if it is not there).
   void remove(const Hook* h);
   // The live hooks of one kind (any input_nr), in registration order.
