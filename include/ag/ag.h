@@ -30,5 +30,6 @@
 #include "ag/autograd.h"
 #include "ag/ops.h"
 #include "ag/hooks.h"
+#include "ag/function.h"
 
 #endif /* AG_AG_H */

@@ -24,10 +24,11 @@ Tensor take_returned(ag_tensor* h, const std::string& what) {
 
 void clear_callback_message() noexcept { tl_callback_message.clear(); }
 
-void check_callback(ag_status st, const std::string& what) {
+void check_callback(ag_status st, const std::string& what, uint64_t errors_before) {
   if (st == AG_OK) return;
   std::string msg = std::move(tl_callback_message);
   tl_callback_message.clear();
+  if (msg.empty() && error_count() != errors_before) msg = last_error();
   fail(AG_ERR_CALLBACK, what, " failed (", ag_status_name(st), ")", msg.empty() ? "" : ": ", msg);
 }
 

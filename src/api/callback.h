@@ -33,13 +33,17 @@ Tensor take_returned(ag_tensor* h, const std::string& what);
 // Clears the callback message of this thread; call before invoking a callback.
 void clear_callback_message() noexcept;
 
-// Throws AG_ERR_CALLBACK "<what> failed (<status>): <message>" when st is not AG_OK.
-void check_callback(ag_status st, const std::string& what);
+// Throws AG_ERR_CALLBACK "<what> failed (<status>): <message>" when st is not
+// AG_OK. The message is the one the callback set, else the last error of an
+// ag call that failed inside the callback (errors_before = error_count()
+// before it ran).
+void check_callback(ag_status st, const std::string& what, uint64_t errors_before);
 
 // Runs fn(); an exception escaping a (C++) callback becomes AG_ERR_CALLBACK.
 template <class F>
 ag_status invoke_callback(const std::string& what, F&& fn) {
   clear_callback_message();
+  const uint64_t errors_before = error_count();
   ag_status st;
   try {
     st = fn();
@@ -48,7 +52,7 @@ ag_status invoke_callback(const std::string& what, F&& fn) {
   } catch (...) {
     fail(AG_ERR_CALLBACK, what, " threw an exception; callbacks must report failure through their status");
   }
-  check_callback(st, what);
+  check_callback(st, what, errors_before);
   return st;
 }
 
