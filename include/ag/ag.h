@@ -31,5 +31,6 @@
 #include "ag/ops.h"
 #include "ag/hooks.h"
 #include "ag/function.h"
+#include "ag/ops_inplace.h"
 
 #endif /* AG_AG_H */
