@@ -103,8 +103,21 @@ const char* kind_name(Hook::Kind k) {
   return "hook";
 }
 
+// The context of the gradients a node sees (they all share one).
+Context* context_of(const TensorList& grads) {
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (grads[i]) return grads[i]->context();
+  }
+  return nullptr;
+}
+
 // A gradient a hook handed back must fit where it goes.
-void check_replacement(const Hook& h, const Node& node, const Tensor& g, const InputMeta& m, size_t index) {
+void check_replacement(const Hook& h, const Node& node, const Tensor& g, const InputMeta& m, size_t index,
+                       const Context* ctx) {
+  if (ctx && g->context() != ctx) {
+    fail(AG_ERR_CALLBACK, "a ", kind_name(h.kind()), " of ", node.name(), " returned gradient ", index,
+         " from another context");
+  }
   if (g->dtype() != m.dtype || g->shape() != m.shape) {
     fail(AG_ERR_CALLBACK, "a ", kind_name(h.kind()), " of ", node.name(), " returned a gradient of dtype ",
          dtype_name(g->dtype()), " and shape ", shape_str(g->shape()), " for gradient ", index,
@@ -124,7 +137,7 @@ void run_tensor_hooks(Node& node, TensorList& grads) {
     one[0] = grads[i];
     h->run(one, nullptr);
     if (one[0] && one[0].get() != grads[i].get()) {
-      check_replacement(*h, node, one[0], node.input_meta(i), i);
+      check_replacement(*h, node, one[0], node.input_meta(i), i, grads[i]->context());
       grads[i] = std::move(one[0]);
     }
   }
@@ -143,13 +156,14 @@ void run_tensor_hooks(Node& node, TensorList& grads) {
 void run_node_pre_hooks(Node& node, TensorList& grads) {
   NodeHooks* hooks = node.hooks();
   if (!hooks) return;
+  const Context* ctx = context_of(grads);
   for (const Ref<Hook>& h : hooks->snapshot(Hook::Kind::NodePre)) {
     TensorList copy(grads.size());
     for (size_t i = 0; i < grads.size(); ++i) copy[i] = grads[i];
     h->run(copy, nullptr);
     for (size_t i = 0; i < grads.size(); ++i) {
       if (copy[i].get() == grads[i].get()) continue;
-      if (copy[i]) check_replacement(*h, node, copy[i], node.input_meta(i), i);
+      if (copy[i]) check_replacement(*h, node, copy[i], node.input_meta(i), i, ctx);
       grads[i] = std::move(copy[i]);
     }
   }
@@ -158,6 +172,7 @@ void run_node_pre_hooks(Node& node, TensorList& grads) {
 void run_node_post_hooks(Node& node, TensorList& out, const TensorList& grads) {
   NodeHooks* hooks = node.hooks();
   if (!hooks) return;
+  const Context* ctx = context_of(grads);
   for (const Ref<Hook>& h : hooks->snapshot(Hook::Kind::NodePost)) {
     TensorList copy(out.size());
     for (size_t i = 0; i < out.size(); ++i) copy[i] = out[i];
@@ -165,7 +180,7 @@ void run_node_post_hooks(Node& node, TensorList& out, const TensorList& grads) {
     for (size_t i = 0; i < out.size(); ++i) {
       if (copy[i].get() == out[i].get()) continue;
       const Edge& e = node.next_edge(i);
-      if (copy[i] && e.valid()) check_replacement(*h, node, copy[i], e.fn->input_meta(e.input_nr), i);
+      if (copy[i] && e.valid()) check_replacement(*h, node, copy[i], e.fn->input_meta(e.input_nr), i, ctx);
       out[i] = std::move(copy[i]);
     }
   }

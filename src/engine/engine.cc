@@ -136,14 +136,15 @@ class GraphTask {
       if (any || index == 0) {
         try {
           // Hooks and captures: one pointer check per node when there are none.
-          if (node.hooks()) run_tensor_hooks(node, grads);
+          const bool hooked = node.hooks() != nullptr;
+          if (hooked) run_tensor_hooks(node, grads);
           if (restricted_) {
             for (const Capture& c : captures_[index]) captured_[c.target] = grads[c.input_nr];
           }
           if (run) {
-            if (node.hooks()) run_node_pre_hooks(node, grads);
+            if (hooked) run_node_pre_hooks(node, grads);
             node.apply(grads, out);
-            if (node.hooks()) run_node_post_hooks(node, out, grads);
+            if (hooked) run_node_post_hooks(node, out, grads);
             for (size_t i = 0; i < node.num_outputs(); ++i) {
               const Edge& e = node.next_edge(i);
               if (e.valid() && out[i]) check_gradient(*e.fn, e.input_nr, out[i]);

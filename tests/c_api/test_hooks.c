@@ -25,6 +25,7 @@ typedef struct {
   double seen[3];
   int seen_n;
   int order; /* global call order stamp */
+  ag_context *other_ctx; /* if set: hand back a gradient from this context */
 } state;
 
 static int g_clock;
@@ -42,6 +43,10 @@ static ag_status scale_hook(void *p, const ag_tensor *grad, ag_tensor **replacem
   if (s->fail) {
     ag_set_callback_error("the hook refused");
     return AG_ERR_INVALID_ARGUMENT;
+  }
+  if (s->other_ctx) {
+    ag_tensor_zeros(replacement, s->other_ctx, AG_F64, s3, 1);
+    return AG_OK;
   }
   if (s->factor == 1.0 && !s->wrong_shape)
     return AG_OK;
@@ -408,6 +413,20 @@ static void test_hook_wrong_shape(void) {
   CHECK(s.destroyed == 1);
 }
 
+static void test_hook_other_context(void) {
+  graph g;
+  state s = {0};
+  REQUIRE(build(&g));
+  s.other_ctx = NEW_CTX();
+  REQUIRE(s.other_ctx);
+  REQUIRE_OK(ag_tensor_register_hook(NULL, g.y, scale_hook, &s, destroy_state));
+  CHECK_ERR(ag_backward(g.l, NULL, NULL), AG_ERR_CALLBACK, "ag_backward");
+  CHECK_MSG_HAS("from another context");
+  ag_context_release(s.other_ctx);
+  drop(&g);
+  CHECK(s.destroyed == 1);
+}
+
 static void test_registration_errors_destroy(void) {
   graph g;
   state s = {0};
@@ -448,6 +467,7 @@ int main(int argc, char **argv) {
   RUN(test_queue_callback_outside_backward);
   RUN(test_failing_hook_message_reaches_caller);
   RUN(test_hook_wrong_shape);
+  RUN(test_hook_other_context);
   RUN(test_registration_errors_destroy);
   return h_finish();
 }
