@@ -63,7 +63,8 @@ AG_API ag_status ag_tensor_detach(ag_tensor **out, const ag_tensor *t) AG_NOEXCE
 /**
  * Name of the node that produced `t` ("MulBackward", "TanhBackward", ...),
  * "AccumulateGrad" for a leaf that requires grad, NULL for a tensor outside
- * any graph (or NULL/invalid t). Static string.
+ * any graph (or NULL/invalid t). Static string; for a custom function
+ * (ag/function.h) its def->name, valid while t lives.
  */
 AG_API const char *ag_tensor_grad_fn_name(const ag_tensor *t) AG_NOEXCEPT;
 

@@ -15,7 +15,7 @@ uint64_t next_sequence_nr() { return tl_next_sequence_nr++; }
 
 Node::Node() : sequence_nr_(next_sequence_nr()) {}
 
-Node::~Node() { delete hooks_.load(std::memory_order_acquire); }
+void Node::destroy_hooks(NodeHooks* h) { delete h; }
 
 NodeHooks& Node::ensure_hooks() {
   NodeHooks* h = hooks();

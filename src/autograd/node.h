@@ -72,9 +72,13 @@ class Node : public RefCounted {
  protected:
   Node();
   explicit Node(uint64_t sequence_nr) : sequence_nr_(sequence_nr) {}
-  ~Node() override;
+  ~Node() override {
+    if (NodeHooks* h = hooks_.load(std::memory_order_acquire)) destroy_hooks(h);
+  }
 
  private:
+  static void destroy_hooks(NodeHooks* h);
+
   uint64_t sequence_nr_;
   uint32_t topological_nr_ = 0;
   SmallVector<Edge, 2> next_edges_;

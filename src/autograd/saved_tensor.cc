@@ -9,13 +9,17 @@ namespace ag {
 void SavedTensor::save(const Tensor& t, bool is_output) {
   version_ = t->storage()->version();
   is_output_ = is_output;
+  is_leaf_view_ = false;
   released_ = false;
   if (is_output) {
     output_nr_ = meta_of(*t) ? meta_of(*t)->output_nr : 0;
     data_ = make_view(*t, t->shape(), t->strides(), t->offset());
   } else if (AutogradMeta* m = meta_of(*t); m && m->requires_grad && !m->grad_fn) {
-    leaf_accumulator_ = grad_accumulator(*t);
+    // Unpacked as is: gradients recorded through it flow to the leaf's
+    // AccumulateGrad, as they would through the leaf.
     data_ = make_view(*t, t->shape(), t->strides(), t->offset());
+    ensure_meta(*data_).grad_fn = grad_accumulator(*t);
+    is_leaf_view_ = true;
   } else {
     data_ = t;
   }
@@ -32,13 +36,16 @@ Tensor SavedTensor::unpack(Node& owner) const {
     fail(AG_ERR_VERSION, "a tensor of shape ", shape_str(data_->shape()),
          " that this node saved was modified after it was saved: its version is ", now, ", expected ", version_);
   }
-  if ((is_output_ || leaf_accumulator_) && grad_enabled()) {
-    // A tensor whose gradient flows to the node (saved output) or to the
-    // leaf's AccumulateGrad (saved leaf), as the original did.
+  if (is_leaf_view_ && !grad_enabled()) {
+    // Outside a recorded pass nothing may see the link to the leaf's node
+    // (a gradient handed back as is would carry it into .grad).
+    return make_view(*data_, data_->shape(), data_->strides(), data_->offset());
+  }
+  if (is_output_ && grad_enabled()) {
     Tensor t = make_view(*data_, data_->shape(), data_->strides(), data_->offset());
     AutogradMeta& m = ensure_meta(*t);
-    m.grad_fn = is_output_ ? Ref<Node>::share(&owner) : leaf_accumulator_;
-    m.output_nr = is_output_ ? output_nr_ : 0;
+    m.grad_fn = Ref<Node>::share(&owner);
+    m.output_nr = output_nr_;
     return t;
   }
   return data_;
@@ -47,7 +54,6 @@ Tensor SavedTensor::unpack(Node& owner) const {
 void SavedTensor::release() {
   if (data_) {
     data_.reset();
-    leaf_accumulator_.reset();
     released_ = true;
   }
 }
