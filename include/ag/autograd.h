@@ -110,7 +110,7 @@ AG_API ag_status ag_backward_options_init(ag_backward_options *opts) AG_NOEXCEPT
  *   AG_ERR_SHAPE (NULL grad_root for a root with numel != 1; grad_root of
  *     another shape); AG_ERR_DTYPE; AG_ERR_CONTEXT;
  *   AG_ERR_VERSION (a tensor saved by a node was modified after it was saved;
- *     the message names the node and both versions);
+ *     the message names the node, the tensor's tag and both versions);
  *   AG_ERR_CALLBACK (a hook, a queued callback or a custom function failed:
  *     the message carries the callback's own message);
  *   AG_ERR_OUT_OF_MEMORY.
@@ -163,6 +163,18 @@ AG_API ag_status ag_grad_options_init(ag_grad_options *opts) AG_NOEXCEPT;
 AG_API ag_status ag_grad(ag_tensor **grads, const ag_tensor *const *outputs, const ag_tensor *const *grad_outputs,
                          int32_t num_outputs, const ag_tensor *const *inputs, int32_t num_inputs,
                          const ag_grad_options *opts) AG_NOEXCEPT;
+
+/**
+ * Give `t` a tag (a name, copied; NULL removes it) that error messages use,
+ * e.g. AG_ERR_VERSION: "... the tensor 'w1' of shape (3) that this node saved
+ * was modified ...". A node that saved t shows the tag t had when it was
+ * saved. Needs exclusive use of t.
+ * @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid t); AG_ERR_OUT_OF_MEMORY.
+ */
+AG_API ag_status ag_tensor_set_tag(ag_tensor *t, const char *tag) AG_NOEXCEPT;
+
+/** The tag of `t`, or NULL (none, NULL or invalid t). Borrowed: valid until the tag changes or t is released. */
+AG_API const char *ag_tensor_tag(const ag_tensor *t) AG_NOEXCEPT;
 
 /**
  * Keep the gradient of a non-leaf `t` in its .grad during later backward

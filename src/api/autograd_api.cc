@@ -210,6 +210,24 @@ AG_API ag_status ag_grad(ag_tensor** grads, const ag_tensor* const* outputs, con
   });
 }
 
+AG_API ag_status ag_tensor_set_tag(ag_tensor* t, const char* tag) noexcept {
+  return api::call("ag_tensor_set_tag", [&] {
+    TensorImpl& x = api::tensor_arg(t, "t");
+    if (tag == nullptr) {
+      if (AutogradMeta* m = meta_of(x)) m->tag.reset();
+      return;
+    }
+    auto s = std::make_shared<const std::string>(tag);
+    ensure_meta(x).tag = std::move(s);
+  });
+}
+
+AG_API const char* ag_tensor_tag(const ag_tensor* t) noexcept {
+  if (t == nullptr || !api::impl(t)->handle_valid()) return nullptr;
+  const AutogradMeta* m = meta_of(*api::impl(t));
+  return m && m->tag ? m->tag->c_str() : nullptr;
+}
+
 AG_API ag_status ag_tensor_retain_grad(ag_tensor* t) noexcept {
   return api::call("ag_tensor_retain_grad", [&] {
     TensorImpl& x = api::tensor_arg(t, "t");

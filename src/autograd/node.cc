@@ -45,6 +45,11 @@ AutogradMeta::~AutogradMeta() {
   }
 }
 
+std::string tag_suffix(const TensorImpl& t) {
+  const AutogradMeta* m = meta_of(t);
+  return m && m->tag ? " '" + *m->tag + "'" : std::string();
+}
+
 AutogradMeta& ensure_meta(TensorImpl& t) {
   if (!t.autograd_meta()) t.set_autograd_meta(std::make_unique<AutogradMeta>());
   return *meta_of(t);

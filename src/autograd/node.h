@@ -9,7 +9,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <string>
 
 #include "autograd/small_vector.h"
 #include "core/refcount.h"
@@ -97,6 +99,10 @@ struct AutogradMeta final : AutogradMetaBase {
   Ref<Node> grad_fn;           // null for leaves
   uint32_t output_nr = 0;      // which output of grad_fn this tensor is
 
+  // The user's name for the tensor, shown in error messages; shared (not
+  // copied) with the views that saved tensors keep.
+  std::shared_ptr<const std::string> tag;
+
   std::mutex mu;  // guards grad and grad_accumulator
   Tensor grad;    // accumulated gradient of a leaf (or of a non-leaf that retains it)
   // The leaf's AccumulateGrad, created on first use. The leaf owns it and the
@@ -106,6 +112,8 @@ struct AutogradMeta final : AutogradMetaBase {
 };
 
 inline AutogradMeta* meta_of(const TensorImpl& t) { return static_cast<AutogradMeta*>(t.autograd_meta()); }
+// " 'tag'" for a tagged tensor, "" otherwise (for messages).
+std::string tag_suffix(const TensorImpl& t);
 AutogradMeta& ensure_meta(TensorImpl& t);
 
 inline bool requires_grad(const TensorImpl& t) {

@@ -11,14 +11,18 @@ void SavedTensor::save(const Tensor& t, bool is_output) {
   is_output_ = is_output;
   is_leaf_view_ = false;
   released_ = false;
+  AutogradMeta* m = meta_of(*t);
   if (is_output) {
-    output_nr_ = meta_of(*t) ? meta_of(*t)->output_nr : 0;
+    output_nr_ = m ? m->output_nr : 0;
     data_ = make_view(*t, t->shape(), t->strides(), t->offset());
-  } else if (AutogradMeta* m = meta_of(*t); m && m->requires_grad && !m->grad_fn) {
+    if (m && m->tag) ensure_meta(*data_).tag = m->tag;
+  } else if (m && m->requires_grad && !m->grad_fn) {
     // Unpacked as is: gradients recorded through it flow to the leaf's
     // AccumulateGrad, as they would through the leaf.
     data_ = make_view(*t, t->shape(), t->strides(), t->offset());
-    ensure_meta(*data_).grad_fn = grad_accumulator(*t);
+    AutogradMeta& vm = ensure_meta(*data_);
+    vm.grad_fn = grad_accumulator(*t);
+    vm.tag = m->tag;
     is_leaf_view_ = true;
   } else {
     data_ = t;
@@ -33,7 +37,7 @@ Tensor SavedTensor::unpack(Node& owner) const {
   }
   const uint64_t now = data_->storage()->version();
   if (now != version_) {
-    fail(AG_ERR_VERSION, "a tensor of shape ", shape_str(data_->shape()),
+    fail(AG_ERR_VERSION, "the tensor", tag_suffix(*data_), " of shape ", shape_str(data_->shape()),
          " that this node saved was modified after it was saved: its version is ", now, ", expected ", version_);
   }
   if (is_leaf_view_ && !grad_enabled()) {

@@ -197,17 +197,53 @@ static void test_saved_tensor_modified(ag_dtype dt) {
   x = LEAF(ctx, dt, s3, 1, xv);
   a = MAKE(ctx, dt, s3, 1, av);
   one = SCALAR(ctx, dt, 1);
+  REQUIRE_OK(ag_tensor_set_tag(a, "scale"));
   REQUIRE_OK(ag_op_mul(&y, x, a)); /* saves a */
   REQUIRE_OK(ag_op_sum(&l, y));
   REQUIRE_OK(ag_op_add_(a, one)); /* a requires no grad: a plain write */
   CHECK_ERR(ag_backward(l, NULL, NULL), AG_ERR_VERSION, "ag_backward");
   CHECK_MSG_HAS("MulBackward");
+  CHECK_MSG_HAS("the tensor 'scale' of shape (3)");
   CHECK_MSG_HAS("version is 1, expected 0");
   CHECK(GRAD(x) == NULL);
   REL(one);
   REL(l);
   REL(y);
   REL(a);
+  REL(x);
+  ag_context_release(ctx);
+}
+
+/* A saved leaf keeps its tag in the message (its node saved a view). */
+static void test_saved_leaf_and_output_tags(void) {
+  ag_context *ctx = NEW_CTX();
+  double xv[3] = {1, 2, 3};
+  ag_tensor *x, *y = NULL, *z = NULL, *l = NULL, *one;
+  int32_t prev;
+  REQUIRE(ctx);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
+  one = SCALAR(ctx, AG_F64, 1);
+  REQUIRE_OK(ag_tensor_set_tag(x, "weights"));
+  CHECK_STR(ag_tensor_tag(x), "weights");
+  REQUIRE_OK(ag_op_mul(&y, x, x)); /* saves the leaf */
+  REQUIRE_OK(ag_op_sum(&l, y));
+  REQUIRE_OK(ag_grad_mode_set(0, &prev));
+  REQUIRE_OK(ag_op_mul_(x, one)); /* an optimizer-style write */
+  REQUIRE_OK(ag_grad_mode_set(prev, NULL));
+  CHECK_ERR(ag_backward(l, NULL, NULL), AG_ERR_VERSION, "ag_backward");
+  CHECK_MSG_HAS("MulBackward: the tensor 'weights' of shape (3)");
+  REL(l);
+  REL(y);
+  /* tag API */
+  REQUIRE_OK(ag_op_exp(&z, x));
+  REQUIRE_OK(ag_tensor_set_tag(z, "activations"));
+  CHECK_STR(ag_tensor_tag(z), "activations");
+  REQUIRE_OK(ag_tensor_set_tag(z, NULL));
+  CHECK(ag_tensor_tag(z) == NULL);
+  CHECK(ag_tensor_tag(NULL) == NULL);
+  CHECK_ERR(ag_tensor_set_tag(NULL, "x"), AG_ERR_INVALID_ARGUMENT, "ag_tensor_set_tag");
+  REL(z);
+  REL(one);
   REL(x);
   ag_context_release(ctx);
 }
@@ -455,6 +491,7 @@ int main(int argc, char **argv) {
   RUN(test_large_values);
   RUN(test_empty);
   RUN(test_views_share_version);
+  RUN(test_saved_leaf_and_output_tags);
   RUN(test_optimizer_update);
   RUN(test_rebase_fill_copy_clamp);
   RUN(test_rebase_constant_self);
