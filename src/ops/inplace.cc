@@ -50,15 +50,17 @@ void write(const Tensor& self, const TensorImpl& src) {
 }
 
 // Makes result's node self's history: self now stands where result stood.
+// A tensor that retains its gradient keeps doing so, now at its new node.
 void rebase(const Tensor& self, const Tensor& result) {
   AutogradMeta* r = meta_of(*result);
   AutogradMeta& m = ensure_meta(*self);
-  if (m.retains_grad && m.grad_fn) {
+  const bool retains = m.retains_grad && m.grad_fn;
+  if (retains) {
     if (NodeHooks* h = m.grad_fn->hooks()) h->forget_retained(m.output_nr);
-    m.retains_grad = false;
   }
   m.grad_fn = r->grad_fn;
   m.output_nr = r->output_nr;
+  if (retains) m.grad_fn->ensure_hooks().retain(m.output_nr, self.get());
 }
 
 kernels::BinaryKind kind_of(Tensor (*op)(const Tensor&, const Tensor&)) {
