@@ -265,6 +265,26 @@ static void test_backward_inputs(ag_dtype dt) {
   drop(&g);
 }
 
+/* An input the root does not depend on: the pass runs nothing, changes nothing. */
+static void test_backward_unreachable_input(void) {
+  graph g;
+  ag_backward_options o = AG_BACKWARD_OPTIONS_INIT;
+  ag_tensor *c;
+  const ag_tensor *ins[1];
+  double cv[1] = {1};
+  REQUIRE(build(&g, AG_F64));
+  c = LEAF(g.ctx, AG_F64, s1, 1, cv);
+  ins[0] = c;
+  o.inputs = ins;
+  o.num_inputs = 1;
+  REQUIRE_OK(ag_backward(g.l, NULL, &o));
+  CHECK(GRAD(c) == NULL);
+  CHECK(GRAD(g.a) == NULL);
+  CHECK(GRAD(g.b) == NULL);
+  REL(c);
+  drop(&g);
+}
+
 /* ---- retain_grad --------------------------------------------------------------- */
 
 static void test_retain_grad(ag_dtype dt) {
@@ -329,6 +349,7 @@ int main(int argc, char **argv) {
     RUN_DT(test_backward_inputs, dts[k]);
     RUN_DT(test_retain_grad, dts[k]);
   }
+  RUN(test_backward_unreachable_input);
   RUN(test_grad_one_input_and_non_leaf);
   RUN(test_grad_several_outputs);
   RUN(test_grad_allow_unused);
