@@ -70,10 +70,9 @@ class GraphTask {
   explicit GraphTask(const BackwardOptions& opts) : opts_(opts) {}
 
   // Restricts the pass to the nodes on a path to `targets` (edges of the
-  // wanted inputs). Call after count_dependencies. Returns, per target,
-  // whether it is reachable.
-  std::vector<bool> restrict_to(const std::vector<Edge>& targets, bool accumulate) {
-    std::vector<bool> reachable(targets.size(), false);
+  // wanted inputs; an unreachable one simply gets no gradient). Call after
+  // count_dependencies.
+  void restrict_to(const std::vector<Edge>& targets, bool accumulate) {
     restricted_ = true;
     const size_t n = tasks_.size();
     std::vector<char> is_target(n, 0);
@@ -81,7 +80,6 @@ class GraphTask {
     for (size_t k = 0; k < targets.size(); ++k) {
       const uint32_t idx = map_.find(targets[k].fn.get());
       if (idx == NodeMap::kMissing) continue;
-      reachable[k] = true;
       is_target[idx] = 1;
       if (!(accumulate && targets[k].fn->is_accumulate_grad())) {
         captures_[idx].push_back({targets[k].input_nr, static_cast<uint32_t>(k)});
@@ -104,7 +102,6 @@ class GraphTask {
       reach[t] = child || is_target[t];
       exec_[t] = child || (is_target[t] && accumulate && node->is_accumulate_grad());
     }
-    return reachable;
   }
 
   std::vector<Tensor>& captured() { return captured_; }
