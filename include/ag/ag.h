@@ -35,5 +35,8 @@
 #include "ag/ops_linalg.h"
 #include "ag/ops_nn.h"
 #include "ag/ops_reduce.h"
+#include "ag/hooks.h"
+#include "ag/function.h"
+#include "ag/ops_inplace.h"
 
 #endif /* AG_AG_H */

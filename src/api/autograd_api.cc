@@ -1,11 +1,56 @@
 // requires_grad, gradients, detach, backward and grad mode.
+#include <vector>
+
 #include "api/guard.h"
 #include "autograd/grad_mode.h"
+#include "autograd/hooks.h"
 #include "autograd/node.h"
 #include "engine/engine.h"
 #include "ops/ops.h"
 
 using namespace ag;
+
+namespace {
+
+// The seed of one root: 1 for a one-element root when `given` is NULL, else
+// `given`, checked against the root.
+Tensor seed_for(const Tensor& r, const ag_tensor* given, const char* what, const char* root_name) {
+  if (given == nullptr) {
+    if (r->numel() != 1) {
+      fail(AG_ERR_SHAPE, what, " may be NULL only for a root with one element; ", root_name, " has shape ",
+           shape_str(r->shape()));
+    }
+    return ops::full(r->context(), r->dtype(), r->shape(), 1.0);
+  }
+  Tensor seed = api::tensor_ref(given, what);
+  if (seed->context() != r->context()) fail(AG_ERR_CONTEXT, what, " belongs to another context than ", root_name);
+  if (seed->dtype() != r->dtype()) {
+    fail(AG_ERR_DTYPE, what, " has dtype ", dtype_name(seed->dtype()), ", ", root_name, " has ",
+         dtype_name(r->dtype()));
+  }
+  if (seed->shape() != r->shape()) {
+    fail(AG_ERR_SHAPE, what, " has shape ", shape_str(seed->shape()), ", ", root_name, " has ",
+         shape_str(r->shape()));
+  }
+  return seed;
+}
+
+// The inputs of a restricted pass: live tensors of the root's context that require grad.
+std::vector<Tensor> input_list(const ag_tensor* const* inputs, int32_t n, const TensorImpl& root) {
+  std::vector<Tensor> out;
+  if (n < 0) fail(AG_ERR_INVALID_ARGUMENT, "num_inputs is ", n);
+  if (n > 0 && inputs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "inputs is NULL but num_inputs is ", n);
+  for (int32_t i = 0; i < n; ++i) {
+    const std::string what = str("inputs[", i, "]");
+    Tensor t = api::tensor_ref(inputs[i], what.c_str());
+    if (t->context() != root.context()) fail(AG_ERR_CONTEXT, what, " belongs to another context than the root");
+    if (!requires_grad(*t)) fail(AG_ERR_GRAPH, what, " does not require grad");
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -50,7 +95,9 @@ AG_API ag_status ag_tensor_grad(ag_tensor** out, const ag_tensor* t) noexcept {
 AG_API ag_status ag_tensor_set_grad(ag_tensor* t, const ag_tensor* grad) noexcept {
   return api::call("ag_tensor_set_grad", [&] {
     TensorImpl& x = api::tensor_arg(t, "t");
-    if (!is_leaf(x)) fail(AG_ERR_GRAPH, "the tensor is not a leaf; only leaves hold gradients");
+    if (!is_leaf(x) && !meta_of(x)->retains_grad) {
+      fail(AG_ERR_GRAPH, "the tensor is not a leaf and does not retain its gradient (ag_tensor_retain_grad)");
+    }
     Tensor g;
     if (grad != nullptr) {
       g = api::tensor_ref(grad, "grad");
@@ -101,28 +148,102 @@ AG_API ag_status ag_backward(ag_tensor* root, const ag_tensor* grad_root, const 
       fail(AG_ERR_GRAPH, "the root does not require grad: no input of the ops that produced it requires grad, "
                          "or grad mode was off");
     }
-    Tensor seed;
-    if (grad_root == nullptr) {
-      if (r->numel() != 1) {
-        fail(AG_ERR_SHAPE, "grad_root may be NULL only for a root with one element; the root has shape ",
-             shape_str(r->shape()));
+    ExecuteRequest req;
+    req.roots.push_back(r);
+    req.seeds.push_back(seed_for(r, grad_root, "grad_root", "root"));
+    req.inputs = input_list(opts.inputs, opts.num_inputs, *r);
+    req.accumulate = true;
+    req.opts.retain_graph = opts.retain_graph != 0;
+    req.opts.create_graph = opts.create_graph != 0;
+    execute(req);
+  });
+}
+
+AG_API ag_status ag_grad_options_init(ag_grad_options* opts) noexcept {
+  return api::call("ag_grad_options_init", [&] {
+    api::check_out(opts);
+    *opts = ag_grad_options AG_GRAD_OPTIONS_INIT;
+  });
+}
+
+AG_API ag_status ag_grad(ag_tensor** grads, const ag_tensor* const* outputs, const ag_tensor* const* grad_outputs,
+                         int32_t num_outputs, const ag_tensor* const* inputs, int32_t num_inputs,
+                         const ag_grad_options* user_opts) noexcept {
+  return api::call("ag_grad", [&] {
+    if (grads == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "grads is NULL");
+    if (outputs == nullptr || num_outputs < 1) {
+      fail(AG_ERR_INVALID_ARGUMENT, "needs at least one output (outputs ", outputs ? "given" : "NULL",
+           ", num_outputs ", num_outputs, ")");
+    }
+    if (inputs == nullptr || num_inputs < 1) {
+      fail(AG_ERR_INVALID_ARGUMENT, "needs at least one input (inputs ", inputs ? "given" : "NULL",
+           ", num_inputs ", num_inputs, ")");
+    }
+    ag_grad_options opts = AG_GRAD_OPTIONS_INIT;
+    api::read_options(user_opts, opts);
+    ExecuteRequest req;
+    for (int32_t i = 0; i < num_outputs; ++i) {
+      const std::string what = str("outputs[", i, "]");
+      Tensor r = api::tensor_ref(outputs[i], what.c_str());
+      if (i > 0 && r->context() != req.roots[0]->context()) {
+        fail(AG_ERR_CONTEXT, what, " belongs to another context than outputs[0]");
       }
-      seed = ops::full(r->context(), r->dtype(), r->shape(), 1.0);
-    } else {
-      seed = api::tensor_ref(grad_root, "grad_root");
-      if (seed->context() != r->context()) fail(AG_ERR_CONTEXT, "grad_root belongs to another context than root");
-      if (seed->dtype() != r->dtype()) {
-        fail(AG_ERR_DTYPE, "grad_root has dtype ", dtype_name(seed->dtype()), ", root has ", dtype_name(r->dtype()));
-      }
-      if (seed->shape() != r->shape()) {
-        fail(AG_ERR_SHAPE, "grad_root has shape ", shape_str(seed->shape()), ", root has ", shape_str(r->shape()));
+      if (!requires_grad(*r)) fail(AG_ERR_GRAPH, what, " does not require grad");
+      req.seeds.push_back(seed_for(r, grad_outputs ? grad_outputs[i] : nullptr,
+                                   str("grad_outputs[", i, "]").c_str(), what.c_str()));
+      req.roots.push_back(std::move(r));
+    }
+    req.inputs = input_list(inputs, num_inputs, *req.roots[0]);
+    req.accumulate = false;
+    req.opts.retain_graph = opts.retain_graph != 0;
+    req.opts.create_graph = opts.create_graph != 0;
+    std::vector<Tensor> result = execute(req);
+    for (int32_t i = 0; i < num_inputs; ++i) {
+      if (!result[static_cast<size_t>(i)] && !opts.allow_unused) {
+        fail(AG_ERR_GRAPH, "no gradient reaches inputs[", i, "] from the outputs (pass allow_unused = 1 to get NULL)");
       }
     }
-    BackwardOptions o;
-    o.retain_graph = opts.retain_graph != 0;
-    o.create_graph = opts.create_graph != 0;
-    run_backward(r, seed, o);
+    for (int32_t i = 0; i < num_inputs; ++i) {
+      Tensor& g = result[static_cast<size_t>(i)];
+      grads[i] = g ? api::to_handle(std::move(g)) : nullptr;
+    }
   });
+}
+
+AG_API ag_status ag_tensor_set_tag(ag_tensor* t, const char* tag) noexcept {
+  return api::call("ag_tensor_set_tag", [&] {
+    TensorImpl& x = api::tensor_arg(t, "t");
+    if (tag == nullptr) {
+      if (AutogradMeta* m = meta_of(x)) m->tag.reset();
+      return;
+    }
+    auto s = std::make_shared<const std::string>(tag);
+    ensure_meta(x).tag = std::move(s);
+  });
+}
+
+AG_API const char* ag_tensor_tag(const ag_tensor* t) noexcept {
+  if (t == nullptr || !api::impl(t)->handle_valid()) return nullptr;
+  const AutogradMeta* m = meta_of(*api::impl(t));
+  return m && m->tag ? m->tag->c_str() : nullptr;
+}
+
+AG_API ag_status ag_tensor_retain_grad(ag_tensor* t) noexcept {
+  return api::call("ag_tensor_retain_grad", [&] {
+    TensorImpl& x = api::tensor_arg(t, "t");
+    if (!requires_grad(x)) fail(AG_ERR_GRAPH, "the tensor does not require grad");
+    if (is_leaf(x)) return;
+    AutogradMeta* m = meta_of(x);
+    if (m->retains_grad) return;
+    m->grad_fn->ensure_hooks().retain(m->output_nr, &x);
+    m->retains_grad = true;
+  });
+}
+
+AG_API int32_t ag_tensor_retains_grad(const ag_tensor* t) noexcept {
+  if (t == nullptr || !api::impl(t)->handle_valid()) return 0;
+  const AutogradMeta* m = meta_of(*api::impl(t));
+  return m && m->retains_grad && m->grad_fn ? 1 : 0;
 }
 
 AG_API ag_status ag_grad_mode_set(int32_t enabled, int32_t* previous) noexcept {

@@ -11,11 +11,16 @@ namespace {
 // and stays valid while the thread exits. Longer messages are cut.
 constexpr size_t kMessageBytes = 1024;
 thread_local char tl_last_error[kMessageBytes];
+thread_local uint64_t tl_error_count = 0;
 }
 
 void set_last_error(const char* fn, const std::string& message) noexcept {
   std::snprintf(tl_last_error, kMessageBytes, "[%s] %s", fn, message.c_str());
+  ++tl_error_count;
 }
+
+uint64_t error_count() noexcept { return tl_error_count; }
+const char* last_error() noexcept { return tl_last_error; }
 
 }  // namespace ag::api
 

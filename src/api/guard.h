@@ -17,6 +17,9 @@ namespace ag::api {
 
 // Records "[fn] message" as this thread's last error.
 void set_last_error(const char* fn, const std::string& message) noexcept;
+// How many errors this thread recorded so far, and the last one.
+uint64_t error_count() noexcept;
+const char* last_error() noexcept;
 
 template <class F>
 ag_status call(const char* fn, F&& body) noexcept {

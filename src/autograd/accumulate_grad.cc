@@ -2,24 +2,29 @@
 
 #include "autograd/grad_math.h"
 #include "autograd/grad_mode.h"
+#include "autograd/hooks.h"
 
 namespace ag {
 
-AccumulateGrad::AccumulateGrad(Tensor variable)
-    : Node(kMaxSequenceNr), variable_(std::move(variable)) {
-  add_input(variable_->dtype(), variable_->shape());
+AccumulateGrad::AccumulateGrad(TensorImpl& variable) : Node(kMaxSequenceNr), variable_(&variable) {
+  add_input(variable.dtype(), variable.shape());
 }
 
-AccumulateGrad::~AccumulateGrad() {
-  AutogradMeta* m = meta_of(*variable_);
-  std::lock_guard<std::mutex> lock(m->mu);
-  if (m->grad_accumulator == this) m->grad_accumulator = nullptr;
+Tensor AccumulateGrad::variable() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  // try_retain fails for a leaf whose last reference is gone but whose
+  // destructor has not reached forget_variable yet.
+  if (variable_ && variable_->try_retain()) return Tensor::adopt(variable_);
+  return Tensor();
 }
 
-void AccumulateGrad::apply(TensorList& grads, TensorList&) {
-  Tensor& incoming = grads[0];
-  if (!incoming) return;
-  AutogradMeta* m = meta_of(*variable_);
+void AccumulateGrad::forget_variable() {
+  std::lock_guard<std::mutex> lock(mu_);
+  variable_ = nullptr;
+}
+
+void accumulate_into(TensorImpl& t, Tensor& incoming) {
+  AutogradMeta* m = meta_of(t);
   // Held across the sum so that concurrent backward calls into a shared leaf
   // accumulate one after the other.
   std::lock_guard<std::mutex> lock(m->mu);
@@ -35,23 +40,34 @@ void AccumulateGrad::apply(TensorList& grads, TensorList&) {
   }
 }
 
+void AccumulateGrad::apply(TensorList& grads, TensorList&) {
+  if (!grads[0]) return;
+  Tensor leaf = variable();
+  if (!leaf) return;  // nobody can read this gradient any more
+  accumulate_into(*leaf, grads[0]);
+  if (NodeHooks* h = hooks()) {
+    for (const Ref<Hook>& hook : h->snapshot(Hook::Kind::PostAccumulate)) {
+      TensorList arg(1);
+      arg[0] = leaf;
+      hook->run(arg, nullptr);
+    }
+  }
+}
+
 Ref<Node> grad_accumulator(TensorImpl& leaf) {
   AutogradMeta& m = ensure_meta(leaf);
   std::lock_guard<std::mutex> lock(m.mu);
-  if (m.grad_accumulator && m.grad_accumulator->try_retain()) {
-    return Ref<Node>::adopt(m.grad_accumulator);
-  }
-  Ref<Node> acc = make_ref<AccumulateGrad>(Tensor::share(&leaf));
-  m.grad_accumulator = acc.get();
-  return acc;
+  if (!m.grad_accumulator) m.grad_accumulator = make_ref<AccumulateGrad>(leaf);
+  return m.grad_accumulator;
 }
 
-GraphRoot::GraphRoot(const Edge& root, Tensor seed) : Node(kMaxSequenceNr), seed_(std::move(seed)) {
-  add_next_edge(root);
+GraphRoot::GraphRoot(const std::vector<Edge>& roots, std::vector<Tensor> seeds)
+    : Node(kMaxSequenceNr), seeds_(std::move(seeds)) {
+  for (const Edge& e : roots) add_next_edge(e);
 }
 
 void GraphRoot::apply(TensorList&, TensorList& out) {
-  out[0] = seed_;
+  for (size_t i = 0; i < seeds_.size(); ++i) out[i] = seeds_[i];
 }
 
 }  // namespace ag

@@ -1,7 +1,12 @@
-// AccumulateGrad: the sink of a leaf that requires grad. It holds the leaf;
-// the leaf holds it only weakly, so a leaf outlives its graphs but not the
-// reverse. GraphRoot: the node that hands the seed gradients to the roots.
+// AccumulateGrad: the sink of a leaf that requires grad. The leaf owns it
+// (AutogradMeta::grad_accumulator); it refers back to the leaf only weakly,
+// so the leaf's gradient recorded under create_graph, whose graph ends here,
+// makes no reference cycle. GraphRoot: the node that hands the seed
+// gradients to the roots.
 #pragma once
+
+#include <mutex>
+#include <vector>
 
 #include "autograd/node.h"
 
@@ -9,28 +14,36 @@ namespace ag {
 
 class AccumulateGrad final : public Node {
  public:
-  explicit AccumulateGrad(Tensor variable);
-  ~AccumulateGrad() override;
+  explicit AccumulateGrad(TensorImpl& variable);
   const char* name() const override { return "AccumulateGrad"; }
+  bool is_accumulate_grad() const override { return true; }
   void apply(TensorList& grads, TensorList& out) override;
-  const Tensor& variable() const { return variable_; }
+  // The leaf with a new reference, or null once it died.
+  Tensor variable() const;
+  // Called by the leaf's AutogradMeta as it dies.
+  void forget_variable();
 
  private:
-  Tensor variable_;
+  mutable std::mutex mu_;
+  TensorImpl* variable_;  // weak: cleared by forget_variable
 };
 
 // The leaf's AccumulateGrad, created on first use; shared by every graph
 // that uses the leaf.
 Ref<Node> grad_accumulator(TensorImpl& leaf);
 
+// Sums `incoming` into the gradient of leaf (or of a non-leaf that retains
+// it) and returns nothing; the leaf's lock is held across the sum.
+void accumulate_into(TensorImpl& t, Tensor& incoming);
+
 class GraphRoot final : public Node {
  public:
-  GraphRoot(const Edge& root, Tensor seed);
+  GraphRoot(const std::vector<Edge>& roots, std::vector<Tensor> seeds);
   const char* name() const override { return "GraphRoot"; }
   void apply(TensorList& grads, TensorList& out) override;
 
  private:
-  Tensor seed_;
+  std::vector<Tensor> seeds_;
 };
 
 }  // namespace ag

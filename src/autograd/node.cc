@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "autograd/accumulate_grad.h"
+#include "autograd/hooks.h"
 
 namespace ag {
 
@@ -14,6 +15,17 @@ uint64_t next_sequence_nr() { return tl_next_sequence_nr++; }
 
 Node::Node() : sequence_nr_(next_sequence_nr()) {}
 
+void Node::destroy_hooks(NodeHooks* h) { delete h; }
+
+NodeHooks& Node::ensure_hooks() {
+  NodeHooks* h = hooks();
+  if (h) return *h;
+  NodeHooks* fresh = new NodeHooks();
+  if (hooks_.compare_exchange_strong(h, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;  // another thread installed one first
+  return *h;
+}
+
 void Node::add_next_edge(Edge e) {
   if (e.fn) topological_nr_ = std::max(topological_nr_, e.fn->topological_nr() + 1);
   next_edges_.push_back(std::move(e));
@@ -24,6 +36,18 @@ uint32_t Node::add_input(DType dtype, const Dims& shape) {
   m.dtype = dtype;
   m.shape = shape;
   return static_cast<uint32_t>(input_meta_.size() - 1);
+}
+
+AutogradMeta::~AutogradMeta() {
+  if (grad_accumulator) static_cast<AccumulateGrad&>(*grad_accumulator).forget_variable();
+  if (retains_grad && grad_fn) {
+    if (NodeHooks* h = grad_fn->hooks()) h->forget_retained(output_nr);
+  }
+}
+
+std::string tag_suffix(const TensorImpl& t) {
+  const AutogradMeta* m = meta_of(t);
+  return m && m->tag ? " '" + *m->tag + "'" : std::string();
 }
 
 AutogradMeta& ensure_meta(TensorImpl& t) {

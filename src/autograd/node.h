@@ -7,8 +7,11 @@
 // end in an AccumulateGrad node.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <string>
 
 #include "autograd/small_vector.h"
 #include "core/refcount.h"
@@ -17,6 +20,7 @@
 namespace ag {
 
 class Node;
+struct NodeHooks;
 
 struct Edge {
   Ref<Node> fn;
@@ -46,6 +50,8 @@ class Node : public RefCounted {
   virtual void apply(TensorList& grads, TensorList& out) = 0;
   // Frees saved tensors after a backward without retain_graph.
   virtual void release_variables() {}
+  // Whether the node is a leaf's AccumulateGrad (captured, not run, by ag_grad).
+  virtual bool is_accumulate_grad() const { return false; }
 
   uint64_t sequence_nr() const { return sequence_nr_; }
   uint32_t topological_nr() const { return topological_nr_; }
@@ -60,31 +66,54 @@ class Node : public RefCounted {
   void add_next_edge(Edge e);
   uint32_t add_input(DType dtype, const Dims& shape);
 
+  // Hooks and retained gradients, null until the first registration: the
+  // engine checks this one pointer per node.
+  NodeHooks* hooks() const { return hooks_.load(std::memory_order_acquire); }
+  NodeHooks& ensure_hooks();
+
  protected:
   Node();
   explicit Node(uint64_t sequence_nr) : sequence_nr_(sequence_nr) {}
+  ~Node() override {
+    if (NodeHooks* h = hooks_.load(std::memory_order_acquire)) destroy_hooks(h);
+  }
 
  private:
+  static void destroy_hooks(NodeHooks* h);
+
   uint64_t sequence_nr_;
   uint32_t topological_nr_ = 0;
   SmallVector<Edge, 2> next_edges_;
   SmallVector<InputMeta, 1> input_meta_;
+  std::atomic<NodeHooks*> hooks_{nullptr};
 };
 
 // Next sequence number of the calling thread: later nodes get larger numbers.
 uint64_t next_sequence_nr();
 
 struct AutogradMeta final : AutogradMetaBase {
+  ~AutogradMeta() override;
+
   bool requires_grad = false;  // set by the user on leaves
+  bool retains_grad = false;   // a non-leaf whose gradient is kept (retain_grad)
   Ref<Node> grad_fn;           // null for leaves
   uint32_t output_nr = 0;      // which output of grad_fn this tensor is
 
-  std::mutex mu;                       // guards grad and grad_accumulator
-  Tensor grad;                         // accumulated gradient of a leaf
-  Node* grad_accumulator = nullptr;    // weak: the AccumulateGrad clears it
+  // The user's name for the tensor, shown in error messages; shared (not
+  // copied) with the views that saved tensors keep.
+  std::shared_ptr<const std::string> tag;
+
+  std::mutex mu;  // guards grad and grad_accumulator
+  Tensor grad;    // accumulated gradient of a leaf (or of a non-leaf that retains it)
+  // The leaf's AccumulateGrad, created on first use. The leaf owns it and the
+  // node refers back only weakly, so a leaf's gradient recorded under
+  // create_graph (whose graph ends in this node) makes no reference cycle.
+  Ref<Node> grad_accumulator;
 };
 
 inline AutogradMeta* meta_of(const TensorImpl& t) { return static_cast<AutogradMeta*>(t.autograd_meta()); }
+// " 'tag'" for a tagged tensor, "" otherwise (for messages).
+std::string tag_suffix(const TensorImpl& t);
 AutogradMeta& ensure_meta(TensorImpl& t);
 
 inline bool requires_grad(const TensorImpl& t) {

@@ -1,5 +1,6 @@
 #include "autograd/saved_tensor.h"
 
+#include "autograd/accumulate_grad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 
@@ -8,10 +9,21 @@ namespace ag {
 void SavedTensor::save(const Tensor& t, bool is_output) {
   version_ = t->storage()->version();
   is_output_ = is_output;
+  is_leaf_view_ = false;
   released_ = false;
+  AutogradMeta* m = meta_of(*t);
   if (is_output) {
-    output_nr_ = meta_of(*t) ? meta_of(*t)->output_nr : 0;
+    output_nr_ = m ? m->output_nr : 0;
     data_ = make_view(*t, t->shape(), t->strides(), t->offset());
+    if (m && m->tag) ensure_meta(*data_).tag = m->tag;
+  } else if (m && m->requires_grad && !m->grad_fn) {
+    // Unpacked as is: gradients recorded through it flow to the leaf's
+    // AccumulateGrad, as they would through the leaf.
+    data_ = make_view(*t, t->shape(), t->strides(), t->offset());
+    AutogradMeta& vm = ensure_meta(*data_);
+    vm.grad_fn = grad_accumulator(*t);
+    vm.tag = m->tag;
+    is_leaf_view_ = true;
   } else {
     data_ = t;
   }
@@ -25,8 +37,13 @@ Tensor SavedTensor::unpack(Node& owner) const {
   }
   const uint64_t now = data_->storage()->version();
   if (now != version_) {
-    fail(AG_ERR_VERSION, "a tensor of shape ", shape_str(data_->shape()),
+    fail(AG_ERR_VERSION, "the tensor", tag_suffix(*data_), " of shape ", shape_str(data_->shape()),
          " that this node saved was modified after it was saved: its version is ", now, ", expected ", version_);
+  }
+  if (is_leaf_view_ && !grad_enabled()) {
+    // Outside a recorded pass nothing may see the link to the leaf's node
+    // (a gradient handed back as is would carry it into .grad).
+    return make_view(*data_, data_->shape(), data_->strides(), data_->offset());
   }
   if (is_output_ && grad_enabled()) {
     Tensor t = make_view(*data_, data_->shape(), data_->strides(), data_->offset());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <utility>
 
@@ -53,7 +54,7 @@ class SmallVector {
     }
     if (data_ != inline_ptr()) ::operator delete(data_);
     data_ = p;
-    cap_ = n;
+    cap_ = static_cast<uint32_t>(n);
   }
   template <class... Args>
   T& emplace_back(Args&&... args) {
@@ -74,8 +75,10 @@ class SmallVector {
   T* inline_ptr() { return reinterpret_cast<T*>(inline_); }
   alignas(T) unsigned char inline_[N * sizeof(T)];
   T* data_ = reinterpret_cast<T*>(inline_);
-  size_t size_ = 0;
-  size_t cap_ = N;
+  // 32-bit counts: a node holds two of these, and 8 bytes less keeps the
+  // common nodes inside their pool size class.
+  uint32_t size_ = 0;
+  uint32_t cap_ = N;
 };
 
 }  // namespace ag

@@ -8,6 +8,7 @@
 #include "autograd/accumulate_grad.h"
 #include "autograd/grad_math.h"
 #include "autograd/grad_mode.h"
+#include "autograd/hooks.h"
 #include "autograd/node.h"
 #include "engine/node_map.h"
 
@@ -61,16 +62,61 @@ void check_gradient(const Node& target, uint32_t input_nr, const Tensor& g) {
   }
 }
 
+class GraphTask;
+thread_local GraphTask* tl_current_task = nullptr;
+
 class GraphTask {
  public:
-  GraphTask(const BackwardOptions& opts) : opts_(opts) {}
+  explicit GraphTask(const BackwardOptions& opts) : opts_(opts) {}
 
-  void execute(Node& graph_root) {
-    count_dependencies(graph_root);
+  // Restricts the pass to the nodes on a path to `targets` (edges of the
+  // wanted inputs; an unreachable one simply gets no gradient). Call after
+  // count_dependencies.
+  void restrict_to(const std::vector<Edge>& targets, bool accumulate) {
+    restricted_ = true;
+    const size_t n = tasks_.size();
+    std::vector<char> is_target(n, 0);
+    captures_.resize(n);
+    for (size_t k = 0; k < targets.size(); ++k) {
+      const uint32_t idx = map_.find(targets[k].fn.get());
+      if (idx == NodeMap::kMissing) continue;
+      is_target[idx] = 1;
+      if (!(accumulate && targets[k].fn->is_accumulate_grad())) {
+        captures_[idx].push_back({targets[k].input_nr, static_cast<uint32_t>(k)});
+      }
+    }
+    captured_.resize(targets.size());
+    // reach = a target or a parent of one; a node runs if one of its
+    // children is in reach (or it is a leaf target of backward).
+    const std::vector<uint32_t> order = topological_order();
+    std::vector<char> reach(n, 0);
+    exec_.assign(n, 0);
+    for (size_t j = order.size(); j-- > 0;) {
+      const uint32_t t = order[j];
+      Node* node = tasks_[t].node;
+      bool child = false;
+      for (size_t i = 0; i < node->num_outputs(); ++i) {
+        Node* next = node->next_edge(i).fn.get();
+        if (next && reach[map_.find(next)]) child = true;
+      }
+      reach[t] = child || is_target[t];
+      exec_[t] = child || (is_target[t] && accumulate && node->is_accumulate_grad());
+    }
+  }
+
+  std::vector<Tensor>& captured() { return captured_; }
+
+  void execute() {
     std::priority_queue<ReadyEntry> ready;
     ready.push({Node::kMaxSequenceNr, 0});
     bool started = false;
     TensorList grads, out;
+    GraphTask* outer = tl_current_task;
+    tl_current_task = this;
+    struct Restore {
+      GraphTask* outer;
+      ~Restore() { tl_current_task = outer; }
+    } restore{outer};
     while (!ready.empty()) {
       const uint32_t index = ready.top().task;
       ready.pop();
@@ -83,22 +129,33 @@ class GraphTask {
       }
       out.clear();
       out.resize(node.num_outputs());
+      const bool run = index == 0 || !restricted_ || exec_[index];
       if (any || index == 0) {
         try {
-          node.apply(grads, out);
-          for (size_t i = 0; i < node.num_outputs(); ++i) {
-            const Edge& e = node.next_edge(i);
-            if (e.valid() && out[i]) check_gradient(*e.fn, e.input_nr, out[i]);
+          // Hooks and captures: one pointer check per node when there are none.
+          const bool hooked = node.hooks() != nullptr;
+          if (hooked) run_tensor_hooks(node, grads);
+          if (restricted_) {
+            for (const Capture& c : captures_[index]) captured_[c.target] = grads[c.input_nr];
+          }
+          if (run) {
+            if (hooked) run_node_pre_hooks(node, grads);
+            node.apply(grads, out);
+            if (hooked) run_node_post_hooks(node, out, grads);
+            for (size_t i = 0; i < node.num_outputs(); ++i) {
+              const Edge& e = node.next_edge(i);
+              if (e.valid() && out[i]) check_gradient(*e.fn, e.input_nr, out[i]);
+            }
           }
         } catch (const Error& e) {
           // Before any node finished nothing has changed; after, leaves may
           // already hold their share of the gradient.
           throw Error(e.code(), str(started ? "backward interrupted at " : "", node.name(), ": ", e.message()));
         }
-        started = started || index != 0;
+        started = started || (index != 0 && run);
       }
       grads.clear();
-      if (!opts_.retain_graph) node.release_variables();
+      if (run && !opts_.retain_graph) node.release_variables();
       for (size_t i = 0; i < node.num_outputs(); ++i) {
         const Edge& e = node.next_edge(i);
         if (!e.valid()) continue;
@@ -110,9 +167,18 @@ class GraphTask {
         if (--t.dependencies == 0) ready.push({e.fn->sequence_nr(), target});
       }
     }
+    // Callbacks may queue more callbacks.
+    for (size_t i = 0; i < callbacks_.size(); ++i) {
+      try {
+        callbacks_[i]->run();
+      } catch (const Error& e) {
+        throw Error(e.code(), str("a callback queued during backward failed: ", e.message()));
+      }
+    }
   }
 
- private:
+  void queue(std::unique_ptr<FinalCallback> cb) { callbacks_.push_back(std::move(cb)); }
+
   // Iterative walk over every node reachable from the root; counts the edges
   // that point into each node.
   void count_dependencies(Node& graph_root) {
@@ -134,6 +200,30 @@ class GraphTask {
     }
   }
 
+ private:
+  struct Capture {
+    uint32_t input_nr;
+    uint32_t target;
+  };
+
+  // Parents before children (Kahn's algorithm on the dependency counts).
+  std::vector<uint32_t> topological_order() {
+    std::vector<int32_t> deps(tasks_.size());
+    for (size_t i = 0; i < tasks_.size(); ++i) deps[i] = tasks_[i].dependencies;
+    std::vector<uint32_t> order{0};
+    order.reserve(tasks_.size());
+    for (size_t j = 0; j < order.size(); ++j) {
+      Node* n = tasks_[order[j]].node;
+      for (size_t i = 0; i < n->num_outputs(); ++i) {
+        Node* next = n->next_edge(i).fn.get();
+        if (!next) continue;
+        const uint32_t idx = map_.find(next);
+        if (--deps[idx] == 0) order.push_back(idx);
+      }
+    }
+    return order;
+  }
+
   uint32_t add_task(Node* n) {
     const uint32_t idx = static_cast<uint32_t>(tasks_.size());
     NodeTask& t = tasks_.emplace_back();
@@ -146,21 +236,64 @@ class GraphTask {
   BackwardOptions opts_;
   std::deque<NodeTask> tasks_;  // a deque: growing it moves no task
   NodeMap map_;
+  bool restricted_ = false;
+  std::vector<char> exec_;
+  std::vector<std::vector<Capture>> captures_;
+  std::vector<Tensor> captured_;
+  std::vector<std::unique_ptr<FinalCallback>> callbacks_;
 };
 
 }  // namespace
 
-void run_backward(const Tensor& root, const Tensor& seed, const BackwardOptions& opts) {
-  Edge edge = gradient_edge(*root);
-  Ref<Node> graph_root = make_ref<GraphRoot>(edge, seed);
-  BackwardOptions o = opts;
+std::vector<Tensor> execute(const ExecuteRequest& req) {
+  std::vector<Edge> edges;
+  edges.reserve(req.roots.size());
+  for (const Tensor& r : req.roots) edges.push_back(gradient_edge(*r));
+  Ref<Node> graph_root = make_ref<GraphRoot>(edges, req.seeds);
+  BackwardOptions o = req.opts;
   if (o.create_graph) o.retain_graph = true;
-  // Nodes run here, on the calling thread, so that user callbacks and
-  // thread-local state (grad mode) belong to the caller; kernels that go
-  // parallel enter the context's arena themselves.
-  GradModeGuard mode(o.create_graph);
   GraphTask task(o);
-  task.execute(*graph_root);
+  task.count_dependencies(*graph_root);
+  std::vector<Edge> targets;
+  if (!req.inputs.empty()) {
+    targets.reserve(req.inputs.size());
+    for (const Tensor& t : req.inputs) targets.push_back(gradient_edge(*t));
+    task.restrict_to(targets, req.accumulate);
+  }
+  {
+    // Nodes run here, on the calling thread, so that user callbacks and
+    // thread-local state (grad mode) belong to the caller; kernels that go
+    // parallel enter the context's arena themselves.
+    GradModeGuard mode(o.create_graph);
+    task.execute();
+  }
+  std::vector<Tensor> result;
+  if (req.inputs.empty()) return result;
+  result = std::move(task.captured());
+  result.resize(req.inputs.size());
+  if (req.accumulate) {
+    // Non-leaf inputs of backward: their gradient goes to their .grad.
+    GradModeGuard mode(o.create_graph);
+    for (size_t k = 0; k < req.inputs.size(); ++k) {
+      if (result[k]) accumulate_into(*req.inputs[k], result[k]);
+    }
+    result.clear();
+  }
+  return result;
+}
+
+void run_backward(const Tensor& root, const Tensor& seed, const BackwardOptions& opts) {
+  ExecuteRequest req;
+  req.roots.push_back(root);
+  req.seeds.push_back(seed);
+  req.opts = opts;
+  execute(req);
+}
+
+bool queue_final_callback(std::unique_ptr<FinalCallback>& cb) {
+  if (!tl_current_task) return false;
+  tl_current_task->queue(std::move(cb));
+  return true;
 }
 
 }  // namespace ag

@@ -3,6 +3,9 @@
 // summing the gradients of each node input in a fixed order.
 #pragma once
 
+#include <memory>
+#include <vector>
+
 #include "core/tensor_impl.h"
 
 namespace ag {
@@ -16,5 +19,35 @@ struct BackwardOptions {
 // checked by the caller). Runs on the calling thread inside root's context
 // arena. Throws ag::Error; a failure inside a node names the node.
 void run_backward(const Tensor& root, const Tensor& seed, const BackwardOptions& opts);
+
+// One call of backward or grad: seeds for several roots, and optionally the
+// tensors whose gradients are wanted.
+struct ExecuteRequest {
+  std::vector<Tensor> roots;
+  std::vector<Tensor> seeds;  // one per root, checked by the caller
+  // Empty: every leaf reached accumulates (plain backward). Otherwise only
+  // the nodes on a path to these run.
+  std::vector<Tensor> inputs;
+  // true: inputs' gradients accumulate into their .grad (backward with
+  // inputs); false: they are returned and no .grad changes (grad).
+  bool accumulate = true;
+  BackwardOptions opts;
+};
+
+// Runs the pass; for accumulate == false returns the gradient of each input
+// (null where none flowed). Throws ag::Error.
+std::vector<Tensor> execute(const ExecuteRequest& req);
+
+// Work queued by a hook or custom function to run once the current pass
+// finished successfully (dropped if it fails).
+class FinalCallback {
+ public:
+  virtual ~FinalCallback() = default;
+  virtual void run() = 0;  // throws ag::Error
+};
+
+// Queues cb on the pass running on this thread; false (cb untouched) when no
+// pass runs on this thread.
+bool queue_final_callback(std::unique_ptr<FinalCallback>& cb);
 
 }  // namespace ag

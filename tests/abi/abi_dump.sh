@@ -21,7 +21,7 @@ abi_dump() {
 
 # Fails when the library has no DWARF: abidw would then see no types at all.
 abi_require_debug_info() {
-  if ! readelf -S "$1" | grep -q '\.debug_info'; then
+  if ! readelf -S "$1" | grep '\.debug_info' >/dev/null; then
     echo "error: $1 has no debug info; abidw needs it (the build adds -g in every buildtype)" >&2
     return 2
   fi

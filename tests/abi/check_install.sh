@@ -6,6 +6,7 @@
 #   3. as C++ through ag.hpp (pkg-config flags).
 # Usage: check_install.sh BUILDDIR CONSUMER_DIR CC CXX
 set -uo pipefail
+# (grep reads all its input: with pipefail, grep -q could end the writer with SIGPIPE.)
 # The installed tree alone: not the build tree that meson test puts on the path.
 unset LD_LIBRARY_PATH
 builddir=$1 consumer=$2 cc=$3 cxx=$4
@@ -33,14 +34,14 @@ export PKG_CONFIG_SYSROOT_DIR="$root" PKG_CONFIG_PATH="$(dirname "$pc")"
 step "pkg-config: $(pkg-config --modversion ag)"
 flags=$(pkg-config --cflags --libs ag) || die "pkg-config --cflags --libs ag"
 "$cc" -std=c99 -Wall -Wextra -Werror "$consumer/consumer.c" $flags -o "$tmp/consumer_pc" || die "cc with pkg-config"
-LD_LIBRARY_PATH="$libdir" ldd "$tmp/consumer_pc" | grep -q "$libdir/libag.so.0" || die "consumer_pc does not load the installed libag"
+LD_LIBRARY_PATH="$libdir" ldd "$tmp/consumer_pc" | grep -F "$libdir/libag.so.0" >/dev/null || die "consumer_pc does not load the installed libag"
 LD_LIBRARY_PATH="$libdir" "$tmp/consumer_pc" || die "consumer built with pkg-config"
 
 step "CMake: find_package(ag), ag::ag"
 cmake -S "$consumer" -B "$tmp/cmake" -G Ninja -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$root$prefix" \
   >"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; die "cmake configure"; }
 cmake --build "$tmp/cmake" >"$tmp/cmake-build.log" 2>&1 || { cat "$tmp/cmake-build.log"; die "cmake build"; }
-ldd "$tmp/cmake/consumer" | grep -q "$libdir/libag.so.0" || die "the CMake consumer does not load the installed libag"
+ldd "$tmp/cmake/consumer" | grep -F "$libdir/libag.so.0" >/dev/null || die "the CMake consumer does not load the installed libag"
 "$tmp/cmake/consumer" || die "consumer built with CMake"
 
 step "C++ through ag.hpp"

@@ -44,11 +44,39 @@ FROZEN(sizeof(ag_context_options) == 8);
 FROZEN(offsetof(ag_context_options, struct_size) == 0);
 FROZEN(offsetof(ag_context_options, num_threads) == 4);
 
-/* ag_backward_options: struct_size, retain_graph, create_graph. */
-FROZEN(sizeof(ag_backward_options) == 12);
+/* ag_backward_options: struct_size, retain_graph, create_graph, num_inputs, inputs. */
 FROZEN(offsetof(ag_backward_options, struct_size) == 0);
 FROZEN(offsetof(ag_backward_options, retain_graph) == 4);
 FROZEN(offsetof(ag_backward_options, create_graph) == 8);
+FROZEN(offsetof(ag_backward_options, num_inputs) == 12);
+FROZEN(offsetof(ag_backward_options, inputs) == 16);
+FROZEN(sizeof(ag_backward_options) == 16 + sizeof(void *));
+
+/* ag_grad_options: struct_size, retain_graph, create_graph, allow_unused. */
+FROZEN(sizeof(ag_grad_options) == 16);
+FROZEN(offsetof(ag_grad_options, struct_size) == 0);
+FROZEN(offsetof(ag_grad_options, retain_graph) == 4);
+FROZEN(offsetof(ag_grad_options, create_graph) == 8);
+FROZEN(offsetof(ag_grad_options, allow_unused) == 12);
+
+/* ag_function_def: struct_size, flags, then pointers. */
+FROZEN(offsetof(ag_function_def, struct_size) == 0);
+FROZEN(offsetof(ag_function_def, flags) == 4);
+FROZEN(offsetof(ag_function_def, name) == 8);
+FROZEN(offsetof(ag_function_def, forward) == 8 + sizeof(void *));
+FROZEN(offsetof(ag_function_def, backward) == 8 + 2 * sizeof(void *));
+FROZEN(offsetof(ag_function_def, user_data) == 8 + 3 * sizeof(void *));
+FROZEN(offsetof(ag_function_def, destroy) == 8 + 4 * sizeof(void *));
+FROZEN(sizeof(ag_function_def) == 8 + 5 * sizeof(void *));
+FROZEN(AG_FUNCTION_ONCE_DIFFERENTIABLE == 1);
+
+/* Op arguments. */
+FROZEN(AG_REDUCTION_NONE == 0);
+FROZEN(AG_REDUCTION_MEAN == 1);
+FROZEN(AG_REDUCTION_SUM == 2);
+FROZEN(AG_IGNORE_INDEX_DEFAULT == -100);
+FROZEN(AG_PAD_CONSTANT == 0);
+FROZEN(AG_PAD_REFLECT == 1);
 
 /* ag_memory_stats: struct_size, reserved, then five int64_t counters. */
 FROZEN(sizeof(ag_memory_stats) == 48);

@@ -139,8 +139,8 @@ static void test_backward_options_init(void) {
   CHECK_OK(ag_backward_options_init(&b));
   CHECK(memcmp(&a, &b, sizeof a) == 0);
   CHECK(a.struct_size == sizeof(ag_backward_options));
-  CHECK(a.retain_graph == 0 && a.create_graph == 0);
-  CHECK(sizeof(ag_backward_options) == 12);
+  CHECK(a.retain_graph == 0 && a.create_graph == 0 && a.num_inputs == 0 && a.inputs == NULL);
+  CHECK(sizeof(ag_backward_options) == 16 + sizeof(void *)); /* no padding */
 }
 
 /* ---- contexts ------------------------------------------------------------- */

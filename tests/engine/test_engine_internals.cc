@@ -44,28 +44,31 @@ TEST_F(Fixture, TopologicalAndSequenceNumbers) {
   EXPECT_LT(fn(b)->sequence_nr(), fn(c)->sequence_nr());
 }
 
-TEST_F(Fixture, OneAccumulatorPerLeafHeldWeakly) {
+TEST_F(Fixture, OneAccumulatorPerLeafReferringBackWeakly) {
   Tensor x = leaf({3}, 2.0);
+  const int32_t before = x->use_count();
   Tensor y1 = ops::neg(x);
   Tensor y2 = ops::exp(x);
   Node* acc = fn(y1)->next_edge(0).fn.get();
   EXPECT_EQ(acc, fn(y2)->next_edge(0).fn.get());
   EXPECT_STREQ(acc->name(), "AccumulateGrad");
-  EXPECT_EQ(meta_of(*x)->grad_accumulator, acc);
-  y1.reset();
-  y2.reset();
-  EXPECT_EQ(meta_of(*x)->grad_accumulator, nullptr);  // died with the graph
+  EXPECT_EQ(meta_of(*x)->grad_accumulator.get(), acc);
+  EXPECT_EQ(x->use_count(), before);  // neither the node nor the graph holds the leaf
+  Ref<Node> keep = meta_of(*x)->grad_accumulator;
+  x.reset();  // the leaf dies; the node outlives it and forgets it
+  EXPECT_FALSE(static_cast<AccumulateGrad&>(*keep).variable());
 }
 
 TEST_F(Fixture, SavedOutputMakesNoCycle) {
   Tensor x = leaf({4}, 0.5);
-  const int32_t before = x->use_count();
+  const int32_t before = x->storage()->use_count();
   {
     Tensor y = ops::exp(x);   // saves its output
     Tensor z = ops::tanh(y);  // saves its output too
-    EXPECT_GT(x->use_count(), before);
+    Tensor w = ops::mul(x, x);  // saves the leaf: its data, not the leaf itself
+    EXPECT_GT(x->storage()->use_count(), before);
   }
-  EXPECT_EQ(x->use_count(), before);  // the whole graph was freed
+  EXPECT_EQ(x->storage()->use_count(), before);  // the whole graph was freed
 }
 
 TEST_F(Fixture, NoGraphWithoutGradMode) {

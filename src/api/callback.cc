@@ -1,0 +1,47 @@
+#include "api/callback.h"
+
+namespace ag::api {
+
+namespace {
+thread_local std::string tl_callback_message;
+}
+
+void Lent::reset() {
+  if (!h_) return;
+  TensorImpl* p = impl(h_);
+  h_ = nullptr;
+  // The callback may have released it already (a misuse): then nothing is ours.
+  if (p->handle_valid() && p->handle_release()) p->release();
+}
+
+Tensor take_returned(ag_tensor* h, const std::string& what) {
+  TensorImpl* p = impl(h);
+  if (!p->handle_valid()) fail(AG_ERR_CALLBACK, what, " returned a tensor handle that is not live (released?)");
+  Tensor t = Tensor::share(p);
+  if (p->handle_release()) p->release();
+  return t;
+}
+
+void clear_callback_message() noexcept { tl_callback_message.clear(); }
+
+void check_callback(ag_status st, const std::string& what, uint64_t errors_before) {
+  if (st == AG_OK) return;
+  std::string msg = std::move(tl_callback_message);
+  tl_callback_message.clear();
+  if (msg.empty() && error_count() != errors_before) msg = last_error();
+  fail(AG_ERR_CALLBACK, what, " failed (", ag_status_name(st), ")", msg.empty() ? "" : ": ", msg);
+}
+
+}  // namespace ag::api
+
+extern "C" AG_API void ag_set_callback_error(const char* message) noexcept {
+  try {
+    if (message) {
+      ag::api::tl_callback_message = message;
+    } else {
+      ag::api::tl_callback_message.clear();
+    }
+  } catch (...) {
+    // Out of memory: the status alone reaches the caller.
+  }
+}

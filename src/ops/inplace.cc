@@ -1,0 +1,174 @@
+// In-place ops (see inplace.h for the graph rules). The new values are
+// written into self's storage; when a graph is recorded, self's history is
+// rebased onto the node of the equivalent out-of-place op.
+#include "ops/inplace.h"
+
+#include <cmath>
+#include <vector>
+
+#include "autograd/grad_math.h"
+#include "autograd/hooks.h"
+#include "kernels/clamp.h"
+#include "ops/op_common.h"
+
+namespace ag::ops {
+
+namespace {
+
+// Checks shared by every in-place op; returns whether a graph is recorded.
+bool check_inplace(const Tensor& self, const TensorImpl* other) {
+  if (!self->is_non_overlapping()) {
+    fail(AG_ERR_UNSUPPORTED, "self has elements that alias each other (an expand view); write to its base");
+  }
+  if (other) {
+    check_same(*self, *other);
+    const Dims shape = broadcast_shapes(self->shape(), other->shape());
+    if (shape != self->shape()) {
+      fail(AG_ERR_SHAPE, "cannot broadcast the other tensor of shape ", shape_str(other->shape()),
+           " to self's shape ", shape_str(self->shape()));
+    }
+  }
+  if (!grad_enabled()) return false;
+  if (is_leaf(*self) && requires_grad(*self)) {
+    fail(AG_ERR_GRAPH, "self is a leaf that requires grad: it cannot be modified in place while grad mode is on "
+                       "(turn grad mode off for optimizer updates, or modify a clone)");
+  }
+  const bool record = requires_grad(*self) || (other && requires_grad(*other));
+  if (record && self->storage()->use_count() > 1) {
+    fail(AG_ERR_UNSUPPORTED, "self shares its storage with another tensor (a view, a detached tensor, or an "
+                             "output saved for backward); modifying it while recording a graph would hide the "
+                             "change from that tensor's history: modify a clone");
+  }
+  return record;
+}
+
+// Writes src (broadcast to self's shape) into self.
+void write(const Tensor& self, const TensorImpl& src) {
+  const Dims strides = broadcast_strides(src.shape(), src.strides(), self->shape());
+  kernels::copy(src.dtype(), self->shape(), kernels::View{src.data(), &strides}, self->dtype(), self->data(),
+                self->strides());
+}
+
+// Makes result's node self's history: self now stands where result stood.
+// A tensor that retains its gradient keeps doing so, now at its new node.
+void rebase(const Tensor& self, const Tensor& result) {
+  AutogradMeta* r = meta_of(*result);
+  AutogradMeta& m = ensure_meta(*self);
+  const bool retains = m.retains_grad && m.grad_fn;
+  if (retains) {
+    if (NodeHooks* h = m.grad_fn->hooks()) h->forget_retained(m.output_nr);
+  }
+  m.grad_fn = r->grad_fn;
+  m.output_nr = r->output_nr;
+  if (retains) m.grad_fn->ensure_hooks().retain(m.output_nr, self.get());
+}
+
+kernels::BinaryKind kind_of(Tensor (*op)(const Tensor&, const Tensor&)) {
+  if (op == &add) return kernels::BinaryKind::Add;
+  if (op == &sub) return kernels::BinaryKind::Sub;
+  if (op == &mul) return kernels::BinaryKind::Mul;
+  return kernels::BinaryKind::Div;
+}
+
+// self = op(self, other).
+void binary_inplace(const Tensor& self, const Tensor& other, Tensor (*op)(const Tensor&, const Tensor&),
+                    bool saves_self) {
+  check_floating(*self);
+  const bool record = check_inplace(self, other.get());
+  if (record) {
+    // mul and div save their first input: give them a copy of the old self,
+    // which the write below does not touch.
+    const Tensor old = saves_self ? clone(self) : self;
+    const Tensor result = op(old, other.get() == self.get() ? old : other);
+    write(self, *result);
+    self->storage()->bump_version();
+    rebase(self, result);
+    return;
+  }
+  GradModeGuard off(false);
+  if (self->is_contiguous() && other->storage() != self->storage()) {
+    // Straight into self: each element is read before it is written.
+    const Dims so = broadcast_strides(other->shape(), other->strides(), self->shape());
+    const int64_t n = self->numel();
+    if (n > kElementwiseChunk && other->shape() == self->shape() && other->is_contiguous()) {
+      const size_t item = itemsize(self->dtype());
+      const Dims unit{1};
+      for_chunks(self->context(), n, [&](int64_t off, int64_t len) {
+        kernels::binary(kind_of(op), self->dtype(), Dims{len}, kernels::View{self->data() + off * item, &unit},
+                        kernels::View{other->data() + off * item, &unit}, self->data() + off * item);
+      });
+    } else {
+      kernels::binary(kind_of(op), self->dtype(), self->shape(), view_of(*self), kernels::View{other->data(), &so},
+                      self->data());
+    }
+  } else {
+    write(self, *op(self, other));
+  }
+  self->storage()->bump_version();
+}
+
+}  // namespace
+
+void add_(const Tensor& self, const Tensor& other) { binary_inplace(self, other, &add, false); }
+void sub_(const Tensor& self, const Tensor& other) { binary_inplace(self, other, &sub, false); }
+void mul_(const Tensor& self, const Tensor& other) { binary_inplace(self, other, &mul, true); }
+void div_(const Tensor& self, const Tensor& other) { binary_inplace(self, other, &div, true); }
+
+void fill_(const Tensor& self, double value) {
+  const bool record = check_inplace(self, nullptr);
+  // The old values get a zero gradient: history through self * 0.
+  Tensor result;
+  if (record) result = mul(self, scalar_like(self, 0.0));
+  if (self->is_contiguous()) {
+    kernels::fill(self->dtype(), self->data(), self->numel(), value);
+  } else {
+    write(self, *full(self->context(), self->dtype(), Dims(), value));
+  }
+  self->storage()->bump_version();
+  if (record) rebase(self, result);
+}
+
+void zero_(const Tensor& self) { fill_(self, 0.0); }
+
+void copy_(const Tensor& self, const Tensor& src) {
+  const bool record = check_inplace(self, src.get());
+  // History: self * 0 + src, so the old values get a zero gradient and src
+  // its gradient summed back to its shape.
+  Tensor result;
+  if (record) {
+    const Tensor zeroed = requires_grad(*self) ? mul(self, scalar_like(self, 0.0)) : zeros_like(self);
+    result = add(zeroed, src);
+  }
+  if (src->storage() == self->storage()) {
+    write(self, *grad_clone(src));  // read everything before writing
+  } else {
+    write(self, *src);
+  }
+  self->storage()->bump_version();
+  if (record) rebase(self, result);
+}
+
+void clamp_(const Tensor& self, double min, double max) {
+  check_floating(*self);
+  if (std::isnan(min) || std::isnan(max)) {
+    fail(AG_ERR_INVALID_ARGUMENT, "min ", min, " and max ", max, " must not be NaN (use -inf / +inf for no bound)");
+  }
+  const bool record = check_inplace(self, nullptr);
+  const int64_t n = self->numel();
+  // A contiguous working copy when self is strided.
+  const Tensor work = self->is_contiguous() ? self : grad_clone(self);
+  Tensor mask;
+  if (record) mask = empty(self->context(), self->dtype(), self->shape());
+  const size_t item = itemsize(self->dtype());
+  for_chunks(self->context(), n, [&](int64_t off, int64_t len) {
+    kernels::clamp(self->dtype(), work->data() + off * item, work->data() + off * item,
+                   mask ? mask->data() + off * item : nullptr, len, min, max);
+  });
+  Tensor result;
+  if (record) result = mul(self, mask);  // the gradient passes where self was within the bounds
+  if (work.get() != self.get()) write(self, *work);
+  self->storage()->bump_version();
+  if (record) rebase(self, result);
+}
+
+}  // namespace ag::ops
