@@ -20,6 +20,12 @@ void valid_range(int64_t out, int64_t s, int64_t p, int64_t offset, int64_t size
   if (lo > hi) lo = hi;
 }
 
+// d[i] += s[i] (rows that do not overlap: the compiler may vectorize).
+template <class T>
+void add_row(T* __restrict d, const T* __restrict s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] += s[i];
+}
+
 }  // namespace
 
 void unfold2d(DType dt, const Dims& x_shape, View x, const Window2d& w, char* cols, int64_t r0, int64_t r1) {
@@ -76,7 +82,11 @@ void fold2d(DType dt, const Dims& out_shape, View cols, const Window2d& w, char*
           for (int64_t y = ylo; y < yhi; ++y) {
             T* dst = plane + (y * w.sh - w.ph + i * w.dh) * W - w.pw + j * w.dw;
             const T* src = row + y * w.out_w * cs[2];
-            for (int64_t z = zlo; z < zhi; ++z) dst[z * w.sw] += src[z * cs[2]];
+            if (w.sw == 1 && cs[2] == 1) {
+              add_row(dst + zlo, src + zlo, zhi - zlo);
+            } else {
+              for (int64_t z = zlo; z < zhi; ++z) dst[z * w.sw] += src[z * cs[2]];
+            }
           }
         }
       }
