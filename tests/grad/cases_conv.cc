@@ -108,6 +108,14 @@ Cases cases_max_pool2d() {
   c.push_back(max_pool("max_pool2d(dilation 2, stride 1)", {1, 1, 6, 5}, {2, 2}, {1, 1}, {1, 0}, {2, 2}, 0));
   c.push_back(max_pool("max_pool2d(ceil_mode, 2x3)", {1, 2, 5, 7}, {2, 3}, {2, 2}, {0, 1}, {1, 1}, 1));
   c.push_back(max_pool("max_pool2d(3-D)", {2, 4, 5}, {2, 2}, {1, 2}, {0, 0}, {1, 1}, 0));
+  c.push_back({"max_pool2d(transposed input)", {Input{{1, 2, 5, 4}}}, [](ag_tensor** out, const Args& a) {
+                 const P k{2, 2}, s{1, 1};
+                 ag_tensor* view = nullptr;
+                 ag_status st = transposed(&view, a[0]);
+                 if (st == AG_OK) st = ag_op_max_pool2d(out, view, k.data(), s.data(), nullptr, nullptr, 0);
+                 ag_tensor_release(view);
+                 return st;
+               }});
   return c;
 }
 
@@ -130,6 +138,14 @@ Cases cases_avg_pool2d() {
   c.push_back(avg("avg_pool2d(ceil_mode, 2x3)", {1, 2, 5, 7}, {2, 3}, {2, 2}, {0, 1}, 1, 1, 0));
   c.push_back(avg("avg_pool2d(ceil_mode, count_include_pad 0)", {1, 1, 6, 6}, {3, 3}, {2, 2}, {1, 1}, 1, 0, 0));
   c.push_back(avg("avg_pool2d(divisor_override 5, 3-D)", {2, 4, 5}, {2, 2}, {1, 2}, {1, 0}, 0, 1, 5));
+  c.push_back({"avg_pool2d(transposed input)", {Input{{1, 2, 5, 4}}}, [](ag_tensor** out, const Args& a) {
+                 const P k{2, 3}, s{1, 2};
+                 ag_tensor* view = nullptr;
+                 ag_status st = transposed(&view, a[0]);
+                 if (st == AG_OK) st = ag_op_avg_pool2d(out, view, k.data(), s.data(), nullptr, 1, 1, 0);
+                 ag_tensor_release(view);
+                 return st;
+               }});
   return c;
 }
 

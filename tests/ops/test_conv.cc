@@ -438,6 +438,38 @@ TEST(AdaptiveAvgPool2d, MatchesReference) {
   }
 }
 
+// Transposed (H, W) views are read in place: results equal the references
+// on the transposed values.
+TEST(ConvPool, TransposedInputsMatchReferences) {
+  std::mt19937_64 rng(12);
+  const Host x = random_host({2, 3, 6, 7}, rng);
+  Host xt{{2, 3, 7, 6}, {}};
+  for (int64_t pl = 0; pl < 6; ++pl)
+    for (int64_t h = 0; h < 7; ++h)
+      for (int64_t v = 0; v < 6; ++v) xt.v.push_back(x.at((pl * 6 + v) * 7 + h));
+  const P k{3, 2}, s{2, 1}, p{1, 1}, d{1, 1}, o{3, 4};
+  for (ag_dtype dt : {AG_F32, AG_F64}) {
+    Ctx ctx;
+    const Host want_in = as_dtype(xt, dt);
+    ag_tensor *tx = make(ctx.get(), dt, as_dtype(x, dt)), *view = nullptr, *y = nullptr, *idx = nullptr;
+    ASSERT_AG(ag_op_transpose(&view, tx, 2, 3));
+    ASSERT_AG(ag_op_unfold(&y, view, k.data(), d.data(), p.data(), s.data()));
+    expect_close(read(y), ref_unfold(want_in, k, d, p, s), dt, "unfold");
+    ag_tensor_release(y);
+    ASSERT_AG(ag_op_max_pool2d_with_indices(&y, &idx, view, k.data(), s.data(), p.data(), d.data(), 1));
+    Host want_idx;
+    expect_close(read(y), ref_max_pool(want_in, k, s, p, d, true, &want_idx), dt, "max_pool2d");
+    EXPECT_EQ(read(idx).v, want_idx.v);
+    ag_tensor_release(y);
+    ASSERT_AG(ag_op_avg_pool2d(&y, view, k.data(), s.data(), p.data(), 1, 0, 0));
+    expect_close(read(y), ref_avg_pool(want_in, k, s, p, true, false, 0), dt, "avg_pool2d");
+    ag_tensor_release(y);
+    ASSERT_AG(ag_op_adaptive_avg_pool2d(&y, view, o.data()));
+    expect_close(read(y), ref_adaptive(want_in, o), dt, "adaptive_avg_pool2d");
+    for (ag_tensor* t : {tx, view, y, idx}) ag_tensor_release(t);
+  }
+}
+
 // ---- empty batches and thread counts ----
 
 TEST(ConvPool, EmptyBatchGivesEmptyResults) {
