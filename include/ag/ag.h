@@ -38,5 +38,6 @@
 #include "ag/hooks.h"
 #include "ag/function.h"
 #include "ag/ops_inplace.h"
+#include "ag/ops_conv.h"
 
 #endif /* AG_AG_H */

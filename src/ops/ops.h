@@ -4,6 +4,7 @@
 // create_graph records the backward pass too. Errors throw ag::Error.
 #pragma once
 
+#include <array>
 #include <vector>
 #include <utility>
 
@@ -105,6 +106,25 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim);
 Tensor argmin(const Tensor& x, int64_t dim, bool keepdim);
 // cumsum from the start (reverse = false) or from the end of dim.
 Tensor cumsum_dir(const Tensor& x, int64_t dim, bool reverse);
+
+// ---- convolution and pooling (ops/conv.cc, ops/pool.cc) ----
+// Spatial arguments are (height, width) pairs; inputs are (N, C, H, W) or
+// unbatched (C, H, W) (conv1d: (N, C, L) or (C, L)).
+using Size2d = std::array<int64_t, 2>;
+Tensor unfold(const Tensor& x, Size2d kernel_size, Size2d dilation, Size2d padding, Size2d stride);
+Tensor fold(const Tensor& cols, Size2d output_size, Size2d kernel_size, Size2d dilation, Size2d padding,
+            Size2d stride);
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Size2d stride, Size2d padding,
+              Size2d dilation, int64_t groups);  // bias may be null
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, int64_t padding,
+              int64_t dilation, int64_t groups);
+// Returns the pooled values and sets *indices (i64, flat h*W + w positions in
+// each plane) when indices is not null.
+Tensor max_pool2d(const Tensor& x, Size2d kernel_size, Size2d stride, Size2d padding, Size2d dilation, bool ceil_mode,
+                  Tensor* indices);
+Tensor avg_pool2d(const Tensor& x, Size2d kernel_size, Size2d stride, Size2d padding, bool ceil_mode,
+                  bool count_include_pad, int64_t divisor_override);  // divisor_override 0: none
+Tensor adaptive_avg_pool2d(const Tensor& x, Size2d output_size);
 
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context
