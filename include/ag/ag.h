@@ -33,5 +33,6 @@
 #include "ag/ops_shape.h"
 #include "ag/ops_index.h"
 #include "ag/ops_linalg.h"
+#include "ag/ops_creation.h"
 
 #endif /* AG_AG_H */

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <initializer_list>
+#include <string>
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
@@ -115,6 +117,14 @@ inline int wrap_dim(int64_t dim, int ndim, const char* what = "dim") {
          -ndim, "..", ndim - 1, ")");
   }
   return static_cast<int>(dim < 0 ? dim + ndim : dim);
+}
+
+// A double attribute for a message: "0.5", "-1e+30", "nan" (str() would
+// print std::to_string's fixed six decimals).
+inline std::string num_str(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 }  // namespace ag::ops

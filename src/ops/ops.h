@@ -65,7 +65,10 @@ Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);  // bias may be null
 Tensor outer(const Tensor& a, const Tensor& b);
 Tensor dot(const Tensor& a, const Tensor& b);
-
+// ---- creation (ops/creation.cc): new leaves, no graph ----
+Tensor arange(Context* ctx, DType dt, double start, double end, double step);
+Tensor linspace(Context* ctx, DType dt, double start, double end, int64_t steps);
+Tensor eye(Context* ctx, DType dt, int64_t n, int64_t m);  // m = -1: n
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context
 Tensor zeros_like(const Tensor& t);
