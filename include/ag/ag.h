@@ -34,5 +34,6 @@
 #include "ag/ops_index.h"
 #include "ag/ops_linalg.h"
 #include "ag/ops_creation.h"
+#include "ag/random.h"
 
 #endif /* AG_AG_H */
