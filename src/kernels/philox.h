@@ -3,6 +3,8 @@
 // and a 64-bit key go through ten rounds of two 32x32->64-bit multiplies,
 // giving four 32-bit words. Any counter can be computed on its own, so a
 // tensor's elements can be drawn in chunks on any thread, in any order.
+// This scalar version is the reference; philox_words (kernels/random.h)
+// computes runs of blocks with Highway and gives the same words.
 #pragma once
 
 #include <array>

@@ -15,25 +15,30 @@ namespace {
 
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 
-// Calls emit(i, words, count) for each block that elements [first, first + n)
-// use, i being the first element of the block relative to out; `first` is a
-// multiple of the elements per block.
-template <class Emit>
-void for_blocks(int64_t per_block, int64_t first, int64_t n, uint64_t seed, uint64_t offset, Emit emit) {
-  uint64_t block = offset + static_cast<uint64_t>(first / per_block);
-  for (int64_t i = 0; i < n; i += per_block, ++block) {
-    emit(i, philox_block(seed, block), n - i < per_block ? n - i : per_block);
+// Calls batch(i, words, count) for runs of the elements [first, first + n):
+// elements i..i+count-1 relative to out, whose words (per_block elements to
+// each 4 words) start at `words`; `first` is a multiple of per_block.
+template <class Batch>
+void for_batches(int64_t per_block, int64_t first, int64_t n, uint64_t seed, uint64_t offset, Batch batch) {
+  constexpr int64_t kBatch = 64;  // blocks generated per call of the vector kernel
+  uint32_t words[4 * kBatch];
+  const uint64_t block = offset + static_cast<uint64_t>(first / per_block);
+  const int64_t blocks = (n + per_block - 1) / per_block;
+  for (int64_t b0 = 0; b0 < blocks; b0 += kBatch) {
+    const int64_t nb = blocks - b0 < kBatch ? blocks - b0 : kBatch;
+    philox_words(seed, block + static_cast<uint64_t>(b0), nb, words);
+    const int64_t i = b0 * per_block;
+    batch(i, words, n - i < nb * per_block ? n - i : nb * per_block);
   }
 }
 
-// The uniforms of one block: four f32 or two f64.
+// Uniform j of a batch: word j (f32) or words 2j, 2j + 1 (f64).
 template <class T>
-void uniforms(const PhiloxWords& w, T* u) {
+inline T uniform_at(const uint32_t* w, int64_t j) {
   if constexpr (sizeof(T) == 4) {
-    for (int j = 0; j < 4; ++j) u[j] = uniform_f32(w[j]);
+    return uniform_f32(w[j]);
   } else {
-    u[0] = uniform_f64(w[0], w[1]);
-    u[1] = uniform_f64(w[2], w[3]);
+    return uniform_f64(w[2 * j], w[2 * j + 1]);
   }
 }
 
@@ -46,10 +51,10 @@ inline void box_muller(double u1, double u2, double* z) {
   z[1] = r * std::sin(t);
 }
 
-// u < p ? v : 0 from one 32-bit word per element.
+// u < p(i) ? v : 0 from one 32-bit word per element.
 template <class T, class P>
 void bernoulli_typed(T* out, int64_t first, int64_t n, uint64_t seed, uint64_t offset, P p, T v) {
-  for_blocks(4, first, n, seed, offset, [&](int64_t i, const PhiloxWords& w, int64_t count) {
+  for_batches(4, first, n, seed, offset, [&](int64_t i, const uint32_t* w, int64_t count) {
     for (int64_t j = 0; j < count; ++j) out[i + j] = uniform_u32(w[j]) < p(i + j) ? v : T(0);
   });
 }
@@ -60,31 +65,26 @@ void fill_typed(RandomKind k, T* out, int64_t first, int64_t n, uint64_t seed, u
     return bernoulli_typed(out, first, n, seed, offset, [a](int64_t) { return a; }, static_cast<T>(b));
   }
   constexpr int64_t per = sizeof(T) == 4 ? 4 : 2;
-  const T high = static_cast<T>(b);
-  const T below_high = std::nextafter(high, -std::numeric_limits<T>::infinity());
-  for_blocks(per, first, n, seed, offset, [&](int64_t i, const PhiloxWords& w, int64_t count) {
-    T u[per];
-    uniforms(w, u);
-    T v[per];
-    switch (k) {
-      case RandomKind::Uniform:
-        for (int j = 0; j < per; ++j) {
-          v[j] = static_cast<T>(a + (b - a) * static_cast<double>(u[j]));
-          if (v[j] >= high && b > a) v[j] = below_high;  // rounding must not reach b
-        }
-        break;
-      case RandomKind::Normal:
-        for (int j = 0; j < per; j += 2) {
-          double z[2];
-          box_muller(u[j], u[j + 1], z);
-          v[j] = static_cast<T>(a + b * z[0]);
-          v[j + 1] = static_cast<T>(a + b * z[1]);
-        }
-        break;
-      case RandomKind::Bernoulli:
-        break;  // above
+  if (k == RandomKind::Uniform) {
+    const T high = static_cast<T>(b);
+    const T below_high = std::nextafter(high, -std::numeric_limits<T>::infinity());
+    const double width = b - a;
+    for_batches(per, first, n, seed, offset, [&](int64_t i, const uint32_t* w, int64_t count) {
+      for (int64_t j = 0; j < count; ++j) {
+        const T v = static_cast<T>(a + width * static_cast<double>(uniform_at<T>(w, j)));
+        out[i + j] = v >= high && b > a ? below_high : v;  // rounding must not reach b
+      }
+    });
+    return;
+  }
+  // Normal: elements 2m and 2m + 1 from the uniforms 2m and 2m + 1.
+  for_batches(per, first, n, seed, offset, [&](int64_t i, const uint32_t* w, int64_t count) {
+    for (int64_t j = 0; j < count; j += 2) {
+      double z[2];
+      box_muller(uniform_at<T>(w, j), uniform_at<T>(w, j + 1), z);
+      out[i + j] = static_cast<T>(a + b * z[0]);
+      if (j + 1 < count) out[i + j + 1] = static_cast<T>(a + b * z[1]);
     }
-    for (int64_t j = 0; j < count; ++j) out[i + j] = v[j];
   });
 }
 
@@ -109,7 +109,7 @@ void bernoulli(DType dt, const char* p, char* out, int64_t first, int64_t n, uin
 
 void randint(char* out, int64_t first, int64_t n, uint64_t seed, uint64_t offset, int64_t low, uint64_t range) {
   int64_t* o = reinterpret_cast<int64_t*>(out);
-  for_blocks(2, first, n, seed, offset, [&](int64_t i, const PhiloxWords& w, int64_t count) {
+  for_batches(2, first, n, seed, offset, [&](int64_t i, const uint32_t* w, int64_t count) {
     for (int64_t j = 0; j < count; ++j) {
       const uint64_t r = (uint64_t{w[2 * j]} << 32) | w[2 * j + 1];
       // In uint64: low + r may pass INT64_MAX on the way only when the result does not.

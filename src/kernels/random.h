@@ -11,6 +11,12 @@
 
 namespace ag::kernels {
 
+// The words of blocks block..block+nblocks-1 (4 per block, in block order)
+// under `seed`: philox_block for each, vectorized (kernels/philox_simd.cc).
+void philox_words(uint64_t seed, uint64_t block, int64_t nblocks, uint32_t* out);
+// The HWY_TARGET philox_words dispatches to (for the all-targets test).
+int64_t random_target();
+
 enum class RandomKind {
   Uniform,    // a + (b - a) u, u uniform in [0, 1), kept below b
   Normal,     // a + b z, z standard normal (Box-Muller)

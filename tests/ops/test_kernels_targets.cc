@@ -21,6 +21,8 @@
 
 #include "hwy/targets.h"
 #include "kernels/kernels.h"
+#include "kernels/philox.h"
+#include "kernels/random.h"
 #include "kernels/targets.h"
 
 namespace ag::kernels {
@@ -703,6 +705,33 @@ void check_sum_axes() {
 
 TEST_P(OnTarget, SumAxesF32) { check_sum_axes<float>(); }
 TEST_P(OnTarget, SumAxesF64) { check_sum_axes<double>(); }
+
+// ------------------------------------------------------------ Philox words
+
+// The vector generator gives the scalar generator's words for every run
+// length (vector tails), counters carrying into the high word and wrapping
+// at 2^64, and writes nothing past the run (the buffer ends at a guard page).
+TEST_P(OnTarget, PhiloxWordsMatchScalar) {
+  ASSERT_EQ(random_target(), GetParam()) << "dispatch did not reach the target";
+  const uint64_t seeds[] = {0, 0xDEADBEEFCAFEF00Dull};
+  const uint64_t starts[] = {0, 0xFFFFFFFDull, ~uint64_t{0} - 2};
+  for (uint64_t seed : seeds) {
+    for (uint64_t start : starts) {
+      for (int64_t nb : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 33, 64, 100}) {
+        Guarded<uint32_t> out(static_cast<size_t>(4 * nb));
+        philox_words(seed, start, nb, out.data());
+        for (int64_t b = 0; b < nb; ++b) {
+          const PhiloxWords want = philox_block(seed, start + static_cast<uint64_t>(b));
+          for (int j = 0; j < 4; ++j) {
+            ASSERT_EQ(out[static_cast<size_t>(4 * b + j)], want[j])
+                << target() << " seed " << seed << " block " << start + b << " word " << j << " of " << nb;
+          }
+        }
+      }
+      philox_words(seed, start, 0, nullptr);  // an empty run touches nothing
+    }
+  }
+}
 
 }  // namespace
 }  // namespace ag::kernels
