@@ -141,8 +141,8 @@ AG_API ag_status ag_op_randint(ag_tensor **out, ag_context *ctx, const int64_t *
 /**
  * Dropout (PyTorch's functional dropout). With training != 0 and p > 0:
  * y = x * m, where m has x's shape and dtype and m[i] = 1 / (1 - p) with
- * probability 1 - p, else 0, drawn from the context of x (p = 1 gives
- * zeros, or NaN where x is not finite). y is recorded as a product with the
+ * probability 1 - p, else 0, drawn from the context of x. p = 1 gives
+ * x * 0 (zeros, NaN where x is not finite) and draws nothing. y is recorded as a product with the
  * mask saved: the gradient is g * m with the same mask, and higher
  * derivatives work. With training == 0 or p == 0, y is x itself (a new
  * reference to the same tensor, no copy) and no random numbers are drawn.

@@ -109,11 +109,13 @@ Tensor randint(Context* ctx, const Dims& shape, int64_t low, int64_t high) {
 
 // dropout: in training, y = x * mask with mask[i] = 1 / (1 - p) with
 // probability 1 - p, else 0 (all 0 for p = 1); a recorded mul, so dx = g *
-// mask, with the mask saved. Not training, or p = 0: y is x itself.
+// mask, with the mask saved. Not training, or p = 0: y is x itself; p = 1:
+// x * 0, drawing nothing (as PyTorch).
 Tensor dropout(const Tensor& x, double p, bool training) {
   check_floating(*x);
   check_probability(p, "p");
   if (!training || p == 0.0) return x;
+  if (p == 1.0) return mul(x, scalar_like(x, 0.0));
   const Tensor mask = random_tensor(x->context(), x->dtype(), x->shape(), kernels::RandomKind::Bernoulli, 1.0 - p,
                                     1.0 / (1.0 - p));
   return mul(x, mask);

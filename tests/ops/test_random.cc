@@ -394,6 +394,7 @@ TEST_F(Random, DropoutPassThroughAndAllDropped) {
   ag_tensor* y = nullptr;
   ASSERT_AG(ag_op_dropout(&y, x, 1.0, 1));
   own(y);
+  EXPECT_EQ(offset(ctx_), before);
   const auto v = data<double>(y);
   EXPECT_EQ(v[0], 0.0);
   EXPECT_EQ(v[2], 0.0);
