@@ -25,7 +25,10 @@
  * bernoulli_scalar, dropout) compare a whole word w, as w / 2^32, with the
  * probability in double, so f32 and f64 draw the same 0/1 pattern. Normal values come from
  * Box-Muller on two such uniforms u1, u2 (log of 1 - u1, never of 0), so
- * they are always finite: |z| < 5.8 in f32 and < 8.6 in f64.
+ * they are always finite: |z| < 5.8 in f32 and < 8.6 in f64. Box-Muller
+ * runs in double on SIMD math within a few ulp of the C library's, so
+ * normal values may differ in the last bits between SIMD targets (CPUs);
+ * uniform, Bernoulli and integer values are the same on every target.
  *
  * The random ops' results are new contiguous leaves that do not require
  * grad; their shapes are given as (shape, ndim) as in ag_tensor_zeros.

@@ -1,7 +1,7 @@
 // Random kernels: Philox blocks turned into uniform, normal, Bernoulli and
-// integer values. Box-Muller runs in double for both dtypes (its log and
-// trigonometric functions dominate the cost; the 24- or 53-bit uniforms
-// keep every value finite).
+// integer values, a batch of blocks at a time. Box-Muller runs in double for
+// both dtypes (the vector kernel box_muller); the 24- or 53-bit uniforms
+// keep every value finite.
 #include "kernels/random.h"
 
 #include <cmath>
@@ -13,14 +13,13 @@ namespace ag::kernels {
 
 namespace {
 
-constexpr double kTwoPi = 6.283185307179586476925286766559;
+constexpr int64_t kBatch = 64;  // blocks generated per call of the vector kernel
 
 // Calls batch(i, words, count) for runs of the elements [first, first + n):
 // elements i..i+count-1 relative to out, whose words (per_block elements to
 // each 4 words) start at `words`; `first` is a multiple of per_block.
 template <class Batch>
 void for_batches(int64_t per_block, int64_t first, int64_t n, uint64_t seed, uint64_t offset, Batch batch) {
-  constexpr int64_t kBatch = 64;  // blocks generated per call of the vector kernel
   uint32_t words[4 * kBatch];
   const uint64_t block = offset + static_cast<uint64_t>(first / per_block);
   const int64_t blocks = (n + per_block - 1) / per_block;
@@ -40,15 +39,6 @@ inline T uniform_at(const uint32_t* w, int64_t j) {
   } else {
     return uniform_f64(w[2 * j], w[2 * j + 1]);
   }
-}
-
-// Two standard normals from uniforms u1, u2 in [0, 1): 1 - u1 lies in (0, 1],
-// so the log is finite.
-inline void box_muller(double u1, double u2, double* z) {
-  const double r = std::sqrt(-2.0 * std::log(1.0 - u1));
-  const double t = kTwoPi * u2;
-  z[0] = r * std::cos(t);
-  z[1] = r * std::sin(t);
 }
 
 // u < p(i) ? v : 0 from one 32-bit word per element.
@@ -79,11 +69,17 @@ void fill_typed(RandomKind k, T* out, int64_t first, int64_t n, uint64_t seed, u
   }
   // Normal: elements 2m and 2m + 1 from the uniforms 2m and 2m + 1.
   for_batches(per, first, n, seed, offset, [&](int64_t i, const uint32_t* w, int64_t count) {
-    for (int64_t j = 0; j < count; j += 2) {
-      double z[2];
-      box_muller(uniform_at<T>(w, j), uniform_at<T>(w, j + 1), z);
-      out[i + j] = static_cast<T>(a + b * z[0]);
-      if (j + 1 < count) out[i + j + 1] = static_cast<T>(a + b * z[1]);
+    constexpr int64_t kPairs = kBatch * per / 2;
+    double u1[kPairs], u2[kPairs], z0[kPairs], z1[kPairs];
+    const int64_t pairs = (count + 1) / 2;
+    for (int64_t m = 0; m < pairs; ++m) {
+      u1[m] = static_cast<double>(uniform_at<T>(w, 2 * m));
+      u2[m] = static_cast<double>(uniform_at<T>(w, 2 * m + 1));
+    }
+    box_muller(u1, u2, pairs, z0, z1);
+    for (int64_t m = 0; m < pairs; ++m) {
+      out[i + 2 * m] = static_cast<T>(a + b * z0[m]);
+      if (2 * m + 1 < count) out[i + 2 * m + 1] = static_cast<T>(a + b * z1[m]);
     }
   });
 }

@@ -11,10 +11,14 @@
 
 namespace ag::kernels {
 
-// The words of blocks block..block+nblocks-1 (4 per block, in block order)
-// under `seed`: philox_block for each, vectorized (kernels/philox_simd.cc).
+// Vector kernels (kernels/random_simd.cc):
+// the words of blocks block..block+nblocks-1 (4 per block, in block order)
+// under `seed`: philox_block for each;
 void philox_words(uint64_t seed, uint64_t block, int64_t nblocks, uint32_t* out);
-// The HWY_TARGET philox_words dispatches to (for the all-targets test).
+// z0[i] = r cos t, z1[i] = r sin t, r = sqrt(-2 log(1 - u1[i])), t = 2 pi u2[i]
+// for uniforms in [0, 1) (Box-Muller), within a few ulp of std:: math;
+void box_muller(const double* u1, const double* u2, int64_t n, double* z0, double* z1);
+// the HWY_TARGET they dispatch to (for the all-targets test).
 int64_t random_target();
 
 enum class RandomKind {

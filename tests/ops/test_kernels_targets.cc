@@ -733,5 +733,31 @@ TEST_P(OnTarget, PhiloxWordsMatchScalar) {
   }
 }
 
+// Box-Muller against std:: math in double: every run length (tails), the
+// ends of the uniforms' range (u1 = 0 gives r = 0; the largest u1 gives the
+// largest r) and the quarter turns of the angle.
+TEST_P(OnTarget, BoxMullerMatchesScalar) {
+  ASSERT_EQ(random_target(), GetParam()) << "dispatch did not reach the target";
+  const double below_one = 1.0 - 0x1p-53;
+  std::vector<double> u1 = {0.0, below_one, 0.5, 1e-300, 0x1p-24, 1.0 - 0x1p-24, 0.25, 0.999};
+  std::vector<double> u2 = {0.0, 0.25, 0.5, 0.75, below_one, 1e-17, 0.125, 0.6};
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> uni(0.0, 1.0);
+  for (int i = 0; i < 60; ++i) u1.push_back(uni(rng)), u2.push_back(uni(rng));
+  for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t{8}, size_t{9}, size_t{17}, u1.size()}) {
+    Guarded<double> z0(n), z1(n);
+    box_muller(u1.data(), u2.data(), static_cast<int64_t>(n), z0.data(), z1.data());
+    for (size_t i = 0; i < n; ++i) {
+      const double r = std::sqrt(-2.0 * std::log(1.0 - u1[i])), t = 6.283185307179586476925286766559 * u2[i];
+      EXPECT_NEAR(z0[i], r * std::cos(t), 1e-14 * (1.0 + r)) << target() << " u1 " << u1[i] << " u2 " << u2[i];
+      EXPECT_NEAR(z1[i], r * std::sin(t), 1e-14 * (1.0 + r)) << target() << " u1 " << u1[i] << " u2 " << u2[i];
+      ASSERT_TRUE(std::isfinite(z0[i]) && std::isfinite(z1[i])) << target();
+    }
+    if (n > 0) {
+      EXPECT_EQ(z0[0], 0.0) << target();  // u1 = 0: r = 0 exactly
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ag::kernels

@@ -1,7 +1,10 @@
-// Philox4x32-10 over runs of consecutive counter blocks, one block per
-// 64-bit lane: each 32-bit word sits in the low half of a lane, so one
-// MulEven gives the whole 32x32->64-bit product of a round. Integer
-// arithmetic only, so every target gives the words of philox_block exactly.
+// Vector kernels of the random ops.
+// - Philox4x32-10 over runs of consecutive counter blocks, one block per
+//   64-bit lane: each 32-bit word sits in the low half of a lane, so one
+//   MulEven gives the whole 32x32->64-bit product of a round. Integer
+//   arithmetic only, so every target gives the words of philox_block exactly.
+// - Box-Muller on Highway's contrib Log, Sin and Cos in double: within a few
+//   ulp of the std:: functions, and may differ between targets.
 #include "kernels/targets.h"  // first: selects the targets
 
 #include <cstdint>
@@ -10,10 +13,11 @@
 #include "kernels/random.h"
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "src/kernels/philox_simd.cc"
+#define HWY_TARGET_INCLUDE "src/kernels/random_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
+#include "kernels/simd-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ag::kernels::HWY_NAMESPACE {
@@ -65,6 +69,31 @@ void PhiloxBlocks(uint64_t seed, uint64_t block, int64_t nblocks, uint32_t* out)
 #endif
 }
 
+// z0 = r cos t, z1 = r sin t with r = sqrt(-2 log(1 - u1)), t = 2 pi u2, for
+// u1, u2 in [0, 1): 1 - u1 is in (0, 1], so the log is finite; it may round
+// to a tiny positive value at 1, hence the Max before the Sqrt.
+void BoxMuller(const double* u1, const double* u2, size_t n, double* z0, double* z1) {
+  const hn::ScalableTag<double> d;
+  const size_t N = hn::Lanes(d);
+  const auto one = hn::Set(d, 1.0), minus_two = hn::Set(d, -2.0), zero = hn::Zero(d);
+  const auto two_pi = hn::Set(d, 6.283185307179586476925286766559);
+  auto pair = [&](decltype(one) a, decltype(one) b, size_t i, size_t m) {
+    const auto r = hn::Sqrt(hn::Max(hn::Mul(minus_two, hn::Log(d, hn::Sub(one, a))), zero));
+    const auto t = hn::Mul(two_pi, b);
+    const auto c = hn::Mul(r, hn::Cos(d, t)), s = hn::Mul(r, hn::Sin(d, t));
+    if (m == N) {
+      hn::StoreU(c, d, z0 + i);
+      hn::StoreU(s, d, z1 + i);
+    } else {
+      StoreTail(d, c, z0 + i, m);
+      StoreTail(d, s, z1 + i, m);
+    }
+  };
+  size_t i = 0;
+  for (; i + N <= n; i += N) pair(hn::LoadU(d, u1 + i), hn::LoadU(d, u2 + i), i, N);
+  if (i < n) pair(LoadTail(d, u1 + i, n - i), LoadTail(d, u2 + i, n - i), i, n - i);
+}
+
 int64_t RandomTargetId() { return HWY_TARGET; }
 
 }  // namespace ag::kernels::HWY_NAMESPACE
@@ -74,10 +103,15 @@ HWY_AFTER_NAMESPACE();
 namespace ag::kernels {
 
 HWY_EXPORT(PhiloxBlocks);
+HWY_EXPORT(BoxMuller);
 HWY_EXPORT(RandomTargetId);
 
 void philox_words(uint64_t seed, uint64_t block, int64_t nblocks, uint32_t* out) {
   HWY_DYNAMIC_DISPATCH(PhiloxBlocks)(seed, block, nblocks, out);
+}
+
+void box_muller(const double* u1, const double* u2, int64_t n, double* z0, double* z1) {
+  HWY_DYNAMIC_DISPATCH(BoxMuller)(u1, u2, static_cast<size_t>(n), z0, z1);
 }
 
 int64_t random_target() { return HWY_DYNAMIC_DISPATCH(RandomTargetId)(); }
