@@ -10,10 +10,6 @@ namespace ag::ops {
 
 namespace {
 
-void check_finite(double v, const char* what) {
-  if (!std::isfinite(v)) fail(AG_ERR_INVALID_ARGUMENT, what, " ", num_str(v), " is not finite");
-}
-
 // A length computed in double, as a checked 1-D shape.
 Dims length_shape(double len, DType dt) {
   if (!(len < 9.2e18)) fail(AG_ERR_OUT_OF_MEMORY, "the result would have ", num_str(len), " elements");
@@ -38,6 +34,10 @@ Tensor arange(Context* ctx, DType dt, double start, double end, double step) {
   if (dt == DType::I64) {
     if (start != std::trunc(start)) fail(AG_ERR_INVALID_ARGUMENT, "start ", num_str(start), " is not an integer (dtype i64)");
     if (step != std::trunc(step)) fail(AG_ERR_INVALID_ARGUMENT, "step ", num_str(step), " is not an integer (dtype i64)");
+    // The values lie between start and end, so these bounds keep int64 arithmetic exact.
+    for (double v : {start, end}) {
+      if (std::fabs(v) > 9.2e18) fail(AG_ERR_INVALID_ARGUMENT, "start and end must lie within +-9.2e18 for i64, got ", num_str(v));
+    }
   }
   const Dims shape = length_shape(std::ceil((end - start) / step), dt);
   Tensor y = empty(ctx, dt, shape);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <initializer_list>
 #include <string>
@@ -125,6 +126,11 @@ inline std::string num_str(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
+}
+
+// A double attribute that must be finite; `what` names it in the message.
+inline void check_finite(double v, const char* what) {
+  if (!std::isfinite(v)) fail(AG_ERR_INVALID_ARGUMENT, what, " ", num_str(v), " is not finite");
 }
 
 }  // namespace ag::ops

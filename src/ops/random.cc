@@ -17,10 +17,6 @@ void check_random_dtype(DType dt) {
   if (!is_floating(dt)) fail(AG_ERR_DTYPE, "dtype must be f32 or f64, got ", dtype_name(dt));
 }
 
-void check_finite(double v, const char* what) {
-  if (!std::isfinite(v)) fail(AG_ERR_INVALID_ARGUMENT, what, " ", num_str(v), " is not finite");
-}
-
 void check_probability(double p, const char* what) {
   if (!(p >= 0.0 && p <= 1.0)) fail(AG_ERR_INVALID_ARGUMENT, what, " ", num_str(p), " is outside [0, 1]");
 }

@@ -203,6 +203,8 @@ TEST_F(Creation, Errors) {
                "[ag_op_arange] step 0.5 is not an integer (dtype i64)");
   expect_error(ag_op_arange(&y, ctx_, AG_I64, 0.5, 2, 1), AG_ERR_INVALID_ARGUMENT,
                "[ag_op_arange] start 0.5 is not an integer (dtype i64)");
+  expect_error(ag_op_arange(&y, ctx_, AG_I64, 0, 1e30, 1e29), AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_arange] start and end must lie within +-9.2e18 for i64, got 1e+30");
   expect_error(ag_op_arange(&y, ctx_, AG_F32, 0, 1e300, 1e-3), AG_ERR_OUT_OF_MEMORY,
                "[ag_op_arange] the result would have 1e+303 elements");
   expect_error(ag_op_arange(&y, ctx_, static_cast<ag_dtype>(9), 0, 2, 1), AG_ERR_DTYPE,
