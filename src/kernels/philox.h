@@ -42,10 +42,9 @@ inline PhiloxWords philox_block(uint64_t seed, uint64_t block) {
                        static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
 }
 
-// Uniform in [0, 1) from the top 24 bits of a word (f32 resolution), all 32
-// bits of a word (exact in double), or the top 53 bits of two (f64).
+// Uniform in [0, 1) from the top 24 bits of a word (f32 resolution) or the
+// top 53 bits of two (f64).
 inline float uniform_f32(uint32_t w) { return static_cast<float>(w >> 8) * (1.0f / 16777216.0f); }
-inline double uniform_u32(uint32_t w) { return static_cast<double>(w) * (1.0 / 4294967296.0); }
 inline double uniform_f64(uint32_t hi, uint32_t lo) {
   return static_cast<double>(((uint64_t{hi} << 32) | lo) >> 11) * (1.0 / 9007199254740992.0);
 }

@@ -5,7 +5,9 @@
 #include "kernels/random.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/philox.h"
 
@@ -41,19 +43,35 @@ inline T uniform_at(const uint32_t* w, int64_t j) {
   }
 }
 
-// u < p(i) ? v : 0 from one 32-bit word per element.
-template <class T, class P>
-void bernoulli_typed(T* out, int64_t first, int64_t n, uint64_t seed, uint64_t offset, P p, T v) {
-  for_batches(4, first, n, seed, offset, [&](int64_t i, const uint32_t* w, int64_t count) {
-    for (int64_t j = 0; j < count; ++j) out[i + j] = uniform_u32(w[j]) < p(i + j) ? v : T(0);
+// Bernoulli draws from one 32-bit word w per element: u = w / 2^32 < p is
+// w < p 2^32 (both scalings exact), so the integer w < ceil(p 2^32). The
+// value is selected with a bit mask, not a branch: a branch on a random bit
+// mispredicts about as often as it is taken (and compilers turn v * (w < t)
+// back into one).
+template <class T>
+struct Select {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  explicit Select(T v) { std::memcpy(&bits, &v, sizeof v); }
+  // *out = take ? v : +0.
+  void store(T* out, bool take) const {
+    const Bits r = bits & (Bits{0} - static_cast<Bits>(take));
+    std::memcpy(out, &r, sizeof r);
+  }
+  Bits bits;
+};
+
+template <class T>
+void bernoulli_scalar_p(T* out, int64_t first, int64_t n, uint64_t seed, uint64_t offset, double p, T v) {
+  const uint64_t threshold = static_cast<uint64_t>(std::ceil(p * 4294967296.0));
+  const Select<T> value(v);
+  for_batches(4, first, n, seed, offset, [&, value](int64_t i, const uint32_t* w, int64_t count) {
+    for (int64_t j = 0; j < count; ++j) value.store(out + i + j, uint64_t{w[j]} < threshold);
   });
 }
 
 template <class T>
 void fill_typed(RandomKind k, T* out, int64_t first, int64_t n, uint64_t seed, uint64_t offset, double a, double b) {
-  if (k == RandomKind::Bernoulli) {
-    return bernoulli_typed(out, first, n, seed, offset, [a](int64_t) { return a; }, static_cast<T>(b));
-  }
+  if (k == RandomKind::Bernoulli) return bernoulli_scalar_p(out, first, n, seed, offset, a, static_cast<T>(b));
   constexpr int64_t per = sizeof(T) == 4 ? 4 : 2;
   if (k == RandomKind::Uniform) {
     const T high = static_cast<T>(b);
@@ -98,8 +116,13 @@ void bernoulli(DType dt, const char* p, char* out, int64_t first, int64_t n, uin
   visit_floating(dt, [&](auto z) {
     using T = decltype(z);
     const T* pp = reinterpret_cast<const T*>(p);
-    bernoulli_typed(reinterpret_cast<T*>(out), first, n, seed, offset,
-                    [pp](int64_t i) { return static_cast<double>(pp[i]); }, T(1));
+    T* o = reinterpret_cast<T*>(out);
+    const Select<T> one(T(1));
+    for_batches(4, first, n, seed, offset, [&, one](int64_t i, const uint32_t* w, int64_t count) {
+      for (int64_t j = 0; j < count; ++j) {
+        one.store(o + i + j, static_cast<double>(w[j]) < static_cast<double>(pp[i + j]) * 4294967296.0);
+      }
+    });
   });
 }
 

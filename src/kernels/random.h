@@ -24,7 +24,7 @@ int64_t random_target();
 enum class RandomKind {
   Uniform,    // a + (b - a) u, u uniform in [0, 1), kept below b
   Normal,     // a + b z, z standard normal (Box-Muller)
-  Bernoulli,  // u < a ? b : 0, u a 32-bit uniform whatever the dtype
+  Bernoulli,  // u < a ? b : 0, u a 32-bit uniform whatever the dtype; b finite
 };
 
 // Elements per Philox block (four 32-bit words): one word per f32 value or
