@@ -4,6 +4,8 @@
 
 using namespace ag;
 
+static_assert(Context::kDefaultSeed == AG_RNG_DEFAULT_SEED, "the documented default seed");
+
 namespace {
 
 // dtype, then the shape checked for that dtype's item size.
