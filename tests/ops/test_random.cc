@@ -234,6 +234,11 @@ TEST_F(Random, BitwiseSameAtOneAndTwoThreads) {
   ASSERT_AG(ag_op_dropout(&d2, x2, 0.2, 1));
   own(d1), own(d2);
   EXPECT_EQ(data<float>(d1), data<float>(d2));
+  ag_tensor *b1 = nullptr, *b2 = nullptr;
+  ASSERT_AG(ag_op_bernoulli(&b1, rand(c1, AG_F64, big)));
+  ASSERT_AG(ag_op_bernoulli(&b2, rand(c2, AG_F64, big)));
+  own(b1), own(b2);
+  EXPECT_EQ(data<double>(b1), data<double>(b2));
   EXPECT_EQ(offset(c1), offset(c2));
 }
 
