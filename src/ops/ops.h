@@ -65,6 +65,7 @@ Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);  // bias may be null
 Tensor outer(const Tensor& a, const Tensor& b);
 Tensor dot(const Tensor& a, const Tensor& b);
+
 // ---- creation (ops/creation.cc): new leaves, no graph ----
 Tensor arange(Context* ctx, DType dt, double start, double end, double step);
 Tensor linspace(Context* ctx, DType dt, double start, double end, int64_t steps);
