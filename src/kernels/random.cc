@@ -73,6 +73,12 @@ template <class T>
 void fill_typed(RandomKind k, T* out, int64_t first, int64_t n, uint64_t seed, uint64_t offset, double a, double b) {
   if (k == RandomKind::Bernoulli) return bernoulli_scalar_p(out, first, n, seed, offset, a, static_cast<T>(b));
   constexpr int64_t per = sizeof(T) == 4 ? 4 : 2;
+  if (k == RandomKind::Uniform && a == 0.0 && b == 1.0) {  // rand: u itself, the same value as below
+    for_batches(per, first, n, seed, offset, [&](int64_t i, const uint32_t* w, int64_t count) {
+      for (int64_t j = 0; j < count; ++j) out[i + j] = uniform_at<T>(w, j);
+    });
+    return;
+  }
   if (k == RandomKind::Uniform) {
     const T high = static_cast<T>(b);
     const T below_high = std::nextafter(high, -std::numeric_limits<T>::infinity());
