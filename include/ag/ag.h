@@ -39,5 +39,7 @@
 #include "ag/function.h"
 #include "ag/ops_inplace.h"
 #include "ag/ops_conv.h"
+#include "ag/ops_creation.h"
+#include "ag/random.h"
 
 #endif /* AG_AG_H */

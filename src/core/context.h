@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 
 #include "core/allocator.h"
 #include "core/handle.h"
@@ -40,6 +41,31 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   void deallocate(void* p, size_t nbytes) noexcept { allocator_.deallocate(p, nbytes); }
   CachingAllocator& allocator() { return allocator_; }
 
+  // The random generator's state: the Philox seed and the next free counter
+  // block. Random ops reserve their blocks with reserve_random, which returns
+  // the state they start from; concurrent reservations get disjoint blocks,
+  // in arrival order. The lock keeps seed and offset consistent with each
+  // other when a state is set meanwhile.
+  struct RngState {
+    uint64_t seed;
+    uint64_t offset;
+  };
+  static constexpr uint64_t kDefaultSeed = 0x9E3779B97F4A7C15u;  // = AG_RNG_DEFAULT_SEED
+  RngState rng_state() const {
+    std::lock_guard<std::mutex> lock(rng_mutex_);
+    return rng_;
+  }
+  void set_rng_state(RngState s) {
+    std::lock_guard<std::mutex> lock(rng_mutex_);
+    rng_ = s;
+  }
+  RngState reserve_random(uint64_t blocks) {
+    std::lock_guard<std::mutex> lock(rng_mutex_);
+    const RngState s = rng_;
+    rng_.offset += blocks;
+    return s;
+  }
+
  private:
   struct Arena;
   void parallel_impl(int64_t n, int64_t chunk, void (*fn)(void*, int64_t, int64_t), void* arg);
@@ -48,6 +74,8 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   uint32_t fp_mode_;  // the creating thread's FTZ/DAZ bits, for arena tasks
   std::unique_ptr<Arena> arena_;
   CachingAllocator allocator_;
+  mutable std::mutex rng_mutex_;
+  RngState rng_{kDefaultSeed, 0};
 };
 
 }  // namespace ag

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <initializer_list>
+#include <string>
 
 #include "autograd/grad_math.h"
 #include "autograd/grad_mode.h"
@@ -122,6 +125,19 @@ inline int wrap_dim(int64_t dim, int ndim, const char* what = "dim", bool scalar
          "..", n - 1, ")");
   }
   return static_cast<int>(dim < 0 ? dim + n : dim);
+}
+
+// A double attribute for a message: "0.5", "-1e+30", "nan" (str() would
+// print std::to_string's fixed six decimals).
+inline std::string num_str(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// A double attribute that must be finite; `what` names it in the message.
+inline void check_finite(double v, const char* what) {
+  if (!std::isfinite(v)) fail(AG_ERR_INVALID_ARGUMENT, what, " ", num_str(v), " is not finite");
 }
 
 }  // namespace ag::ops

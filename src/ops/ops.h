@@ -126,6 +126,20 @@ Tensor avg_pool2d(const Tensor& x, Size2d kernel_size, Size2d stride, Size2d pad
                   bool count_include_pad, int64_t divisor_override);  // divisor_override 0: none
 Tensor adaptive_avg_pool2d(const Tensor& x, Size2d output_size);
 
+// ---- creation (ops/creation.cc): new leaves, no graph ----
+Tensor arange(Context* ctx, DType dt, double start, double end, double step);
+Tensor linspace(Context* ctx, DType dt, double start, double end, int64_t steps);
+Tensor eye(Context* ctx, DType dt, int64_t n, int64_t m);  // m = -1: n
+// ---- random (ops/random.cc): from the context's Philox generator ----
+Tensor rand(Context* ctx, DType dt, const Dims& shape);
+Tensor randn(Context* ctx, DType dt, const Dims& shape);
+Tensor uniform(Context* ctx, DType dt, const Dims& shape, double low, double high);
+Tensor normal(Context* ctx, DType dt, const Dims& shape, double mean, double std);
+Tensor bernoulli(const Tensor& p);
+Tensor bernoulli_scalar(Context* ctx, DType dt, const Dims& shape, double p);
+Tensor randint(Context* ctx, const Dims& shape, int64_t low, int64_t high);
+Tensor dropout(const Tensor& x, double p, bool training);
+
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context
 Tensor zeros_like(const Tensor& t);

@@ -87,3 +87,6 @@ FROZEN(offsetof(ag_memory_stats, peak_bytes_in_use) == 16);
 FROZEN(offsetof(ag_memory_stats, bytes_cached) == 24);
 FROZEN(offsetof(ag_memory_stats, allocations) == 32);
 FROZEN(offsetof(ag_memory_stats, cache_hits) == 40);
+
+/* The generator's default seed (ag/random.h). */
+FROZEN(AG_RNG_DEFAULT_SEED == 0x9E3779B97F4A7C15ull);

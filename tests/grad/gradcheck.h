@@ -70,4 +70,8 @@ using Cases = std::vector<Case>;
 #include "ops/ops.def"
 #undef AG_OP
 
+// For ops without tensor inputs (creation, random): a non-differentiable
+// case whose call gets a context that lives as long as the test process.
+Case no_input_case(std::string label, std::function<ag_status(ag_tensor**, ag_context*)> fn);
+
 }  // namespace gradcheck

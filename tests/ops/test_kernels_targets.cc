@@ -21,6 +21,8 @@
 
 #include "hwy/targets.h"
 #include "kernels/kernels.h"
+#include "kernels/philox.h"
+#include "kernels/random.h"
 #include "kernels/targets.h"
 
 namespace ag::kernels {
@@ -926,6 +928,59 @@ TEST_P(OnTarget, ReduceDimF32) {
 TEST_P(OnTarget, ReduceDimF64) {
   ASSERT_EQ(reduce_dim_target(), GetParam());
   check_reduce_dim<double>();
+}
+
+// ------------------------------------------------------------ Philox words
+
+// The vector generator gives the scalar generator's words for every run
+// length (vector tails), counters carrying into the high word and wrapping
+// at 2^64, and writes nothing past the run (the buffer ends at a guard page).
+TEST_P(OnTarget, PhiloxWordsMatchScalar) {
+  ASSERT_EQ(random_target(), GetParam()) << "dispatch did not reach the target";
+  const uint64_t seeds[] = {0, 0xDEADBEEFCAFEF00Dull};
+  const uint64_t starts[] = {0, 0xFFFFFFFDull, ~uint64_t{0} - 2};
+  for (uint64_t seed : seeds) {
+    for (uint64_t start : starts) {
+      for (int64_t nb : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 33, 64, 100}) {
+        Guarded<uint32_t> out(static_cast<size_t>(4 * nb));
+        philox_words(seed, start, nb, out.data());
+        for (int64_t b = 0; b < nb; ++b) {
+          const PhiloxWords want = philox_block(seed, start + static_cast<uint64_t>(b));
+          for (int j = 0; j < 4; ++j) {
+            ASSERT_EQ(out[static_cast<size_t>(4 * b + j)], want[j])
+                << target() << " seed " << seed << " block " << start + b << " word " << j << " of " << nb;
+          }
+        }
+      }
+      philox_words(seed, start, 0, nullptr);  // an empty run touches nothing
+    }
+  }
+}
+
+// Box-Muller against std:: math in double: every run length (tails), the
+// ends of the uniforms' range (u1 = 0 gives r = 0; the largest u1 gives the
+// largest r) and the quarter turns of the angle.
+TEST_P(OnTarget, BoxMullerMatchesScalar) {
+  ASSERT_EQ(random_target(), GetParam()) << "dispatch did not reach the target";
+  const double below_one = 1.0 - 0x1p-53;
+  std::vector<double> u1 = {0.0, below_one, 0.5, 1e-300, 0x1p-24, 1.0 - 0x1p-24, 0.25, 0.999};
+  std::vector<double> u2 = {0.0, 0.25, 0.5, 0.75, below_one, 1e-17, 0.125, 0.6};
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> uni(0.0, 1.0);
+  for (int i = 0; i < 60; ++i) u1.push_back(uni(rng)), u2.push_back(uni(rng));
+  for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t{8}, size_t{9}, size_t{17}, u1.size()}) {
+    Guarded<double> z0(n), z1(n);
+    box_muller(u1.data(), u2.data(), static_cast<int64_t>(n), z0.data(), z1.data());
+    for (size_t i = 0; i < n; ++i) {
+      const double r = std::sqrt(-2.0 * std::log(1.0 - u1[i])), t = 6.283185307179586476925286766559 * u2[i];
+      EXPECT_NEAR(z0[i], r * std::cos(t), 1e-14 * (1.0 + r)) << target() << " u1 " << u1[i] << " u2 " << u2[i];
+      EXPECT_NEAR(z1[i], r * std::sin(t), 1e-14 * (1.0 + r)) << target() << " u1 " << u1[i] << " u2 " << u2[i];
+      ASSERT_TRUE(std::isfinite(z0[i]) && std::isfinite(z1[i])) << target();
+    }
+    if (n > 0) {
+      EXPECT_EQ(z0[0], 0.0) << target();  // u1 = 0: r = 0 exactly
+    }
+  }
 }
 
 }  // namespace
