@@ -39,5 +39,7 @@
 #include "ag/function.h"
 #include "ag/ops_inplace.h"
 #include "ag/ops_conv.h"
+#include "ag/anomaly.h"
+#include "ag/graph.h"
 
 #endif /* AG_AG_H */

@@ -2,6 +2,7 @@
 // would otherwise be process-global lives here.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -40,6 +41,10 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   void deallocate(void* p, size_t nbytes) noexcept { allocator_.deallocate(p, nbytes); }
   CachingAllocator& allocator() { return allocator_; }
 
+  // Anomaly mode: backward checks every gradient a node produces for NaN/Inf.
+  bool anomaly_mode() const { return anomaly_mode_.load(std::memory_order_relaxed); }
+  void set_anomaly_mode(bool on) { anomaly_mode_.store(on, std::memory_order_relaxed); }
+
  private:
   struct Arena;
   void parallel_impl(int64_t n, int64_t chunk, void (*fn)(void*, int64_t, int64_t), void* arg);
@@ -48,6 +53,7 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   uint32_t fp_mode_;  // the creating thread's FTZ/DAZ bits, for arena tasks
   std::unique_ptr<Arena> arena_;
   CachingAllocator allocator_;
+  std::atomic<bool> anomaly_mode_{false};
 };
 
 }  // namespace ag

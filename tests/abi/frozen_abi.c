@@ -87,3 +87,7 @@ FROZEN(offsetof(ag_memory_stats, peak_bytes_in_use) == 16);
 FROZEN(offsetof(ag_memory_stats, bytes_cached) == 24);
 FROZEN(offsetof(ag_memory_stats, allocations) == 32);
 FROZEN(offsetof(ag_memory_stats, cache_hits) == 40);
+
+/* Graph export formats. */
+FROZEN(AG_GRAPH_DOT == 1);
+FROZEN(AG_GRAPH_JSON == 2);
