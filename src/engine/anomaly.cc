@@ -17,24 +17,30 @@ namespace {
 // Fixed chunks, so the element reported does not depend on the thread count.
 constexpr int64_t kChunk = int64_t{1} << 16;
 
-// Index of the first NaN or infinity of g (floating), or -1; its value in *bad.
-int64_t first_nonfinite(const Tensor& g, double* bad) {
-  const Tensor c = g->is_contiguous() ? g : grad_clone(g);
-  const int64_t n = c->numel();
-  const char* data = c->data();
-  const DType dt = c->dtype();
+// Index of the first NaN or infinity in n contiguous elements, or n; one
+// kernel call when that is one chunk (no allocation).
+int64_t first_bad_index(Context* ctx, DType dt, const char* data, int64_t n) {
+  if (n <= kChunk) return kernels::first_nonfinite(dt, data, n);
   const size_t item = itemsize(dt);
-  std::vector<int64_t> first(static_cast<size_t>((n + kChunk - 1) / kChunk), -1);
-  c->context()->parallel_chunks(n, kChunk, [&](int64_t b, int64_t e) {
+  std::vector<int64_t> first(static_cast<size_t>((n + kChunk - 1) / kChunk), n);
+  ctx->parallel_chunks(n, kChunk, [&](int64_t b, int64_t e) {
     const int64_t k = kernels::first_nonfinite(dt, data + static_cast<size_t>(b) * item, e - b);
     if (k < e - b) first[static_cast<size_t>(b / kChunk)] = b + k;
   });
   for (const int64_t k : first) {
-    if (k < 0) continue;
-    *bad = dt == DType::F64 ? reinterpret_cast<const double*>(data)[k] : reinterpret_cast<const float*>(data)[k];
-    return k;
+    if (k < n) return k;
   }
-  return -1;
+  return n;
+}
+
+// Index of the first NaN or infinity of g (floating), or -1; its value in *bad.
+int64_t first_nonfinite(const Tensor& g, double* bad) {
+  const Tensor c = g->is_contiguous() ? g : grad_clone(g);
+  const int64_t n = c->numel();
+  const int64_t k = first_bad_index(c->context(), c->dtype(), c->data(), n);
+  if (k == n) return -1;
+  *bad = c->dtype() == DType::F64 ? c->data_as<double>()[k] : c->data_as<float>()[k];
+  return k;
 }
 
 // Where gradient i of node goes, for the message.
