@@ -41,5 +41,7 @@
 #include "ag/ops_conv.h"
 #include "ag/ops_creation.h"
 #include "ag/random.h"
+#include "ag/anomaly.h"
+#include "ag/graph.h"
 
 #endif /* AG_AG_H */

@@ -227,6 +227,15 @@ class NoGradGuard {
   int32_t previous_;
 };
 
+/** Opens a tag scope (ag/anomaly.h) on this thread for its lifetime: ops recorded meanwhile carry its name. */
+class TagScope {
+ public:
+  explicit TagScope(const char *name) { detail::check(ag_tag_scope_push(name)); }
+  ~TagScope() { ag_tag_scope_pop(); }
+  TagScope(const TagScope &) = delete;
+  TagScope &operator=(const TagScope &) = delete;
+};
+
 /* ---- creating tensors ---- */
 
 /** A tensor holding a copy of `data` (row-major) with `shape` ({} = 0-dim). */

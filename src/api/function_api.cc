@@ -46,6 +46,11 @@ struct FunctionNode final : Node {
   void release_variables() override {
     for (SavedTensor& s : saved) s.release();
   }
+  size_t saved_bytes() const override {
+    size_t n = 0;
+    for (const SavedTensor& s : saved) n += s.nbytes();
+    return n;
+  }
   void apply(TensorList& grads, TensorList& out) override;
 
   std::string name_;

@@ -4,6 +4,7 @@
 
 #include "autograd/accumulate_grad.h"
 #include "autograd/hooks.h"
+#include "autograd/tag_scope.h"
 
 namespace ag {
 
@@ -13,7 +14,7 @@ thread_local uint64_t tl_next_sequence_nr = 0;
 
 uint64_t next_sequence_nr() { return tl_next_sequence_nr++; }
 
-Node::Node() : sequence_nr_(next_sequence_nr()) {}
+Node::Node() : sequence_nr_(next_sequence_nr()), tag_(current_tag()) {}
 
 void Node::destroy_hooks(NodeHooks* h) { delete h; }
 

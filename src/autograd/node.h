@@ -52,9 +52,14 @@ class Node : public RefCounted {
   virtual void release_variables() {}
   // Whether the node is a leaf's AccumulateGrad (captured, not run, by ag_grad).
   virtual bool is_accumulate_grad() const { return false; }
+  // Bytes of the tensors the node still keeps for its backward (0 once released).
+  virtual size_t saved_bytes() const { return 0; }
 
   uint64_t sequence_nr() const { return sequence_nr_; }
   uint32_t topological_nr() const { return topological_nr_; }
+  // The thread's tag scope when the forward op recorded the node (interned,
+  // lives as long as the process), or null.
+  const char* tag() const { return tag_; }
   size_t num_inputs() const { return input_meta_.size(); }
   size_t num_outputs() const { return next_edges_.size(); }
   const Edge& next_edge(size_t i) const { return next_edges_[i]; }
@@ -73,6 +78,7 @@ class Node : public RefCounted {
 
  protected:
   Node();
+  // For the engine's own nodes (AccumulateGrad, GraphRoot): no tag.
   explicit Node(uint64_t sequence_nr) : sequence_nr_(sequence_nr) {}
   ~Node() override {
     if (NodeHooks* h = hooks_.load(std::memory_order_acquire)) destroy_hooks(h);
@@ -83,6 +89,7 @@ class Node : public RefCounted {
 
   uint64_t sequence_nr_;
   uint32_t topological_nr_ = 0;
+  const char* tag_ = nullptr;
   SmallVector<Edge, 2> next_edges_;
   SmallVector<InputMeta, 1> input_meta_;
   std::atomic<NodeHooks*> hooks_{nullptr};

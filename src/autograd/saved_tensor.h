@@ -10,6 +10,7 @@
 // once a create_graph backward records the leaf's gradient.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/tensor_impl.h"
@@ -25,6 +26,8 @@ class SavedTensor {
   Tensor unpack(Node& owner) const;
   void release();
   bool defined() const { return static_cast<bool>(data_) || released_; }
+  // Bytes of the elements held (numel times element size), 0 once released.
+  size_t nbytes() const { return data_ ? data_->nbytes() : 0; }
 
  private:
   Tensor data_;

@@ -2,6 +2,7 @@
 // would otherwise be process-global lives here.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -65,6 +66,9 @@ class Context : public RefCounted, public HandleState<kContextTag> {
     rng_.offset += blocks;
     return s;
   }
+  // Anomaly mode: backward checks every gradient a node produces for NaN/Inf.
+  bool anomaly_mode() const { return anomaly_mode_.load(std::memory_order_relaxed); }
+  void set_anomaly_mode(bool on) { anomaly_mode_.store(on, std::memory_order_relaxed); }
 
  private:
   struct Arena;
@@ -76,6 +80,7 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   CachingAllocator allocator_;
   mutable std::mutex rng_mutex_;
   RngState rng_{kDefaultSeed, 0};
+  std::atomic<bool> anomaly_mode_{false};
 };
 
 }  // namespace ag

@@ -10,6 +10,8 @@
 #include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
 #include "autograd/node.h"
+#include "core/context.h"
+#include "engine/anomaly.h"
 #include "engine/node_map.h"
 
 namespace ag {
@@ -152,6 +154,8 @@ class GraphTask {
           // already hold their share of the gradient.
           throw Error(e.code(), str(started ? "backward interrupted at " : "", node.name(), ": ", e.message()));
         }
+        // Outside the try: the message names the node itself.
+        if (run && opts_.detect_anomaly) check_finite_gradients(node, out);
         started = started || (index != 0 && run);
       }
       grads.clear();
@@ -252,6 +256,7 @@ std::vector<Tensor> execute(const ExecuteRequest& req) {
   Ref<Node> graph_root = make_ref<GraphRoot>(edges, req.seeds);
   BackwardOptions o = req.opts;
   if (o.create_graph) o.retain_graph = true;
+  if (!req.roots.empty()) o.detect_anomaly = req.roots[0]->context()->anomaly_mode();
   GraphTask task(o);
   task.count_dependencies(*graph_root);
   std::vector<Edge> targets;

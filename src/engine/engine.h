@@ -13,6 +13,9 @@ namespace ag {
 struct BackwardOptions {
   bool retain_graph = false;
   bool create_graph = false;
+  // Check every gradient a node produces for NaN/Inf (the roots' context's
+  // anomaly mode, read once per pass).
+  bool detect_anomaly = false;
 };
 
 // Backward from `root`, seeded with `seed` (same shape and dtype, already

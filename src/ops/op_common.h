@@ -102,6 +102,11 @@ struct SavingNode : Node {
   void release_variables() override {
     for (SavedTensor& s : saved) s.release();
   }
+  size_t saved_bytes() const override {
+    size_t n = 0;
+    for (const SavedTensor& s : saved) n += s.nbytes();
+    return n;
+  }
   SavedTensor saved[N];
 };
 

@@ -90,3 +90,7 @@ FROZEN(offsetof(ag_memory_stats, cache_hits) == 40);
 
 /* The generator's default seed (ag/random.h). */
 FROZEN(AG_RNG_DEFAULT_SEED == 0x9E3779B97F4A7C15ull);
+
+/* Graph export formats. */
+FROZEN(AG_GRAPH_DOT == 1);
+FROZEN(AG_GRAPH_JSON == 2);

@@ -152,6 +152,25 @@ TEST(AgHpp, NoGradGuardRestoresTheMode) {
   EXPECT_TRUE((x * x).requires_grad());
 }
 
+TEST(AgHpp, TagScopeNestsAndCloses) {
+  ag::Context ctx(1);
+  ag::Tensor x = ag::scalar(ctx, 2.0);
+  x.set_requires_grad();
+  ag::Tensor y;
+  {
+    ag::TagScope outer("loss");
+    ag::TagScope inner("scale");
+    EXPECT_STREQ(ag_tag_scope_current(), "loss/scale");
+    y = x * x;
+  }
+  EXPECT_EQ(ag_tag_scope_current(), nullptr);
+  const ag_node *n = nullptr;
+  ASSERT_EQ(ag_tensor_grad_fn(&n, y.get()), AG_OK);
+  EXPECT_STREQ(ag_node_tag(n), "loss/scale");
+  EXPECT_THROW(ag::TagScope bad(""), ag::Error);
+  EXPECT_EQ(ag_tag_scope_current(), nullptr);  // a failed push opened nothing
+}
+
 TEST(AgHpp, FailuresThrowTheStatusAndMessage) {
   ag::Context ctx(1);
   ag::Tensor a = ag::zeros(ctx, {2, 3});

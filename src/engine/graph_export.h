@@ -1,0 +1,20 @@
+// Text renderings of a recorded graph (Graphviz DOT, JSON) for inspection.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "autograd/node.h"
+
+namespace ag {
+
+enum class GraphFormat { Dot, Json };
+
+// Every node reachable from root, parents before children (Kahn's order over
+// the edges, ties in edge order), so the result depends only on the graph.
+std::vector<const Node*> graph_nodes(const Node& root);
+
+// The graph of root in `format` (see ag_graph_export in ag/graph.h).
+std::string export_graph(const Node& root, GraphFormat format);
+
+}  // namespace ag
