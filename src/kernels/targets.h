@@ -24,5 +24,6 @@ int64_t compiled_targets();
 // including any hwy::SetSupportedTargetsForTest mock.
 int64_t elementwise_target();
 int64_t reduce_target();
+int64_t select_target();  // compare, where, lerp
 
 }  // namespace ag::kernels

@@ -67,9 +67,28 @@ struct SavingNode : Node {
   SavedTensor saved[N];
 };
 
+// The forward passes of the elementwise families (unary.cc, binary.cc):
+// dtype checks, the kernel call, parallel chunks for large contiguous
+// inputs. No graph.
+Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr = 0.0, double attr2 = 0.0);
+Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k);
+
+// Constant masks of backward formulas (no graph), in x's dtype: 1 where
+// lo < x < hi (closed: lo <= x <= hi), else 0.
+inline Tensor inside(const Tensor& x, double lo, double hi, bool closed) {
+  return unary_forward(x, closed ? kernels::UnaryKind::InsideClosed : kernels::UnaryKind::InsideOpen, lo, hi);
+}
+
 // Gradient of a broadcast input: summed back to its shape when it differs.
 inline Tensor reduce_to(const Tensor& g, const Dims& shape) {
   return g->shape() == shape ? g : sum_to_size(g, shape);
 }
+
+// A node of a binary op: the input shapes, for summing broadcast gradients
+// back, and two saved tensors.
+struct BinaryNode : SavingNode<2> {
+  BinaryNode(const Tensor& a, const Tensor& b) : shape_a(a->shape()), shape_b(b->shape()) {}
+  Dims shape_a, shape_b;
+};
 
 }  // namespace ag::ops

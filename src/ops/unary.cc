@@ -3,9 +3,7 @@
 
 namespace ag::ops {
 
-namespace {
-
-Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr = 0.0) {
+Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double attr2) {
   check_floating(*x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
   const int64_t n = x->numel();
@@ -13,15 +11,14 @@ Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr = 0.0) {
     const size_t item = itemsize(x->dtype());
     const Dims unit{1};
     for_chunks(x->context(), n, [&](int64_t off, int64_t len) {
-      kernels::unary(k, x->dtype(), Dims{len}, kernels::View{x->data() + off * item, &unit}, y->data() + off * item, attr);
+      kernels::unary(k, x->dtype(), Dims{len}, kernels::View{x->data() + off * item, &unit}, y->data() + off * item, attr,
+                     attr2);
     });
   } else {
-    kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y->data(), attr);
+    kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y->data(), attr, attr2);
   }
   return y;
 }
-
-}  // namespace
 
 // neg: y = -x; dx = -g.
 namespace {

@@ -1,0 +1,112 @@
+// Per-target functors of the binary math kernels (the BinaryKind values after
+// TanhBackward): op(a, b) on vectors, lane types f32 and f64. Strided rows
+// are gathered and run through the same vector code (elementwise.cc), so a
+// result never depends on the layout. Same toggling guard as simd-inl.h.
+
+#if defined(AG_KERNELS_BINARY_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AG_KERNELS_BINARY_MATH_INL_H_
+#undef AG_KERNELS_BINARY_MATH_INL_H_
+#else
+#define AG_KERNELS_BINARY_MATH_INL_H_
+#endif
+
+#include <cmath>
+
+#include "kernels/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ag::kernels::HWY_NAMESPACE {
+
+// max(a, b) and min(a, b), NaN if either is NaN (as PyTorch's maximum and
+// minimum, unlike fmax). Of +0 and -0 either may come out.
+struct MaximumK {
+  template <class V>
+  HWY_INLINE V operator()(V a, V b) const {
+    return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Max(a, b));
+  }
+};
+
+struct MinimumK {
+  template <class V>
+  HWY_INLINE V operator()(V a, V b) const {
+    return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Min(a, b));
+  }
+};
+
+// atan2(y, x), the angle of the point (x, y), in [-pi, pi]. From
+// r = atan(min(|x|,|y|) / max(|x|,|y|)) in [0, pi/4], unfolded by octant; the
+// special values follow C's atan2: atan2(+-0, +0) = +-0, atan2(+-0, -0) =
+// +-pi, atan2(+-inf, +-inf) = +-pi/4 or +-3pi/4, NaN if either is NaN.
+struct Atan2K {
+  template <class V>
+  HWY_INLINE V operator()(V y, V x) const {
+    const hn::DFromV<V> d;
+    using T = hn::TFromD<decltype(d)>;
+    const hn::RebindToSigned<decltype(d)> di;
+    const V ax = hn::Abs(x), ay = hn::Abs(y);
+    const V big = hn::Max(ax, ay), small = hn::Min(ax, ay);
+    const auto both_inf = hn::And(hn::IsInf(x), hn::IsInf(y));
+    // 0/0 -> 0 (the axis); inf/inf -> the diagonal, pi/4 correctly rounded.
+    V q = hn::IfThenZeroElse(hn::Eq(big, hn::Zero(d)), hn::Div(small, big));
+    V r = hn::IfThenElse(both_inf, hn::Set(d, T(0.78539816339744830961566084581988)), hn::Atan(d, q));
+    r = hn::IfThenElse(hn::Gt(ay, ax), hn::Sub(hn::Set(d, T(1.5707963267948966192313216916398)), r), r);
+    const auto x_negative = hn::RebindMask(d, hn::Lt(hn::BitCast(di, x), hn::Zero(di)));
+    r = hn::IfThenElse(x_negative, hn::Sub(hn::Set(d, T(3.1415926535897932384626433832795)), r), r);
+    r = hn::CopySign(r, y);
+    return hn::IfThenElse(hn::Or(hn::IsNaN(x), hn::IsNaN(y)), hn::Add(x, y), r);
+  }
+};
+
+// g * y * (1 - y): the gradient of sigmoid from its output y. Unfused, so
+// every target rounds as the scalar formula does.
+struct SigmoidBackwardK {
+  template <class V>
+  HWY_INLINE V operator()(V g, V y) const {
+    const hn::DFromV<V> d;
+    return hn::Mul(hn::Mul(g, y), hn::Sub(hn::Set(d, 1), y));
+  }
+};
+
+// 1 where a > b, 1/2 where a == b, else 0 (NaN: 0): the share of the
+// gradient of maximum(a, b) that goes to a (PyTorch splits ties evenly).
+struct GreaterShareK {
+  template <class V>
+  HWY_INLINE V operator()(V a, V b) const {
+    const hn::DFromV<V> d;
+    const V half = hn::Set(d, 0.5);
+    return hn::IfThenElse(hn::Gt(a, b), hn::Set(d, 1), hn::IfThenElseZero(hn::Eq(a, b), half));
+  }
+};
+
+// Ops without a vector algorithm here (exact fmod needs an iterative
+// reduction; pow a double-double logarithm): libm per element, which is
+// exact (fmod, remainder) or within 1 ulp (glibc pow).
+struct PowScalarK {
+  template <class T>
+  T operator()(T a, T b) const {
+    return std::pow(a, b);
+  }
+};
+
+// C fmod: the result has the sign of a.
+struct FmodScalarK {
+  template <class T>
+  T operator()(T a, T b) const {
+    return std::fmod(a, b);
+  }
+};
+
+// Python's modulus: the result has the sign of b (as PyTorch's remainder).
+struct RemainderScalarK {
+  template <class T>
+  T operator()(T a, T b) const {
+    T r = std::fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+};
+
+}  // namespace ag::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // AG_KERNELS_BINARY_MATH_INL_H_
