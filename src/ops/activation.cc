@@ -4,7 +4,10 @@
 // leaky_relu'(0) = slope, elu'(0) = alpha, hardtanh' = 0 at the bounds,
 // clamp' = 1 at the bounds.
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "ops/elementwise.h"
 
@@ -15,6 +18,16 @@ using K = kernels::UnaryKind;
 
 // Bool mask x > v.
 Tensor greater(const Tensor& x, double v) { return gt(x, scalar_like(x, v)); }
+
+// An attribute in a message: the shortest form that reads back exactly.
+std::string num(double v) {
+  char buf[32];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v || std::isnan(v)) break;
+  }
+  return buf;
+}
 }  // namespace
 
 // sigmoid: dx = sigmoid_backward(g, y) = g y (1 - y).
@@ -96,8 +109,8 @@ Tensor silu(const Tensor& x) {
 // dx = g sigmoid(beta x), and g where beta x > threshold.
 Tensor softplus(const Tensor& x, double beta, double threshold) {
   if (beta == 0.0 || std::isnan(beta) || std::isnan(threshold)) {
-    fail(AG_ERR_INVALID_ARGUMENT, "beta must be nonzero and threshold a number, got beta ", beta, " and threshold ",
-         threshold);
+    fail(AG_ERR_INVALID_ARGUMENT, "beta must be nonzero and threshold a number, got beta ", num(beta),
+         " and threshold ", num(threshold));
   }
   return unary_op(
       x, K::Softplus, "SoftplusBackward", Save::Input,
@@ -119,7 +132,7 @@ Tensor mish(const Tensor& x) {
 // hardtanh: clamp to [min_val, max_val]; dx = g strictly inside, else 0.
 Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
   if (!(min_val <= max_val)) {
-    fail(AG_ERR_INVALID_ARGUMENT, "min_val ", min_val, " must not exceed max_val ", max_val, " (nor be NaN)");
+    fail(AG_ERR_INVALID_ARGUMENT, "min_val ", num(min_val), " must not exceed max_val ", num(max_val), " (nor be NaN)");
   }
   return unary_op(
       x, K::Clamp, "HardtanhBackward", Save::Input,
