@@ -85,8 +85,8 @@ AG_API ag_status ag_op_square(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /** y = 1 / x (+-inf at +-0). */
 AG_API ag_status ag_op_reciprocal(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /**
- * y = sin x, cos x, tan x (radians; NaN for infinite x). Accurate for
- * |x| < 1e4 (f32) / 1e9 (f64); beyond, the argument reduction loses digits.
+ * y = sin x, cos x, tan x (radians; NaN for infinite x). Accurate (ABI.md)
+ * for |x| <= 1e4; beyond, the argument reduction loses digits.
  */
 AG_API ag_status ag_op_sin(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 AG_API ag_status ag_op_cos(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;

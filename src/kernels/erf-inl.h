@@ -7,9 +7,11 @@
 //   a >= 3:       erfc(a) = e^(-a^2) * T(6 / a - 1) / a.
 // The coefficients interpolate erf(x)/x, erfcx(a) and a*erfcx(a) at 40
 // Chebyshev nodes, computed with 50-digit arithmetic (mpmath); f32 keeps the
-// leading terms whose tail is below 1.5e-8, f64 below 2e-17. Measured errors:
-// tests/ops/test_kernels_math_targets.cc. A series whose region no lane of a
-// vector falls in is skipped. Same toggling guard as simd-inl.h.
+// leading terms whose tail is below 1.5e-8, f64 below 2e-17. Measured error
+// of erf over all inputs on every target: 2 ulp in f32 and in f64 (relative
+// error below 4.5e-16); the normal CDF keeps its relative accuracy in the
+// lower tail (gelu: 5 / 6 ulp down to x = -12). A series whose region no
+// lane of a vector falls in is skipped. Same toggling guard as simd-inl.h.
 
 #if defined(AG_KERNELS_ERF_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AG_KERNELS_ERF_INL_H_

@@ -135,8 +135,7 @@ struct ReciprocalK {
 };
 
 // Trigonometric functions: +-inf and NaN -> NaN, +-0 -> +-0 (cos: 1).
-// Accurate for |x| up to kTrigRange (Highway's range reduction loses digits
-// beyond); larger inputs give a finite result in the function's range.
+// Accurate for |x| <= 1e4 (Highway's range reduction loses digits beyond).
 struct SinK {
   template <class D, class V>
   HWY_INLINE V operator()(D d, V x) const {

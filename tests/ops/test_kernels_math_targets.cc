@@ -82,25 +82,25 @@ const std::vector<UnaryCase>& unary_cases() {
       {UnaryKind::Sigmoid, "sigmoid", 0, 0, sigmoid_ref, 3, 3, -kInf, kInf},
       {UnaryKind::Relu, "relu", 0, 0, [](LD x) { return x > 0 || x != x ? x : LD(0); }, 0, 0, -kInf, kInf},
       {UnaryKind::LeakyRelu, "leaky_relu", 0.125, 0, [](LD x) { return x > 0 ? x : x * LD(0.125); }, 0, 0, -kInf, kInf},
-      {UnaryKind::Elu, "elu", 1.5, 0, [](LD x) { return x > 0 ? x : LD(1.5) * std::expm1(x); }, 3, 3, -kInf, kInf},
+      {UnaryKind::Elu, "elu", 1.5, 0, [](LD x) { return x > 0 ? x : LD(1.5) * std::expm1(x); }, 2, 2, -kInf, kInf},
       {UnaryKind::Selu, "selu", 0, 0,
        [](LD x) {
          const LD alpha = 1.6732632423543772848170429916717L, scale = 1.0507009873554804934193349852946L;
          return scale * (x > 0 ? x : alpha * std::expm1(x));
        },
        3, 3, -kInf, kInf},
-      {UnaryKind::Silu, "silu", 0, 0, [](LD x) { return x * sigmoid_ref(x); }, 4, 4, -80, kInf},
-      {UnaryKind::Softplus, "softplus", 2, 10, [](LD x) { return softplus_ref(x, 2, 10); }, 4, 4, -kInf, kInf},
-      {UnaryKind::Mish, "mish", 0, 0, [](LD x) { return x * std::tanh(softplus_ref(x, 1, 20)); }, 6, 6, -80, kInf},
+      {UnaryKind::Silu, "silu", 0, 0, [](LD x) { return x * sigmoid_ref(x); }, 3, 3, -80, kInf},
+      {UnaryKind::Softplus, "softplus", 2, 10, [](LD x) { return softplus_ref(x, 2, 10); }, 3, 3, -kInf, kInf},
+      {UnaryKind::Mish, "mish", 0, 0, [](LD x) { return x * std::tanh(softplus_ref(x, 1, 20)); }, 4, 4, -80, kInf},
       {UnaryKind::Clamp, "clamp", -0.5, 2, [](LD x) { return x < LD(-0.5) ? LD(-0.5) : x > 2 ? LD(2) : x; }, 0, 0, -kInf, kInf},
       {UnaryKind::Gelu, "gelu", 0, 0,
-       [](LD x) { return x * std::erfc(-x * 0.70710678118654752440084436210485L) / 2; }, 8, 8, -12, kInf},
+       [](LD x) { return x * std::erfc(-x * 0.70710678118654752440084436210485L) / 2; }, 6, 6, -12, kInf},
       {UnaryKind::GeluTanh, "gelu_tanh", 0, 0,
        [](LD x) {
          const LD k = 0.79788456080286535587989211986876L;
          return x / 2 * (1 + std::tanh(k * (x + LD(0.044715) * x * x * x)));
        },
-       16, 16, -3, kInf},
+       14, 14, -3, kInf},
       {UnaryKind::Floor, "floor", 0, 0, [](LD x) { return std::floor(x); }, 0, 0, -kInf, kInf},
       {UnaryKind::Ceil, "ceil", 0, 0, [](LD x) { return std::ceil(x); }, 0, 0, -kInf, kInf},
       {UnaryKind::Round, "round", 0, 0, [](LD x) { return std::nearbyint(x); }, 0, 0, -kInf, kInf},
