@@ -133,7 +133,7 @@ AG_API ag_status ag_op_leaky_relu(ag_tensor **out, const ag_tensor *x, double ne
 AG_API ag_status ag_op_elu(ag_tensor **out, const ag_tensor *x, double alpha) AG_NOEXCEPT;
 /** y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805. */
 AG_API ag_status ag_op_selu(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
-/** y = x * sigmoid(x) (swish). */
+/** y = x * sigmoid(x) (swish). Gradient through ag_op_silu_backward. */
 AG_API ag_status ag_op_silu(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /**
  * y = ln(1 + e^(beta x)) / beta, and y = x where beta * x > threshold
@@ -156,13 +156,27 @@ AG_API ag_status ag_op_hardtanh(ag_tensor **out, const ag_tensor *x, double min_
  * NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0.
  */
 AG_API ag_status ag_op_clamp(ag_tensor **out, const ag_tensor *x, double min, double max) AG_NOEXCEPT;
-/** y = x * Phi(x), Phi the standard normal CDF (exact GELU, PyTorch's approximate='none'). */
+/**
+ * y = x * Phi(x), Phi the standard normal CDF (exact GELU, PyTorch's
+ * approximate='none'). Gradient through ag_op_gelu_backward.
+ */
 AG_API ag_status ag_op_gelu(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /**
  * y = x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))): GELU with the
  * tanh approximation (PyTorch's approximate='tanh').
  */
 AG_API ag_status ag_op_gelu_tanh(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+
+/**
+ * Fused gradients of activations: y = grad * f'(x) for f = silu, gelu,
+ * gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one
+ * pass (the ops' backward uses them). They broadcast and are differentiable
+ * in both inputs (higher derivatives of f).
+ * @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
+ */
+AG_API ag_status ag_op_silu_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_gelu_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_gelu_tanh_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x) AG_NOEXCEPT;
 
 /* ---- elementwise math, two inputs with broadcasting ----
  * Errors as for ag_op_add (AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT,

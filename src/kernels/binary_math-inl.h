@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "kernels/simd-inl.h"
+#include "kernels/unary_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ag::kernels::HWY_NAMESPACE {
@@ -64,6 +65,56 @@ struct SigmoidBackwardK {
   HWY_INLINE V operator()(V g, V y) const {
     const hn::DFromV<V> d;
     return hn::Mul(hn::Mul(g, y), hn::Sub(hn::Set(d, 1), y));
+  }
+};
+
+// Fused gradients of activations from their input x: g * f'(x). Beyond
+// |x| = 40 (gelu) or 1000 (the others) f' is 0 or 1 to the last bit; x is
+// clamped there so that f'(+-inf) is 0 or 1 rather than inf * 0 = NaN.
+template <class D, class V>
+HWY_INLINE V ClampAbs(D d, V x, double limit) {
+  const V l = Const(d, limit);
+  return KeepNaN(x, hn::Min(hn::Max(x, hn::Neg(l)), l));
+}
+
+// gelu' = Phi(x) + x phi(x), phi(x) = e^(-x^2/2) / sqrt(2 pi).
+struct GeluBackwardK {
+  template <class V>
+  HWY_INLINE V operator()(V g, V x) const {
+    const hn::DFromV<V> d;
+    const V xc = ClampAbs(d, x, 40.0);
+    const V pdf = hn::Mul(erf_detail::ExpMinusHalfSquare(d, xc), Const(d, 0.39894228040143267793994605993438));
+    return hn::Mul(g, hn::Add(NormalCdf(d, x), hn::Mul(xc, pdf)));
+  }
+};
+
+// gelu_tanh(x) = x s with s = sigmoid(2u), u = k (x + c x^3):
+// gelu_tanh' = s + x s (1 - s) 2 k (1 + 3 c x^2).
+struct GeluTanhBackwardK {
+  template <class V>
+  HWY_INLINE V operator()(V g, V x_in) const {
+    const hn::DFromV<V> d;
+    using T = hn::TFromD<decltype(d)>;
+    const V x = ClampAbs(d, x_in, 1000.0);
+    const V x2 = hn::Mul(x, x);
+    const V two_u = hn::Mul(Const(d, 2 * kSqrt2OverPi), hn::Add(x, hn::Mul(Const(d, kGeluTanhCubic), hn::Mul(x, x2))));
+    V s, one_minus_s;
+    SigmoidPair(d, two_u, s, one_minus_s);
+    const V du = hn::Mul(Const(d, 2 * kSqrt2OverPi), hn::Add(hn::Set(d, T(1)), hn::Mul(Const(d, 3 * kGeluTanhCubic), x2)));
+    const V ds = hn::Mul(hn::Mul(s, one_minus_s), du);
+    return hn::Mul(g, hn::Add(s, hn::Mul(x, ds)));
+  }
+};
+
+// silu' = s (1 + x (1 - s)), s = sigmoid(x).
+struct SiluBackwardK {
+  template <class V>
+  HWY_INLINE V operator()(V g, V x) const {
+    const hn::DFromV<V> d;
+    using T = hn::TFromD<decltype(d)>;
+    V s, one_minus_s;
+    SigmoidPair(d, x, s, one_minus_s);
+    return hn::Mul(g, hn::Mul(s, hn::Add(hn::Set(d, T(1)), hn::Mul(ClampAbs(d, x, 1000.0), one_minus_s))));
   }
 };
 

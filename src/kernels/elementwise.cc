@@ -245,6 +245,9 @@ void BinaryTyped(BinaryKind k, const Dims& shape, View a, View b, char* out) {
     case BinaryKind::Remainder: return BinaryScalarRows<T>(shape, a, b, out, RemainderScalarK());
     case BinaryKind::SigmoidBackward: return BinaryRows<T>(shape, a, b, out, SigmoidBackwardK());
     case BinaryKind::GreaterShare: return BinaryRows<T>(shape, a, b, out, GreaterShareK());
+    case BinaryKind::GeluBackward: return BinaryRows<T>(shape, a, b, out, GeluBackwardK());
+    case BinaryKind::GeluTanhBackward: return BinaryRows<T>(shape, a, b, out, GeluTanhBackwardK());
+    case BinaryKind::SiluBackward: return BinaryRows<T>(shape, a, b, out, SiluBackwardK());
   }
 }
 

@@ -227,12 +227,24 @@ struct ErfK {
 
 // sigmoid(x) = 1 / (1 + e^-x), from e = e^-|x| so that it never overflows:
 // 1 / (1 + e) for x >= 0, e / (1 + e) below. sigmoid(-inf) = 0, (+inf) = 1.
+// SigmoidPair also gives 1 - sigmoid(x) = sigmoid(-x) to full relative
+// accuracy (where the subtraction 1 - s would cancel).
+template <class D, class V>
+HWY_INLINE void SigmoidPair(D d, V x, V& s, V& one_minus_s) {
+  const V e = ExpK()(d, hn::Neg(hn::Abs(x)));
+  const V r = hn::Div(Const(d, 1.0), hn::Add(Const(d, 1.0), e));
+  const V er = hn::Mul(e, r);
+  const auto negative = hn::Lt(x, hn::Zero(d));
+  s = hn::IfThenElse(negative, er, r);
+  one_minus_s = hn::IfThenElse(negative, r, er);
+}
+
 struct SigmoidK {
   template <class D, class V>
   HWY_INLINE V operator()(D d, V x) const {
-    const V e = ExpK()(d, hn::Neg(hn::Abs(x)));
-    const V r = hn::Div(Const(d, 1.0), hn::Add(Const(d, 1.0), e));
-    return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(e, r), r);
+    V s, one_minus_s;
+    SigmoidPair(d, x, s, one_minus_s);
+    return s;
   }
 };
 

@@ -1,6 +1,7 @@
-// Activation functions: sigmoid (with its fused backward op), relu,
-// leaky_relu, elu, selu, silu, softplus, mish, hardtanh, clamp, gelu and
-// gelu_tanh. Kinks follow PyTorch's subgradients: relu'(0) = 0,
+// Activation functions: sigmoid, relu, leaky_relu, elu, selu, silu,
+// softplus, mish, hardtanh, clamp, gelu and gelu_tanh, and the fused
+// gradient ops sigmoid_backward, silu_backward, gelu_backward and
+// gelu_tanh_backward. Kinks follow PyTorch's subgradients: relu'(0) = 0,
 // leaky_relu'(0) = slope, elu'(0) = alpha, hardtanh' = 0 at the bounds,
 // clamp' = 1 at the bounds.
 #include <cmath>
@@ -97,12 +98,10 @@ Tensor selu(const Tensor& x) {
   });
 }
 
-// silu: y = x s, s = sigmoid(x); dx = g (s + x s (1 - s)).
+// silu: y = x sigmoid(x); dx = silu_backward(g, x).
 Tensor silu(const Tensor& x) {
-  return unary_op(x, K::Silu, "SiluBackward", Save::Input, [](const Tensor& g, const Tensor& x, double, double) {
-    const Tensor s = sigmoid(x);
-    return mul(g, add(s, sigmoid_backward(x, s)));
-  });
+  return unary_op(x, K::Silu, "SiluBackward", Save::Input,
+                  [](const Tensor& g, const Tensor& x, double, double) { return silu_backward(g, x); });
 }
 
 // softplus: y = log(1 + e^(beta x)) / beta, and x where beta x > threshold;
@@ -152,27 +151,93 @@ Tensor clamp(const Tensor& x, double min, double max) {
       min, max);
 }
 
-// gelu: y = x Phi(x); dx = g (Phi(x) + x phi(x)), Phi(x) = (1 + erf(x / sqrt 2)) / 2,
-// phi(x) = e^(-x^2 / 2) / sqrt(2 pi).
+// gelu: y = x Phi(x), Phi the standard normal CDF; dx = gelu_backward(g, x).
 Tensor gelu(const Tensor& x) {
-  return unary_op(x, K::Gelu, "GeluBackward", Save::Input, [](const Tensor& g, const Tensor& x, double, double) {
-    const Tensor cdf = add_scalar(mul_scalar(erf(mul_scalar(x, 0.70710678118654752440084436210485)), 0.5), 0.5);
-    const Tensor pdf = mul_scalar(exp(mul_scalar(square(x), -0.5)), 0.39894228040143267793994605993438);
-    return mul(g, add(cdf, mul(x, pdf)));
-  });
+  return unary_op(x, K::Gelu, "GeluBackward", Save::Input,
+                  [](const Tensor& g, const Tensor& x, double, double) { return gelu_backward(g, x); });
 }
 
-// gelu_tanh: y = x (1 + t) / 2, t = tanh(k (x + c x^3)), k = sqrt(2 / pi),
-// c = 0.044715; dx = g ((1 + t) / 2 + (x / 2) (1 - t^2) k (1 + 3 c x^2)).
+// gelu_tanh: y = x (1 + tanh(k (x + c x^3))) / 2; dx = gelu_tanh_backward(g, x).
 Tensor gelu_tanh(const Tensor& x) {
   return unary_op(x, K::GeluTanh, "GeluTanhBackward", Save::Input,
-                  [](const Tensor& g, const Tensor& x, double, double) {
-                    constexpr double k = 0.79788456080286535587989211986876, c = 0.044715;
-                    const Tensor t = tanh(mul_scalar(add(x, mul_scalar(pow_scalar(x, 3.0), c)), k));
-                    const Tensor du = mul_scalar(add_scalar(mul_scalar(square(x), 3.0 * c), 1.0), k);
-                    const Tensor dy = add(mul_scalar(add_scalar(t, 1.0), 0.5), tanh_backward(mul(mul_scalar(x, 0.5), du), t));
-                    return mul(g, dy);
-                  });
+                  [](const Tensor& g, const Tensor& x, double, double) { return gelu_tanh_backward(g, x); });
+}
+
+// The fused gradients z = g f'(x) of silu, gelu and gelu_tanh: one pass
+// instead of a chain of ops. Each is an op whose backward is
+// dg = f_backward(gz, x) and dx = gz g f''(x), with f'' written in ag's ops.
+// Saves g if x needs grad, x always.
+namespace {
+using SecondDerivative = Tensor (*)(const Tensor& x);
+
+struct FusedBackwardBackward final : BinaryNode {
+  FusedBackwardBackward(const Tensor& g, const Tensor& x, const char* name, Tensor (*first)(const Tensor&, const Tensor&),
+                        SecondDerivative second)
+      : BinaryNode(g, x), name_(name), first_(first), second_(second) {}
+  const char* name() const override { return name_; }
+  void apply(TensorList& gz, TensorList& out) override {
+    const Tensor x = saved[1].unpack(*this);
+    if (needs_input_grad(0)) out[0] = reduce_to(first_(gz[0], x), shape_a);
+    if (needs_input_grad(1)) out[1] = reduce_to(mul(mul(gz[0], saved[0].unpack(*this)), second_(x)), shape_b);
+  }
+  const char* name_;
+  Tensor (*first_)(const Tensor&, const Tensor&);
+  SecondDerivative second_;
+};
+
+Tensor fused_backward(const Tensor& g, const Tensor& x, kernels::BinaryKind k, const char* name,
+                      Tensor (*first)(const Tensor&, const Tensor&), SecondDerivative second) {
+  Tensor z = binary_forward(g, x, k);
+  if (should_record({g.get(), x.get()})) {
+    auto n = record<FusedBackwardBackward>({g.get(), x.get()}, z, g, x, name, first, second);
+    if (n->needs_input_grad(1)) n->saved[0].save(g, false);
+    n->saved[1].save(x, false);
+  }
+  return z;
+}
+
+constexpr double kInvSqrt2Pi = 0.39894228040143267793994605993438;
+constexpr double kGeluK = 0.79788456080286535587989211986876, kGeluC = 0.044715;
+
+// silu'' = s (1 - s) (2 + x (1 - 2 s)), s = sigmoid(x).
+Tensor silu_second(const Tensor& x) {
+  const Tensor s = sigmoid(x);
+  const Tensor one_minus_2s = sub(scalar_like(x, 1.0), mul_scalar(s, 2.0));
+  return mul(sigmoid_backward(scalar_like(x, 1.0), s), add_scalar(mul(x, one_minus_2s), 2.0));
+}
+
+// gelu'' = phi(x) (2 - x^2).
+Tensor gelu_second(const Tensor& x) {
+  const Tensor x2 = square(x);
+  return mul(mul_scalar(exp(mul_scalar(x2, -0.5)), kInvSqrt2Pi), sub(scalar_like(x, 2.0), x2));
+}
+
+// gelu_tanh = x s, s = sigmoid(v), v = 2 k (x + c x^3), v' = 2 k (1 + 3 c x^2),
+// q = s (1 - s) v': gelu_tanh'' = 2 q + x ((1 - 2 s) q v' + s (1 - s) v''),
+// v'' = 12 k c x.
+Tensor gelu_tanh_second(const Tensor& x) {
+  const Tensor x2 = square(x);
+  const Tensor s = sigmoid(mul_scalar(add(x, mul_scalar(mul(x, x2), kGeluC)), 2 * kGeluK));
+  const Tensor dv = mul_scalar(add_scalar(mul_scalar(x2, 3 * kGeluC), 1.0), 2 * kGeluK);
+  const Tensor ds = sigmoid_backward(scalar_like(x, 1.0), s);  // s (1 - s)
+  const Tensor q = mul(ds, dv);
+  const Tensor one_minus_2s = sub(scalar_like(x, 1.0), mul_scalar(s, 2.0));
+  const Tensor inner = add(mul(mul(one_minus_2s, q), dv), mul(ds, mul_scalar(x, 12 * kGeluK * kGeluC)));
+  return add(mul_scalar(q, 2.0), mul(x, inner));
+}
+}  // namespace
+
+Tensor silu_backward(const Tensor& g, const Tensor& x) {
+  return fused_backward(g, x, kernels::BinaryKind::SiluBackward, "SiluBackwardBackward", silu_backward, silu_second);
+}
+
+Tensor gelu_backward(const Tensor& g, const Tensor& x) {
+  return fused_backward(g, x, kernels::BinaryKind::GeluBackward, "GeluBackwardBackward", gelu_backward, gelu_second);
+}
+
+Tensor gelu_tanh_backward(const Tensor& g, const Tensor& x) {
+  return fused_backward(g, x, kernels::BinaryKind::GeluTanhBackward, "GeluTanhBackwardBackward", gelu_tanh_backward,
+                        gelu_tanh_second);
 }
 
 }  // namespace ag::ops

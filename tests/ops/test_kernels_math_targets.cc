@@ -416,6 +416,71 @@ void check_sigmoid_backward() {
 TEST_P(MathOnTarget, SigmoidBackwardF32) { check_sigmoid_backward<float>(); }
 TEST_P(MathOnTarget, SigmoidBackwardF64) { check_sigmoid_backward<double>(); }
 
+// The fused activation gradients g * f'(x). f' = p + q has terms of both
+// signs (gelu' crosses 0 near x = -0.75), so the error is bounded relative
+// to |g| (|p| + |q|): within 8 ulp of that magnitude (gelu_tanh_backward
+// above x = -3, as gelu_tanh). Limits at +-inf are 1 and 0; NaN stays NaN.
+template <class T>
+void check_fused_activation_gradients() {
+  struct Fused {
+    BinaryKind k;
+    const char* name;
+    // (p, q) with f' = p + q.
+    std::function<std::pair<LD, LD>(LD)> terms;
+    double lo;
+  };
+  const LD k = 0.79788456080286535587989211986876L, c = 0.044715L;
+  const std::vector<Fused> cases = {
+      {BinaryKind::GeluBackward, "gelu_backward",
+       [](LD x) {
+         const LD pdf = std::exp(-x * x / 2) * 0.39894228040143267793994605993438L;
+         return std::make_pair(std::erfc(-x * 0.70710678118654752440084436210485L) / 2, x * pdf);
+       },
+       -12},
+      {BinaryKind::GeluTanhBackward, "gelu_tanh_backward",
+       [k, c](LD x) {
+         const LD s = sigmoid_ref(2 * k * (x + c * x * x * x));
+         return std::make_pair(s, x * s * (1 - s) * 2 * k * (1 + 3 * c * x * x));
+       },
+       -3},
+      {BinaryKind::SiluBackward, "silu_backward",
+       [](LD x) {
+         const LD s = sigmoid_ref(x);
+         return std::make_pair(s, s * x * (1 - s));
+       },
+       -12},
+  };
+  std::mt19937_64 rng(15);
+  std::uniform_real_distribution<double> uni(-12.0, 12.0), unit(-2.0, 2.0);
+  const T eps = std::numeric_limits<T>::epsilon();
+  for (const Fused& f : cases) {
+    for (size_t n : {size_t{1}, size_t{7}, size_t{16}, size_t{33}, size_t{4001}}) {
+      Guarded<T> g(n), x(n), out(n);
+      for (size_t i = 0; i < n; ++i) g[i] = static_cast<T>(unit(rng)), x[i] = static_cast<T>(std::max(f.lo, uni(rng)));
+      const Dims shape = dims1(n), one = {1};
+      binary(f.k, dtype_of<T>(), shape, View{g.bytes(), &one}, View{x.bytes(), &one}, out.bytes());
+      for (size_t i = 0; i < n; ++i) {
+        const auto [p, q] = f.terms(x[i]);
+        const LD want = g[i] * (p + q), scale = std::fabs(g[i]) * (std::fabs(p) + std::fabs(q));
+        ASSERT_LE(std::fabs(out[i] - want), 8 * eps * scale + std::numeric_limits<T>::denorm_min())
+            << f.name << "(" << g[i] << ", " << x[i] << ") = " << out[i] << ", want " << static_cast<double>(want);
+      }
+    }
+    const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+    for (const auto& [xv, want] : std::vector<std::pair<T, T>>{{inf, T(1)}, {-inf, T(0)}, {nan, nan}}) {
+      const T gv = T(1);
+      T o = 0;
+      const Dims shape = {1}, one = {1};
+      binary(f.k, dtype_of<T>(), shape, View{reinterpret_cast<const char*>(&gv), &one},
+             View{reinterpret_cast<const char*>(&xv), &one}, reinterpret_cast<char*>(&o));
+      EXPECT_TRUE(same_bits(o, want) || (want == 0 && o == 0)) << f.name << "(1, " << xv << ") = " << o;
+    }
+  }
+}
+
+TEST_P(MathOnTarget, FusedActivationGradientsF32) { check_fused_activation_gradients<float>(); }
+TEST_P(MathOnTarget, FusedActivationGradientsF64) { check_fused_activation_gradients<double>(); }
+
 // ---------------------------------------------------------------- compare, where, lerp
 
 // Visits the flat output index and the element offsets of each operand.
