@@ -100,7 +100,8 @@ struct GeluTanhBackwardK {
     const V two_u = hn::Mul(Const(d, 2 * kSqrt2OverPi), hn::Add(x, hn::Mul(Const(d, kGeluTanhCubic), hn::Mul(x, x2))));
     V s, one_minus_s;
     SigmoidPair(d, two_u, s, one_minus_s);
-    const V du = hn::Mul(Const(d, 2 * kSqrt2OverPi), hn::Add(hn::Set(d, T(1)), hn::Mul(Const(d, 3 * kGeluTanhCubic), x2)));
+    const V du =
+        hn::Mul(Const(d, 2 * kSqrt2OverPi), hn::Add(hn::Set(d, T(1)), hn::Mul(Const(d, 3 * kGeluTanhCubic), x2)));
     const V ds = hn::Mul(hn::Mul(s, one_minus_s), du);
     return hn::Mul(g, hn::Add(s, hn::Mul(x, ds)));
   }

@@ -3,18 +3,16 @@
 // stride are cut into chunks; an input that is not contiguous in a row is
 // gathered into a buffer first, and the vector code runs on contiguous data,
 // so results never depend on strides (Note [Kernel SIMD contract]).
-#include "kernels/targets.h"  // first: selects the targets
-
 #include <algorithm>
 #include <cstddef>
 
 #include "kernels/kernels.h"
 #include "kernels/loops.h"
+#include "kernels/targets.h"  // first: selects the targets
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/kernels/select.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
 #include "hwy/highway.h"
 #include "kernels/simd-inl.h"
 
@@ -66,7 +64,8 @@ void CompareChunk(const T* a, const T* b, uint8_t* out, size_t m) {
   const auto one = hn::Set(d, T(1));
   HWY_ALIGN T flags[kSelectChunk];
   size_t i = 0;
-  for (; i + N <= m; i += N) hn::Store(hn::IfThenElseZero(CompareMask<K>(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), one), d, flags + i);
+  for (; i + N <= m; i += N)
+    hn::Store(hn::IfThenElseZero(CompareMask<K>(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), one), d, flags + i);
   if (i < m) {
     const auto va = LoadTail(d, a + i, m - i), vb = LoadTail(d, b + i, m - i);
     hn::Store(hn::IfThenElseZero(CompareMask<K>(va, vb), one), d, flags + i);
@@ -91,12 +90,18 @@ void CompareRows(const Dims& shape, View a, View b, uint8_t* out) {
 template <class T>
 void CompareTyped(CompareKind k, const Dims& shape, View a, View b, uint8_t* out) {
   switch (k) {
-    case CompareKind::Eq: return CompareRows<CompareKind::Eq, T>(shape, a, b, out);
-    case CompareKind::Ne: return CompareRows<CompareKind::Ne, T>(shape, a, b, out);
-    case CompareKind::Lt: return CompareRows<CompareKind::Lt, T>(shape, a, b, out);
-    case CompareKind::Le: return CompareRows<CompareKind::Le, T>(shape, a, b, out);
-    case CompareKind::Gt: return CompareRows<CompareKind::Gt, T>(shape, a, b, out);
-    case CompareKind::Ge: return CompareRows<CompareKind::Ge, T>(shape, a, b, out);
+    case CompareKind::Eq:
+      return CompareRows<CompareKind::Eq, T>(shape, a, b, out);
+    case CompareKind::Ne:
+      return CompareRows<CompareKind::Ne, T>(shape, a, b, out);
+    case CompareKind::Lt:
+      return CompareRows<CompareKind::Lt, T>(shape, a, b, out);
+    case CompareKind::Le:
+      return CompareRows<CompareKind::Le, T>(shape, a, b, out);
+    case CompareKind::Gt:
+      return CompareRows<CompareKind::Gt, T>(shape, a, b, out);
+    case CompareKind::Ge:
+      return CompareRows<CompareKind::Ge, T>(shape, a, b, out);
   }
 }
 
@@ -161,7 +166,8 @@ void LerpChunk(const T* a, const T* b, const T* w, T* out, size_t m) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   size_t i = 0;
-  for (; i + N <= m; i += N) hn::StoreU(LerpVec(hn::LoadU(d, a + i), hn::LoadU(d, b + i), hn::LoadU(d, w + i)), d, out + i);
+  for (; i + N <= m; i += N)
+    hn::StoreU(LerpVec(hn::LoadU(d, a + i), hn::LoadU(d, b + i), hn::LoadU(d, w + i)), d, out + i);
   if (i < m) {
     const size_t r = m - i;
     StoreTail(d, LerpVec(LoadTail(d, a + i, r), LoadTail(d, b + i, r), LoadTail(d, w + i, r)), out + i, r);

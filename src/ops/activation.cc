@@ -171,8 +171,8 @@ namespace {
 using SecondDerivative = Tensor (*)(const Tensor& x);
 
 struct FusedBackwardBackward final : BinaryNode {
-  FusedBackwardBackward(const Tensor& g, const Tensor& x, const char* name, Tensor (*first)(const Tensor&, const Tensor&),
-                        SecondDerivative second)
+  FusedBackwardBackward(const Tensor& g, const Tensor& x, const char* name,
+                        Tensor (*first)(const Tensor&, const Tensor&), SecondDerivative second)
       : BinaryNode(g, x), name_(name), first_(first), second_(second) {}
   const char* name() const override { return name_; }
   void apply(TensorList& gz, TensorList& out) override {

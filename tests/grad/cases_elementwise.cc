@@ -26,9 +26,10 @@ Cases cases_where() {
       {{2, 3}, {2, 3}, {2, 3}}, {{2, 3}, {3}, {2, 1}}, {{3}, {2, 3}, {}}, {{2, 1}, {1, 3}, {3}}, {{}, {2, 2}, {2, 2}}};
   Cases cases;
   for (const auto& s : shapes) {
-    cases.push_back({"where",
-                     {fixed_input(AG_BOOL, s[0], alternating(count(s[0]))), Input{s[1]}, Input{s[2]}},
-                     [](ag_tensor** out, const std::vector<ag_tensor*>& x) { return ag_op_where(out, x[0], x[1], x[2]); }});
+    cases.push_back(
+        {"where",
+         {fixed_input(AG_BOOL, s[0], alternating(count(s[0]))), Input{s[1]}, Input{s[2]}},
+         [](ag_tensor** out, const std::vector<ag_tensor*>& x) { return ag_op_where(out, x[0], x[1], x[2]); }});
   }
   return cases;
 }
@@ -39,8 +40,10 @@ Cases cases_lerp() {
       {{2, 3}, {2, 3}, {2, 3}}, {{2, 3}, {3}, {2, 1}}, {{3}, {2, 3}, {}}, {{2, 1}, {1, 3}, {3}}};
   Cases cases;
   for (const auto& s : shapes) {
-    cases.push_back({"lerp", {Input{s[0]}, Input{s[1]}, Input{s[2], -0.5, 1.5}},
-                     [](ag_tensor** out, const std::vector<ag_tensor*>& x) { return ag_op_lerp(out, x[0], x[1], x[2]); }});
+    cases.push_back(
+        {"lerp",
+         {Input{s[0]}, Input{s[1]}, Input{s[2], -0.5, 1.5}},
+         [](ag_tensor** out, const std::vector<ag_tensor*>& x) { return ag_op_lerp(out, x[0], x[1], x[2]); }});
   }
   return cases;
 }

@@ -201,9 +201,12 @@ std::vector<BinaryRef> binary_refs() {
       {"fmod", ag_op_fmod, [](double a, double b) { return std::fmod(a, b); }},
       {"remainder", ag_op_remainder, [](double a, double b) { return a - std::floor(a / b) * b; }},
       {"sigmoid_backward", ag_op_sigmoid_backward, [](double g, double y) { return g * y * (1 - y); }},
-      {"silu_backward", ag_op_silu_backward, [](double g, double x) { return g * sigmoid(x) * (1 + x * (1 - sigmoid(x))); }},
+      {"silu_backward", ag_op_silu_backward,
+       [](double g, double x) { return g * sigmoid(x) * (1 + x * (1 - sigmoid(x))); }},
       {"gelu_backward", ag_op_gelu_backward,
-       [](double g, double x) { return g * (std::erfc(-x / std::sqrt(2.0)) / 2 + x * std::exp(-x * x / 2) / std::sqrt(2 * M_PI)); }},
+       [](double g, double x) {
+         return g * (std::erfc(-x / std::sqrt(2.0)) / 2 + x * std::exp(-x * x / 2) / std::sqrt(2 * M_PI));
+       }},
       {"eq", ag_op_eq, [](double a, double b) { return a == b ? 1.0 : 0.0; }},
       {"ne", ag_op_ne, [](double a, double b) { return a != b ? 1.0 : 0.0; }},
       {"lt", ag_op_lt, [](double a, double b) { return a < b ? 1.0 : 0.0; }},
@@ -237,7 +240,8 @@ TEST(ElementwiseOps, BinaryForwardBroadcastsAndReadsViews) {
         double x = av[i], z = b[i % 3];
         if (dt == AG_F32) x = static_cast<float>(x), z = static_cast<float>(z);
         const double want = dt == AG_F32 ? static_cast<float>(op.ref(x, z)) : op.ref(x, z);
-        EXPECT_TRUE(close(got[i], want, dt == AG_F64 ? 1e-14 : 2e-6)) << op.name << "(" << x << ", " << z << ") = " << got[i];
+        EXPECT_TRUE(close(got[i], want, dt == AG_F64 ? 1e-14 : 2e-6))
+            << op.name << "(" << x << ", " << z << ") = " << got[i];
         EXPECT_EQ(got2[i], got[i]) << op.name << " through the expanded view";
       }
     }
@@ -364,6 +368,31 @@ TEST(ElementwiseOps, MaximumMinimumSplitTiesAndPowAtZero) {
   EXPECT_EQ(db[0], 0.0);
   EXPECT_EQ(db[1], 0.0);
   EXPECT_DOUBLE_EQ(db[2], 8 * std::log(2.0));
+}
+
+// Inputs that are stride-0 views (expand): the gradient is summed back into
+// the viewed tensor.
+TEST(ElementwiseOps, GradientsThroughBroadcastViews) {
+  Ctx ctx;
+  const std::vector<double> xv = {-1.25, 0.5, 2.0};
+  T x(make(ctx.get(), AG_F64, {3}, xv)), b(make(ctx.get(), AG_F64, {2, 3}, {0.1, 0.6, 1.9, -2, 0.4, 3}));
+  T view, y, m, s;
+  ag_tensor_requires_grad(x.t, 1);
+  const Shape full = {2, 3};
+  ASSERT_AG(ag_op_expand(view.out(), x.t, full.data(), 2));
+  ASSERT_AG(ag_op_silu(y.out(), view.t));
+  ASSERT_AG(ag_op_maximum(m.out(), y.t, b.t));
+  ASSERT_AG(ag_op_sum(s.out(), m.t));
+  ASSERT_AG(ag_backward(s.t, nullptr, nullptr));
+  T g;
+  ASSERT_AG(ag_tensor_grad(g.out(), x.t));
+  const std::vector<double> got = read(g.t), bv = read(b.t);
+  for (size_t j = 0; j < 3; ++j) {
+    const double sg = sigmoid(xv[j]), silu = xv[j] * sg, d = sg * (1 + xv[j] * (1 - sg));
+    double want = 0;
+    for (size_t i = 0; i < 2; ++i) want += silu > bv[i * 3 + j] ? d : 0.0;
+    EXPECT_NEAR(got[j], want, 1e-14) << j;
+  }
 }
 
 TEST(ElementwiseOps, ComparisonsRecordNothing) {
