@@ -142,7 +142,7 @@ AG_API ag_status ag_op_silu(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
  * @return AG_ERR_INVALID_ARGUMENT also when beta is 0 or NaN or threshold is NaN.
  */
 AG_API ag_status ag_op_softplus(ag_tensor **out, const ag_tensor *x, double beta, double threshold) AG_NOEXCEPT;
-/** y = x * tanh(softplus(x)) (softplus with beta 1, threshold 20). */
+/** y = x * tanh(softplus(x)) (softplus with beta 1, threshold 20). Gradient through ag_op_mish_backward. */
 AG_API ag_status ag_op_mish(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /**
  * y = x clamped to [min_val, max_val] (PyTorch's defaults: -1, 1). Gradient
@@ -168,13 +168,14 @@ AG_API ag_status ag_op_gelu(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 AG_API ag_status ag_op_gelu_tanh(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 
 /**
- * Fused gradients of activations: y = grad * f'(x) for f = silu, gelu,
+ * Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu,
  * gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one
  * pass (the ops' backward uses them). They broadcast and are differentiable
  * in both inputs (higher derivatives of f).
  * @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
  */
 AG_API ag_status ag_op_silu_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_mish_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x) AG_NOEXCEPT;
 AG_API ag_status ag_op_gelu_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x) AG_NOEXCEPT;
 AG_API ag_status ag_op_gelu_tanh_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x) AG_NOEXCEPT;
 

@@ -119,6 +119,23 @@ struct SiluBackwardK {
   }
 };
 
+// mish' = t + x s (1 - t^2), t = tanh(u), u = softplus(x), s = sigmoid(x);
+// 1 - t^2 = 4 sigmoid(2u) (1 - sigmoid(2u)), which does not cancel where t
+// is near 1.
+struct MishBackwardK {
+  template <class V>
+  HWY_INLINE V operator()(V g, V x) const {
+    const hn::DFromV<V> d;
+    using T = hn::TFromD<decltype(d)>;
+    const V u = SoftplusK<T>{T(1), T(20)}(d, x);
+    const V t = TanhK()(d, u);
+    V s2, one_minus_s2;
+    SigmoidPair(d, hn::Add(u, u), s2, one_minus_s2);
+    const V one_minus_t2 = hn::Mul(hn::Set(d, T(4)), hn::Mul(s2, one_minus_s2));
+    return hn::Mul(g, hn::Add(t, hn::Mul(hn::Mul(ClampAbs(d, x, 1000.0), SigmoidK()(d, x)), one_minus_t2)));
+  }
+};
+
 // 1 where a > b, 1/2 where a == b, else 0 (NaN: 0): the share of the
 // gradient of maximum(a, b) that goes to a (PyTorch splits ties evenly).
 struct GreaterShareK {

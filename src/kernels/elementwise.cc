@@ -248,6 +248,7 @@ void BinaryTyped(BinaryKind k, const Dims& shape, View a, View b, char* out) {
     case BinaryKind::GeluBackward: return BinaryRows<T>(shape, a, b, out, GeluBackwardK());
     case BinaryKind::GeluTanhBackward: return BinaryRows<T>(shape, a, b, out, GeluTanhBackwardK());
     case BinaryKind::SiluBackward: return BinaryRows<T>(shape, a, b, out, SiluBackwardK());
+    case BinaryKind::MishBackward: return BinaryRows<T>(shape, a, b, out, MishBackwardK());
   }
 }
 

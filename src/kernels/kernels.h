@@ -30,7 +30,7 @@ enum class BinaryKind {
   Add, Sub, Mul, Div, TanhBackward,
   Pow, Maximum, Minimum, Atan2, Fmod, Remainder, SigmoidBackward,
   GreaterShare,  // 1 where a > b, 1/2 where a == b, else 0
-  GeluBackward, GeluTanhBackward, SiluBackward,  // g * f'(x) for a = g, b = x
+  GeluBackward, GeluTanhBackward, SiluBackward, MishBackward,  // g * f'(x) for a = g, b = x
 };
 
 // out[i] = f(x[i]) over `shape`; floating dtypes only. Attributes:

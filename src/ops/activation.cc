@@ -1,7 +1,7 @@
 // Activation functions: sigmoid, relu, leaky_relu, elu, selu, silu,
 // softplus, mish, hardtanh, clamp, gelu and gelu_tanh, and the fused
-// gradient ops sigmoid_backward, silu_backward, gelu_backward and
-// gelu_tanh_backward. Kinks follow PyTorch's subgradients: relu'(0) = 0,
+// gradient ops sigmoid_backward, silu_backward, mish_backward, gelu_backward
+// and gelu_tanh_backward. Kinks follow PyTorch's subgradients: relu'(0) = 0,
 // leaky_relu'(0) = slope, elu'(0) = alpha, hardtanh' = 0 at the bounds,
 // clamp' = 1 at the bounds.
 #include <cmath>
@@ -120,12 +120,10 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
       beta, threshold);
 }
 
-// mish: y = x t, t = tanh(softplus(x)); dx = g (t + x sigmoid(x) (1 - t^2)).
+// mish: y = x tanh(softplus(x)); dx = mish_backward(g, x).
 Tensor mish(const Tensor& x) {
-  return unary_op(x, K::Mish, "MishBackward", Save::Input, [](const Tensor& g, const Tensor& x, double, double) {
-    const Tensor t = tanh(softplus(x, 1.0, 20.0));
-    return mul(g, add(t, tanh_backward(mul(x, sigmoid(x)), t)));
-  });
+  return unary_op(x, K::Mish, "MishBackward", Save::Input,
+                  [](const Tensor& g, const Tensor& x, double, double) { return mish_backward(g, x); });
 }
 
 // hardtanh: clamp to [min_val, max_val]; dx = g strictly inside, else 0.
@@ -163,7 +161,7 @@ Tensor gelu_tanh(const Tensor& x) {
                   [](const Tensor& g, const Tensor& x, double, double) { return gelu_tanh_backward(g, x); });
 }
 
-// The fused gradients z = g f'(x) of silu, gelu and gelu_tanh: one pass
+// The fused gradients z = g f'(x) of silu, mish, gelu and gelu_tanh: one pass
 // instead of a chain of ops. Each is an op whose backward is
 // dg = f_backward(gz, x) and dx = gz g f''(x), with f'' written in ag's ops.
 // Saves g if x needs grad, x always.
@@ -206,6 +204,14 @@ Tensor silu_second(const Tensor& x) {
   return mul(sigmoid_backward(scalar_like(x, 1.0), s), add_scalar(mul(x, one_minus_2s), 2.0));
 }
 
+// mish'' = (1 - t^2) s (2 + x (1 - s) - 2 x t s), t = tanh(softplus(x)),
+// s = sigmoid(x) (t' = (1 - t^2) s).
+Tensor mish_second(const Tensor& x) {
+  const Tensor t = tanh(softplus(x, 1.0, 20.0)), s = sigmoid(x);
+  const Tensor inner = sub(add_scalar(mul(x, sub(scalar_like(x, 1.0), s)), 2.0), mul_scalar(mul(x, mul(t, s)), 2.0));
+  return mul(tanh_backward(s, t), inner);
+}
+
 // gelu'' = phi(x) (2 - x^2).
 Tensor gelu_second(const Tensor& x) {
   const Tensor x2 = square(x);
@@ -229,6 +235,10 @@ Tensor gelu_tanh_second(const Tensor& x) {
 
 Tensor silu_backward(const Tensor& g, const Tensor& x) {
   return fused_backward(g, x, kernels::BinaryKind::SiluBackward, "SiluBackwardBackward", silu_backward, silu_second);
+}
+
+Tensor mish_backward(const Tensor& g, const Tensor& x) {
+  return fused_backward(g, x, kernels::BinaryKind::MishBackward, "MishBackwardBackward", mish_backward, mish_second);
 }
 
 Tensor gelu_backward(const Tensor& g, const Tensor& x) {

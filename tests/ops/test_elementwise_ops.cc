@@ -203,6 +203,11 @@ std::vector<BinaryRef> binary_refs() {
       {"sigmoid_backward", ag_op_sigmoid_backward, [](double g, double y) { return g * y * (1 - y); }},
       {"silu_backward", ag_op_silu_backward,
        [](double g, double x) { return g * sigmoid(x) * (1 + x * (1 - sigmoid(x))); }},
+      {"mish_backward", ag_op_mish_backward,
+       [](double g, double x) {
+         const double t = std::tanh(softplus(x, 1, 20));
+         return g * (t + x * sigmoid(x) * (1 - t * t));
+       }},
       {"gelu_backward", ag_op_gelu_backward,
        [](double g, double x) {
          return g * (std::erfc(-x / std::sqrt(2.0)) / 2 + x * std::exp(-x * x / 2) / std::sqrt(2 * M_PI));

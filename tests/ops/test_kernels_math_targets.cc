@@ -443,6 +443,12 @@ void check_fused_activation_gradients() {
          return std::make_pair(s, x * s * (1 - s) * 2 * k * (1 + 3 * c * x * x));
        },
        -3},
+      {BinaryKind::MishBackward, "mish_backward",
+       [](LD x) {
+         const LD t = std::tanh(softplus_ref(x, 1, 20));
+         return std::make_pair(t, x * sigmoid_ref(x) * (1 - t * t));
+       },
+       -12},
       {BinaryKind::SiluBackward, "silu_backward",
        [](LD x) {
          const LD s = sigmoid_ref(x);
