@@ -37,32 +37,6 @@ Tensor sigmoid(const Tensor& x) {
                   [](const Tensor& g, const Tensor& y, double, double) { return sigmoid_backward(g, y); });
 }
 
-// sigmoid_backward: z = g y (1 - y), fused; dg = sigmoid_backward(gz, y),
-// dy = gz g (1 - 2 y). Saves g if y needs grad, y always.
-namespace {
-struct SigmoidBackwardBackward final : BinaryNode {
-  using BinaryNode::BinaryNode;
-  const char* name() const override { return "SigmoidBackwardBackward"; }
-  void apply(TensorList& gz, TensorList& out) override {
-    Tensor y = saved[1].unpack(*this);
-    if (needs_input_grad(0)) out[0] = reduce_to(sigmoid_backward(gz[0], y), shape_a);
-    if (needs_input_grad(1)) {
-      const Tensor one_minus_2y = sub(scalar_like(y, 1.0), mul_scalar(y, 2.0));
-      out[1] = reduce_to(mul(mul(gz[0], saved[0].unpack(*this)), one_minus_2y), shape_b);
-    }
-  }
-};
-}  // namespace
-Tensor sigmoid_backward(const Tensor& g, const Tensor& y) {
-  Tensor z = binary_forward(g, y, kernels::BinaryKind::SigmoidBackward);
-  if (should_record({g.get(), y.get()})) {
-    auto n = record<SigmoidBackwardBackward>({g.get(), y.get()}, z, g, y);
-    if (n->needs_input_grad(1)) n->saved[0].save(g, false);
-    n->saved[1].save(y, false);
-  }
-  return z;
-}
-
 // relu: dx = g where y > 0, else 0.
 Tensor relu(const Tensor& x) {
   return unary_op(x, K::Relu, "ReluBackward", Save::Output, [](const Tensor& g, const Tensor& y, double, double) {
@@ -161,9 +135,10 @@ Tensor gelu_tanh(const Tensor& x) {
                   [](const Tensor& g, const Tensor& x, double, double) { return gelu_tanh_backward(g, x); });
 }
 
-// The fused gradients z = g f'(x) of silu, mish, gelu and gelu_tanh: one pass
-// instead of a chain of ops. Each is an op whose backward is
-// dg = f_backward(gz, x) and dx = gz g f''(x), with f'' written in ag's ops.
+// The fused gradients z = g f'(x) of silu, mish, gelu and gelu_tanh (and
+// z = g y (1 - y) of sigmoid from its output y): one pass instead of a chain
+// of ops. Each is an op whose backward is dg = f_backward(gz, x) and
+// dx = gz g f''(x) (sigmoid: dy = gz g (1 - 2 y)), written in ag's ops.
 // Saves g if x needs grad, x always.
 namespace {
 using SecondDerivative = Tensor (*)(const Tensor& x);
@@ -196,6 +171,9 @@ Tensor fused_backward(const Tensor& g, const Tensor& x, kernels::BinaryKind k, c
 
 constexpr double kInvSqrt2Pi = 0.39894228040143267793994605993438;
 constexpr double kGeluK = 0.79788456080286535587989211986876, kGeluC = 0.044715;
+
+// d(y (1 - y))/dy = 1 - 2 y.
+Tensor sigmoid_second(const Tensor& y) { return sub(scalar_like(y, 1.0), mul_scalar(y, 2.0)); }
 
 // silu'' = s (1 - s) (2 + x (1 - 2 s)), s = sigmoid(x).
 Tensor silu_second(const Tensor& x) {
@@ -232,6 +210,11 @@ Tensor gelu_tanh_second(const Tensor& x) {
   return add(mul_scalar(q, 2.0), mul(x, inner));
 }
 }  // namespace
+
+Tensor sigmoid_backward(const Tensor& g, const Tensor& y) {
+  return fused_backward(g, y, kernels::BinaryKind::SigmoidBackward, "SigmoidBackwardBackward", sigmoid_backward,
+                        sigmoid_second);
+}
 
 Tensor silu_backward(const Tensor& g, const Tensor& x) {
   return fused_backward(g, x, kernels::BinaryKind::SiluBackward, "SiluBackwardBackward", silu_backward, silu_second);
