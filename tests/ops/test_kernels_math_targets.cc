@@ -147,7 +147,7 @@ std::vector<T> sweep_inputs(const UnaryCase& c, size_t per_source) {
 template <class T>
 void check_unary_accuracy(const char* target) {
   for (const UnaryCase& c : unary_cases()) {
-    const std::vector<T> x = sweep_inputs<T>(c, 40000);
+    const std::vector<T> x = sweep_inputs<T>(c, 20000);
     const std::vector<T> y = run_unary<T>(c.k, x, static_cast<T>(c.a1), static_cast<T>(c.a2));
     double worst = 0;
     size_t at = 0;
