@@ -229,6 +229,52 @@ void BinaryScalarRows(const Dims& shape, View a, View b, char* out, Op op) {
   });
 }
 
+// pow on f32: each vector of floats is widened to f64 lanes, PowF64K, and
+// rounded back once. Overflow is made inf before narrowing (the SCALAR
+// target's DemoteTo clamps to the largest float).
+HWY_INLINE void PowF32Vec(const float* a, const float* b, float* out, size_t n) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const auto thr = hn::Set(dd, 0x1.ffffffp+127);  // rounds to inf in f32
+  auto pow = [&](hn::Vec<decltype(df)> va, hn::Vec<decltype(df)> vb) {
+    const auto r = PowF64K()(dd, hn::PromoteTo(dd, va), hn::PromoteTo(dd, vb));
+    const auto big = hn::DemoteTo(df, hn::IfThenElseZero(hn::Ge(hn::Abs(r), thr), hn::Set(dd, 1.0)));
+    const auto y = hn::DemoteTo(df, r);
+    return hn::IfThenElse(hn::Eq(big, hn::Set(df, 1.0f)), hn::CopySign(hn::Inf(df), y), y);
+  };
+  const size_t N = hn::Lanes(dd);
+  size_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(pow(hn::LoadU(df, a + i), hn::LoadU(df, b + i)), df, out + i);
+  if (i < n) StoreTail(df, pow(LoadTail(df, a + i, n - i), LoadTail(df, b + i, n - i)), out + i, n - i);
+}
+
+void PowF32Rows(const Dims& shape, View a, View b, char* out) {
+  const Dims out_strides = contiguous_strides(shape);
+  const Dims* strides[3] = {&out_strides, a.strides, b.strides};
+  const auto plan = plan_loop<3>(shape, strides);
+  float* o = reinterpret_cast<float*>(out);
+  const float* ap = reinterpret_cast<const float*>(a.data);
+  const float* bp = reinterpret_cast<const float*>(b.data);
+  HWY_ALIGN float abuf[kChunk];
+  HWY_ALIGN float bbuf[kChunk];
+  for_each_row<3>(plan, [&](const int64_t* off, int64_t n, const int64_t* s) {
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t m = std::min(kChunk, n - i0);
+      const float* arow = ap + off[1] + i0 * s[1];
+      const float* brow = bp + off[2] + i0 * s[2];
+      if (s[1] != 1) {
+        for (int64_t i = 0; i < m; ++i) abuf[i] = arow[i * s[1]];
+        arow = abuf;
+      }
+      if (s[2] != 1) {
+        for (int64_t i = 0; i < m; ++i) bbuf[i] = brow[i * s[2]];
+        brow = bbuf;
+      }
+      PowF32Vec(arow, brow, o + off[0] + i0, static_cast<size_t>(m));
+    }
+  });
+}
+
 template <class T>
 void BinaryTyped(BinaryKind k, const Dims& shape, View a, View b, char* out) {
   switch (k) {
@@ -237,7 +283,9 @@ void BinaryTyped(BinaryKind k, const Dims& shape, View a, View b, char* out) {
     case BinaryKind::Mul: return BinaryRows<T>(shape, a, b, out, MulK());
     case BinaryKind::Div: return BinaryRows<T>(shape, a, b, out, DivK());
     case BinaryKind::TanhBackward: return BinaryRows<T>(shape, a, b, out, TanhBackwardK());
-    case BinaryKind::Pow: return BinaryScalarRows<T>(shape, a, b, out, PowScalarK());
+    case BinaryKind::Pow:
+      if constexpr (sizeof(T) == 4) return PowF32Rows(shape, a, b, out);
+      return BinaryScalarRows<T>(shape, a, b, out, PowScalarK());
     case BinaryKind::Maximum: return BinaryRows<T>(shape, a, b, out, MaximumK());
     case BinaryKind::Minimum: return BinaryRows<T>(shape, a, b, out, MinimumK());
     case BinaryKind::Atan2: return BinaryRows<T>(shape, a, b, out, Atan2K());

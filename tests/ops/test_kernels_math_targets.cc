@@ -396,6 +396,37 @@ void check_atan2_edges() {
   }
 }
 
+// pow's special values (C99 Annex F) for every pair of special operands,
+// exactly as std::pow; other pairs within 1 ulp.
+template <class T>
+void check_pow_edges() {
+  using L = std::numeric_limits<T>;
+  const T inf = L::infinity(), nan = L::quiet_NaN(), z = T(0);
+  const std::vector<T> vals = {z,    -z,   inf,  -inf, nan,      T(1),     T(-1),          T(2),     T(-2),
+                               T(3), T(-3), T(0.5), T(-0.5), T(2.5), T(-2.5), L::denorm_min(), L::max(), L::lowest(),
+                               T(1e-3), T(100), T(-7)};
+  for (T x : vals) {
+    for (T y : vals) {
+      const T want = std::pow(x, y);
+      const Dims shape = {1}, one = {1};
+      T out = 0;
+      binary(BinaryKind::Pow, dtype_of<T>(), shape, View{reinterpret_cast<const char*>(&x), &one},
+             View{reinterpret_cast<const char*>(&y), &one}, reinterpret_cast<char*>(&out));
+      const bool special = !std::isfinite(x) || !std::isfinite(y) || x == 0 || y == 0 || !std::isfinite(want) ||
+                           want == 0 || x == 1;
+      if (special) {
+        EXPECT_TRUE(same_bits(out, want)) << "pow(" << x << ", " << y << ") = " << out << ", want " << want;
+      } else {
+        EXPECT_LE(ulp_diff(out, static_cast<T>(std::pow(static_cast<LD>(x), static_cast<LD>(y)))), 1)
+            << "pow(" << x << ", " << y << ") = " << out;
+      }
+    }
+  }
+}
+
+TEST_P(MathOnTarget, PowEdgesF32) { check_pow_edges<float>(); }
+TEST_P(MathOnTarget, PowEdgesF64) { check_pow_edges<double>(); }
+
 TEST_P(MathOnTarget, Atan2EdgesF32) { check_atan2_edges<float>(); }
 TEST_P(MathOnTarget, Atan2EdgesF64) { check_atan2_edges<double>(); }
 
