@@ -310,6 +310,13 @@ inline Tensor scalar(const Context &ctx, double value, ag_dtype dtype = AG_F32) 
     return Tensor::adopt(out);                            \
   }
 #define AG_HPP_REDUCE_ALL(name) AG_HPP_UNARY(name)
+#define AG_HPP_COMPARE(name) AG_HPP_BINARY(name)
+#define AG_HPP_UNARY_SCALAR2(name)                                      \
+  inline Tensor name(const Tensor &x, double attr, double attr2) {      \
+    ag_tensor *out = nullptr;                                           \
+    detail::check(ag_op_##name(&out, x.get(), attr, attr2));            \
+    return Tensor::adopt(out);                                          \
+  }
 #define AG_HPP_DIM(name)                                  \
   inline Tensor name(const Tensor &x, int64_t dim) {      \
     ag_tensor *out = nullptr;                             \
@@ -349,6 +356,57 @@ AG_HPP_DIMS(sum_dims)
 AG_HPP_DIMS(mean_dims)
 AG_HPP_DIMS(prod_dims)
 AG_HPP_DIMS(logsumexp_dims)
+AG_HPP_UNARY(abs)
+AG_HPP_UNARY(sign)
+AG_HPP_UNARY(expm1)
+AG_HPP_UNARY(log1p)
+AG_HPP_UNARY(log2)
+AG_HPP_UNARY(sqrt)
+AG_HPP_UNARY(rsqrt)
+AG_HPP_UNARY(square)
+AG_HPP_UNARY(reciprocal)
+AG_HPP_UNARY(sin)
+AG_HPP_UNARY(cos)
+AG_HPP_UNARY(tan)
+AG_HPP_UNARY(asin)
+AG_HPP_UNARY(acos)
+AG_HPP_UNARY(atan)
+AG_HPP_UNARY(sinh)
+AG_HPP_UNARY(cosh)
+AG_HPP_UNARY(erf)
+AG_HPP_UNARY(sigmoid)
+AG_HPP_BINARY(sigmoid_backward)
+AG_HPP_UNARY(relu)
+AG_HPP_UNARY_SCALAR(leaky_relu)
+AG_HPP_UNARY_SCALAR(elu)
+AG_HPP_UNARY(selu)
+AG_HPP_UNARY(silu)
+AG_HPP_BINARY(silu_backward)
+AG_HPP_UNARY_SCALAR2(softplus)
+AG_HPP_UNARY(mish)
+AG_HPP_BINARY(mish_backward)
+AG_HPP_UNARY_SCALAR2(hardtanh)
+AG_HPP_UNARY_SCALAR2(clamp)
+AG_HPP_UNARY(gelu)
+AG_HPP_UNARY(gelu_tanh)
+AG_HPP_BINARY(gelu_backward)
+AG_HPP_BINARY(gelu_tanh_backward)
+AG_HPP_BINARY(pow)
+AG_HPP_BINARY(maximum)
+AG_HPP_BINARY(minimum)
+AG_HPP_BINARY(atan2)
+AG_HPP_BINARY(fmod)
+AG_HPP_BINARY(remainder)
+AG_HPP_COMPARE(eq)
+AG_HPP_COMPARE(ne)
+AG_HPP_COMPARE(lt)
+AG_HPP_COMPARE(le)
+AG_HPP_COMPARE(gt)
+AG_HPP_COMPARE(ge)
+AG_HPP_UNARY(floor)
+AG_HPP_UNARY(ceil)
+AG_HPP_UNARY(round)
+AG_HPP_UNARY(trunc)
 
 #undef AG_HPP_UNARY
 #undef AG_HPP_UNARY_SCALAR
@@ -358,6 +416,8 @@ AG_HPP_DIMS(logsumexp_dims)
 #undef AG_HPP_REDUCE_ALL
 #undef AG_HPP_DIM
 #undef AG_HPP_DIMS
+#undef AG_HPP_COMPARE
+#undef AG_HPP_UNARY_SCALAR2
 
 inline Tensor pow(const Tensor &x, double exponent) { return pow_scalar(x, exponent); }
 

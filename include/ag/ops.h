@@ -59,6 +59,186 @@ AG_API ag_status ag_op_div(ag_tensor **out, const ag_tensor *a, const ag_tensor 
  */
 AG_API ag_status ag_op_tanh_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *t) AG_NOEXCEPT;
 
+/* ---- elementwise math, one input: y = f(x), same shape ----
+ * Floating inputs only (AG_ERR_DTYPE otherwise); AG_ERR_INVALID_ARGUMENT for
+ * a NULL out, a NULL or released x. IEEE special values as C's <math.h>
+ * (NaN in, NaN out; e.g. sqrt(-1) = NaN, log2(0) = -inf, asin(2) = NaN).
+ * Results are within a few ulp of the exact value (ABI.md lists bounds); they
+ * may differ between SIMD targets. Gradients are the textbook derivatives. */
+
+/** y = |x|. Gradient: sign(x), 0 at x = 0. */
+AG_API ag_status ag_op_abs(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = -1, 0 or 1 by the sign of x (+-0 and NaN are passed through). Gradient: 0. */
+AG_API ag_status ag_op_sign(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = e^x - 1, accurate near 0. */
+AG_API ag_status ag_op_expm1(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = ln(1 + x), accurate near 0 (-inf at -1, NaN below). */
+AG_API ag_status ag_op_log1p(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = log2 x (-inf at 0, NaN below 0). */
+AG_API ag_status ag_op_log2(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = sqrt x, correctly rounded (NaN below 0). Gradient 1 / (2 y). */
+AG_API ag_status ag_op_sqrt(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = 1 / sqrt x (inf at 0). */
+AG_API ag_status ag_op_rsqrt(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = x * x. */
+AG_API ag_status ag_op_square(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = 1 / x (+-inf at +-0). */
+AG_API ag_status ag_op_reciprocal(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = sin x, cos x, tan x (radians; NaN for infinite x). Accurate (ABI.md)
+ * for |x| <= 1e4; beyond, the argument reduction loses digits.
+ */
+AG_API ag_status ag_op_sin(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_cos(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_tan(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = asin x, acos x (NaN for |x| > 1), atan x. */
+AG_API ag_status ag_op_asin(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_acos(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_atan(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = sinh x, cosh x (+-inf on overflow). */
+AG_API ag_status ag_op_sinh(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_cosh(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = erf x, the error function. Gradient (2 / sqrt pi) e^(-x^2). */
+AG_API ag_status ag_op_erf(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * Rounding to an integral value: floor, ceil, round (halfway cases to even,
+ * as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and
+ * NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that
+ * goes through them still runs).
+ */
+AG_API ag_status ag_op_floor(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_ceil(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_round(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_trunc(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+
+/* ---- activations: y = f(x), same shape; errors as above ----
+ * Subgradients at kinks follow PyTorch: relu'(0) = 0, leaky_relu'(0) =
+ * negative_slope, elu'(0) = alpha, hardtanh' = 0 at the bounds, clamp' = 1
+ * at the bounds. */
+
+/** y = 1 / (1 + e^-x). Gradient through ag_op_sigmoid_backward. */
+AG_API ag_status ag_op_sigmoid(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = grad * s * (1 - s): the gradient through sigmoid given the upstream
+ * gradient `grad` and sigmoid's output `s`, fused into one pass; broadcasts;
+ * differentiable in both inputs (higher derivatives of sigmoid).
+ * @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT as binary ops.
+ */
+AG_API ag_status ag_op_sigmoid_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *s) AG_NOEXCEPT;
+/** y = max(x, 0) (NaN stays NaN). */
+AG_API ag_status ag_op_relu(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = x for x > 0, else negative_slope * x (PyTorch's default slope: 0.01). */
+AG_API ag_status ag_op_leaky_relu(ag_tensor **out, const ag_tensor *x, double negative_slope) AG_NOEXCEPT;
+/** y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1). */
+AG_API ag_status ag_op_elu(ag_tensor **out, const ag_tensor *x, double alpha) AG_NOEXCEPT;
+/** y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805. */
+AG_API ag_status ag_op_selu(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = x * sigmoid(x) (swish). Gradient through ag_op_silu_backward. */
+AG_API ag_status ag_op_silu(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = ln(1 + e^(beta x)) / beta, and y = x where beta * x > threshold
+ * (PyTorch's defaults: beta 1, threshold 20). Gradient sigmoid(beta x), 1
+ * above the threshold.
+ * @return AG_ERR_INVALID_ARGUMENT also when beta is 0 or NaN or threshold is NaN.
+ */
+AG_API ag_status ag_op_softplus(ag_tensor **out, const ag_tensor *x, double beta, double threshold) AG_NOEXCEPT;
+/** y = x * tanh(softplus(x)) (softplus with beta 1, threshold 20). Gradient through ag_op_mish_backward. */
+AG_API ag_status ag_op_mish(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = x clamped to [min_val, max_val] (PyTorch's defaults: -1, 1). Gradient
+ * 1 strictly inside, 0 at and beyond the bounds.
+ * @return AG_ERR_INVALID_ARGUMENT also when min_val > max_val or a bound is NaN.
+ */
+AG_API ag_status ag_op_hardtanh(ag_tensor **out, const ag_tensor *x, double min_val, double max_val) AG_NOEXCEPT;
+/**
+ * y = min(max(x, min), max). A NaN bound means "no bound" on that side (pass
+ * NAN for PyTorch's None). With min > max every element is max (as PyTorch).
+ * NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0.
+ */
+AG_API ag_status ag_op_clamp(ag_tensor **out, const ag_tensor *x, double min, double max) AG_NOEXCEPT;
+/**
+ * y = x * Phi(x), Phi the standard normal CDF (exact GELU, PyTorch's
+ * approximate='none'). Gradient through ag_op_gelu_backward.
+ */
+AG_API ag_status ag_op_gelu(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))): GELU with the
+ * tanh approximation (PyTorch's approximate='tanh').
+ */
+AG_API ag_status ag_op_gelu_tanh(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+
+/**
+ * Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu,
+ * gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one
+ * pass (the ops' backward uses them). They broadcast and are differentiable
+ * in both inputs (higher derivatives of f).
+ * @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
+ */
+AG_API ag_status ag_op_silu_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_mish_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_gelu_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x) AG_NOEXCEPT;
+AG_API ag_status ag_op_gelu_tanh_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x) AG_NOEXCEPT;
+
+/* ---- elementwise math, two inputs with broadcasting ----
+ * Errors as for ag_op_add (AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT,
+ * AG_ERR_INVALID_ARGUMENT). */
+
+/**
+ * y = a ** b (C pow semantics, e.g. a negative base with a non-integral
+ * exponent is NaN). Gradients: b * a^(b-1) for a (0 where b = 0);
+ * a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch).
+ */
+AG_API ag_status ag_op_pow(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+/**
+ * y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
+ * split half and half between a and b (as PyTorch).
+ */
+AG_API ag_status ag_op_maximum(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+AG_API ag_status ag_op_minimum(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+/** y = atan2(a, b): the angle in [-pi, pi] of the point (b, a) (C atan2 special values). */
+AG_API ag_status ag_op_atan2(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+/**
+ * y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+ * y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+ * PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+ * -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+ */
+AG_API ag_status ag_op_fmod(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+AG_API ag_status ag_op_remainder(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+
+/* ---- comparisons: bool result (AG_BOOL, 0 or 1), broadcasting ----
+ * a == b, a != b, a < b, a <= b, a > b, a >= b. Any comparison with NaN is
+ * false except ne. Not differentiable: the result never requires grad.
+ * Errors as for ag_op_add. */
+
+AG_API ag_status ag_op_eq(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+AG_API ag_status ag_op_ne(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+AG_API ag_status ag_op_lt(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+AG_API ag_status ag_op_le(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+AG_API ag_status ag_op_gt(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+AG_API ag_status ag_op_ge(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+
+/* ---- selection and interpolation, three inputs broadcast together ---- */
+
+/**
+ * y = cond ? a : b elementwise; cond is AG_BOOL, a and b one floating dtype;
+ * the three broadcast together. Gradients: where(cond, g, 0) for a,
+ * where(cond, 0, g) for b (cond gets none).
+ * @return AG_ERR_DTYPE when cond is not bool or a, b differ or are not
+ *         floating; AG_ERR_SHAPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as
+ *         binary ops.
+ */
+AG_API ag_status ag_op_where(ag_tensor **out, const ag_tensor *cond, const ag_tensor *a,
+                             const ag_tensor *b) AG_NOEXCEPT;
+/**
+ * y = a + weight * (b - a) (computed as b - (b - a) * (1 - weight) where
+ * |weight| >= 1/2, so weight = 1 gives b exactly, as PyTorch); the three
+ * broadcast together. Gradients: 1 - weight, weight, b - a.
+ * @return as binary ops (all three of one floating dtype).
+ */
+AG_API ag_status ag_op_lerp(ag_tensor **out, const ag_tensor *a, const ag_tensor *b,
+                            const ag_tensor *weight) AG_NOEXCEPT;
+
 /* ---- reductions over all elements: 0-dim result ---- */
 
 /** y = sum of all elements (0 for an empty tensor). */

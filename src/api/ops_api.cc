@@ -20,6 +20,14 @@ using namespace ag;
       *out = api::to_handle(ops::name(api::Borrowed(x, "x"), attr));                         \
     });                                                                                        \
   }
+#define AG_SHIM_UNARY_SCALAR2(name)                                                                 \
+  AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* x, double attr, double attr2) noexcept {  \
+    return api::call("ag_op_" #name, [&] {                                                                 \
+      api::check_out(out);                                                                                 \
+      *out = api::to_handle(ops::name(api::Borrowed(x, "x"), attr, attr2));                                \
+    });                                                                                                    \
+  }
+#define AG_SHIM_COMPARE(name) AG_SHIM_BINARY(name)
 #define AG_SHIM_BINARY(name)                                                                          \
   AG_API ag_status ag_op_##name(ag_tensor** out, const ag_tensor* a, const ag_tensor* b) noexcept {   \
     return api::call("ag_op_" #name, [&] {                                                            \

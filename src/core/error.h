@@ -21,8 +21,12 @@ class Error {
   std::string message_;
 };
 
-// Concatenates the arguments into a message (strings, C strings, integers, doubles).
+// Concatenates the arguments into a message (strings, C strings, integers,
+// doubles). A double prints in the shortest form that reads back exactly
+// ("0.5", "1e-30", "nan"), not std::to_string's six fixed decimals.
 namespace detail {
+void append(std::string& s, double v);
+inline void append(std::string& s, float v) { append(s, static_cast<double>(v)); }
 inline void append(std::string& s, const std::string& v) { s += v; }
 inline void append(std::string& s, const char* v) { s += v; }
 inline void append(std::string& s, char v) { s += v; }

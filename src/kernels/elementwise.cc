@@ -16,7 +16,9 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
+#include "kernels/binary_math-inl.h"
 #include "kernels/simd-inl.h"
+#include "kernels/unary_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ag::kernels::HWY_NAMESPACE {
@@ -87,7 +89,8 @@ void PowRows(const Dims& shape, View x, char* out, T p) {
 }
 
 template <class T>
-void UnaryTyped(UnaryKind k, const Dims& shape, View x, char* out, double attr) {
+void UnaryTyped(UnaryKind k, const Dims& shape, View x, char* out, double attr, double attr2) {
+  const T a1 = static_cast<T>(attr), a2 = static_cast<T>(attr2);
   switch (k) {
     case UnaryKind::Neg: return UnaryRows<T>(shape, x, out, NegK());
     case UnaryKind::Exp: return UnaryRows<T>(shape, x, out, ExpK());
@@ -102,12 +105,47 @@ void UnaryTyped(UnaryKind k, const Dims& shape, View x, char* out, double attr) 
       if (p == T(0.5)) return UnaryRows<T>(shape, x, out, PowHalfK());
       return PowRows<T>(shape, x, out, p);
     }
+    case UnaryKind::Abs: return UnaryRows<T>(shape, x, out, AbsK());
+    case UnaryKind::Sign: return UnaryRows<T>(shape, x, out, SignK());
+    case UnaryKind::Expm1: return UnaryRows<T>(shape, x, out, Expm1K());
+    case UnaryKind::Log1p: return UnaryRows<T>(shape, x, out, Log1pK());
+    case UnaryKind::Log2: return UnaryRows<T>(shape, x, out, Log2K());
+    case UnaryKind::Sqrt: return UnaryRows<T>(shape, x, out, SqrtK());
+    case UnaryKind::Rsqrt: return UnaryRows<T>(shape, x, out, RsqrtK());
+    case UnaryKind::Square: return UnaryRows<T>(shape, x, out, SquareK());
+    case UnaryKind::Reciprocal: return UnaryRows<T>(shape, x, out, ReciprocalK());
+    case UnaryKind::Sin: return UnaryRows<T>(shape, x, out, SinK());
+    case UnaryKind::Cos: return UnaryRows<T>(shape, x, out, CosK());
+    case UnaryKind::Tan: return UnaryRows<T>(shape, x, out, TanK());
+    case UnaryKind::Asin: return UnaryRows<T>(shape, x, out, AsinK());
+    case UnaryKind::Acos: return UnaryRows<T>(shape, x, out, AcosK());
+    case UnaryKind::Atan: return UnaryRows<T>(shape, x, out, AtanK());
+    case UnaryKind::Sinh: return UnaryRows<T>(shape, x, out, SinhK());
+    case UnaryKind::Cosh: return UnaryRows<T>(shape, x, out, CoshK());
+    case UnaryKind::Erf: return UnaryRows<T>(shape, x, out, ErfK());
+    case UnaryKind::Sigmoid: return UnaryRows<T>(shape, x, out, SigmoidK());
+    case UnaryKind::Relu: return UnaryRows<T>(shape, x, out, ReluK());
+    case UnaryKind::LeakyRelu: return UnaryRows<T>(shape, x, out, LeakyReluK<T>{a1});
+    case UnaryKind::Elu: return UnaryRows<T>(shape, x, out, EluK<T>{a1});
+    case UnaryKind::Selu: return UnaryRows<T>(shape, x, out, SeluK());
+    case UnaryKind::Silu: return UnaryRows<T>(shape, x, out, SiluK());
+    case UnaryKind::Softplus: return UnaryRows<T>(shape, x, out, SoftplusK<T>{a1, a2});
+    case UnaryKind::Mish: return UnaryRows<T>(shape, x, out, MishK());
+    case UnaryKind::Clamp: return UnaryRows<T>(shape, x, out, ClampK<T>{a1, a2});
+    case UnaryKind::Gelu: return UnaryRows<T>(shape, x, out, GeluK());
+    case UnaryKind::GeluTanh: return UnaryRows<T>(shape, x, out, GeluTanhK());
+    case UnaryKind::Floor: return UnaryRows<T>(shape, x, out, FloorK());
+    case UnaryKind::Ceil: return UnaryRows<T>(shape, x, out, CeilK());
+    case UnaryKind::Round: return UnaryRows<T>(shape, x, out, RoundK());
+    case UnaryKind::Trunc: return UnaryRows<T>(shape, x, out, TruncK());
+    case UnaryKind::InsideOpen: return UnaryRows<T>(shape, x, out, InsideK<T, false>{a1, a2});
+    case UnaryKind::InsideClosed: return UnaryRows<T>(shape, x, out, InsideK<T, true>{a1, a2});
   }
 }
 
-void Unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr) {
-  if (dt == DType::F64) return UnaryTyped<double>(k, shape, x, out, attr);
-  return UnaryTyped<float>(k, shape, x, out, attr);
+void Unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr, double attr2) {
+  if (dt == DType::F64) return UnaryTyped<double>(k, shape, x, out, attr, attr2);
+  return UnaryTyped<float>(k, shape, x, out, attr, attr2);
 }
 
 // out[i] = op(a[i], b[i]), all contiguous.
@@ -165,9 +203,74 @@ void BinaryRows(const Dims& shape, View a, View b, char* out, Op op) {
     } else if (sa == 0 && sb == 1) {
       BinaryRowVS<true>(brow, *arow, orow, un, op);
     } else {
-      // Other strides: one IEEE operation per element, the same result as the
-      // vector paths.
-      for (int64_t i = 0; i < n; ++i) orow[i] = Op::scalar(arow[i * sa], brow[i * sb]);
+      // Other strides: gathered, then the same vector code.
+      HWY_ALIGN T abuf[kChunk];
+      HWY_ALIGN T bbuf[kChunk];
+      for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+        const int64_t m = std::min(kChunk, n - i0);
+        for (int64_t i = 0; i < m; ++i) abuf[i] = arow[(i0 + i) * sa], bbuf[i] = brow[(i0 + i) * sb];
+        BinaryRowVV(abuf, bbuf, orow + i0, static_cast<size_t>(m), op);
+      }
+    }
+  });
+}
+
+// out[i] = op(a[i], b[i]) one element at a time (ops with no vector form).
+template <class T, class Op>
+void BinaryScalarRows(const Dims& shape, View a, View b, char* out, Op op) {
+  const Dims out_strides = contiguous_strides(shape);
+  const Dims* strides[3] = {&out_strides, a.strides, b.strides};
+  const auto plan = plan_loop<3>(shape, strides);
+  T* o = reinterpret_cast<T*>(out);
+  const T* ap = reinterpret_cast<const T*>(a.data);
+  const T* bp = reinterpret_cast<const T*>(b.data);
+  for_each_row<3>(plan, [&](const int64_t* off, int64_t n, const int64_t* s) {
+    for (int64_t i = 0; i < n; ++i) o[off[0] + i] = op(ap[off[1] + i * s[1]], bp[off[2] + i * s[2]]);
+  });
+}
+
+// pow on f32: each vector of floats is widened to f64 lanes, PowF64K, and
+// rounded back once. Overflow is made inf before narrowing (the SCALAR
+// target's DemoteTo clamps to the largest float).
+HWY_INLINE void PowF32Vec(const float* a, const float* b, float* out, size_t n) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const auto thr = hn::Set(dd, 0x1.ffffffp+127);  // rounds to inf in f32
+  auto pow = [&](hn::Vec<decltype(df)> va, hn::Vec<decltype(df)> vb) {
+    const auto r = PowF64K()(dd, hn::PromoteTo(dd, va), hn::PromoteTo(dd, vb));
+    const auto big = hn::DemoteTo(df, hn::IfThenElseZero(hn::Ge(hn::Abs(r), thr), hn::Set(dd, 1.0)));
+    const auto y = hn::DemoteTo(df, r);
+    return hn::IfThenElse(hn::Eq(big, hn::Set(df, 1.0f)), hn::CopySign(hn::Inf(df), y), y);
+  };
+  const size_t N = hn::Lanes(dd);
+  size_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(pow(hn::LoadU(df, a + i), hn::LoadU(df, b + i)), df, out + i);
+  if (i < n) StoreTail(df, pow(LoadTail(df, a + i, n - i), LoadTail(df, b + i, n - i)), out + i, n - i);
+}
+
+void PowF32Rows(const Dims& shape, View a, View b, char* out) {
+  const Dims out_strides = contiguous_strides(shape);
+  const Dims* strides[3] = {&out_strides, a.strides, b.strides};
+  const auto plan = plan_loop<3>(shape, strides);
+  float* o = reinterpret_cast<float*>(out);
+  const float* ap = reinterpret_cast<const float*>(a.data);
+  const float* bp = reinterpret_cast<const float*>(b.data);
+  HWY_ALIGN float abuf[kChunk];
+  HWY_ALIGN float bbuf[kChunk];
+  for_each_row<3>(plan, [&](const int64_t* off, int64_t n, const int64_t* s) {
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t m = std::min(kChunk, n - i0);
+      const float* arow = ap + off[1] + i0 * s[1];
+      const float* brow = bp + off[2] + i0 * s[2];
+      if (s[1] != 1) {
+        for (int64_t i = 0; i < m; ++i) abuf[i] = arow[i * s[1]];
+        arow = abuf;
+      }
+      if (s[2] != 1) {
+        for (int64_t i = 0; i < m; ++i) bbuf[i] = brow[i * s[2]];
+        brow = bbuf;
+      }
+      PowF32Vec(arow, brow, o + off[0] + i0, static_cast<size_t>(m));
     }
   });
 }
@@ -180,6 +283,20 @@ void BinaryTyped(BinaryKind k, const Dims& shape, View a, View b, char* out) {
     case BinaryKind::Mul: return BinaryRows<T>(shape, a, b, out, MulK());
     case BinaryKind::Div: return BinaryRows<T>(shape, a, b, out, DivK());
     case BinaryKind::TanhBackward: return BinaryRows<T>(shape, a, b, out, TanhBackwardK());
+    case BinaryKind::Pow:
+      if constexpr (sizeof(T) == 4) return PowF32Rows(shape, a, b, out);
+      return BinaryScalarRows<T>(shape, a, b, out, PowScalarK());
+    case BinaryKind::Maximum: return BinaryRows<T>(shape, a, b, out, MaximumK());
+    case BinaryKind::Minimum: return BinaryRows<T>(shape, a, b, out, MinimumK());
+    case BinaryKind::Atan2: return BinaryRows<T>(shape, a, b, out, Atan2K());
+    case BinaryKind::Fmod: return BinaryScalarRows<T>(shape, a, b, out, FmodScalarK());
+    case BinaryKind::Remainder: return BinaryScalarRows<T>(shape, a, b, out, RemainderScalarK());
+    case BinaryKind::SigmoidBackward: return BinaryRows<T>(shape, a, b, out, SigmoidBackwardK());
+    case BinaryKind::GreaterShare: return BinaryRows<T>(shape, a, b, out, GreaterShareK());
+    case BinaryKind::GeluBackward: return BinaryRows<T>(shape, a, b, out, GeluBackwardK());
+    case BinaryKind::GeluTanhBackward: return BinaryRows<T>(shape, a, b, out, GeluTanhBackwardK());
+    case BinaryKind::SiluBackward: return BinaryRows<T>(shape, a, b, out, SiluBackwardK());
+    case BinaryKind::MishBackward: return BinaryRows<T>(shape, a, b, out, MishBackwardK());
   }
 }
 
@@ -200,8 +317,8 @@ HWY_EXPORT(Unary);
 HWY_EXPORT(Binary);
 HWY_EXPORT(ElementwiseTargetId);
 
-void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr) {
-  HWY_DYNAMIC_DISPATCH(Unary)(k, dt, shape, x, out, attr);
+void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr, double attr2) {
+  HWY_DYNAMIC_DISPATCH(Unary)(k, dt, shape, x, out, attr, attr2);
 }
 
 void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out) {

@@ -16,14 +16,44 @@ struct View {
   const Dims* strides;
 };
 
-enum class UnaryKind { Neg, Exp, Log, Tanh, PowScalar };
-enum class BinaryKind { Add, Sub, Mul, Div, TanhBackward };
+// The elementwise kinds after PowScalar (resp. TanhBackward) are the math
+// and activation functions of unary_math-inl.h / binary_math-inl.h.
+enum class UnaryKind {
+  Neg, Exp, Log, Tanh, PowScalar,
+  Abs, Sign, Expm1, Log1p, Log2, Sqrt, Rsqrt, Square, Reciprocal,
+  Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Erf,
+  Sigmoid, Relu, LeakyRelu, Elu, Selu, Silu, Softplus, Mish, Clamp, Gelu, GeluTanh,
+  Floor, Ceil, Round, Trunc,
+  InsideOpen, InsideClosed,
+};
+enum class BinaryKind {
+  Add, Sub, Mul, Div, TanhBackward,
+  Pow, Maximum, Minimum, Atan2, Fmod, Remainder, SigmoidBackward,
+  GreaterShare,  // 1 where a > b, 1/2 where a == b, else 0
+  GeluBackward, GeluTanhBackward, SiluBackward, MishBackward,  // g * f'(x) for a = g, b = x
+};
 
-// out[i] = f(x[i]) over `shape`; floating dtypes only. `attr` is the exponent of PowScalar.
-void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr);
+// out[i] = f(x[i]) over `shape`; floating dtypes only. Attributes:
+//   PowScalar: attr = exponent;  LeakyRelu: attr = negative slope;  Elu: attr = alpha;
+//   Softplus: attr = beta, attr2 = threshold;
+//   Clamp: attr = lower, attr2 = upper bound (NaN = no bound);
+//   InsideOpen / InsideClosed: 1 where attr < x < attr2 (<= for Closed), else 0.
+void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr, double attr2 = 0.0);
 
 // out[i] = a[i] op b[i] over `shape` (the broadcast shape); floating dtypes only.
 void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out);
+
+// Comparisons a op b over `shape` (broadcast) into bool bytes (0 or 1); any
+// comparison with NaN is false, except Ne.
+enum class CompareKind { Eq, Ne, Lt, Le, Gt, Ge };
+void compare(CompareKind k, DType dt, const Dims& shape, View a, View b, uint8_t* out);
+
+// out[i] = cond[i] ? a[i] : b[i]; cond is bool bytes, a, b and out floating.
+void where(DType dt, const Dims& shape, View cond, View a, View b, char* out);
+
+// out[i] = a[i] + w[i] (b[i] - a[i]) (for |w| < 1/2; else b - (b - a)(1 - w),
+// exact at w = 1), as PyTorch's lerp; floating.
+void lerp(DType dt, const Dims& shape, View a, View b, View w, char* out);
 
 // Sums x (of `shape`) into out, a contiguous tensor of `out_shape` that has
 // x's ndim with 1 in every summed dim. Accumulates in double, in a fixed order.

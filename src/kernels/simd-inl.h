@@ -181,16 +181,12 @@ struct PowHalfK {
   }
 };
 
-// Binary functors: op(a, b) on vectors, and scalar(a, b) on lanes for the
-// strided fallback. Both are single IEEE operations, so they agree bitwise.
+// Binary functors: op(a, b) on vectors. Rows of other strides are gathered
+// and run through the same vector code (elementwise.cc).
 struct AddK {
   template <class V>
   HWY_INLINE V operator()(V a, V b) const {
     return hn::Add(a, b);
-  }
-  template <class T>
-  static T scalar(T a, T b) {
-    return a + b;
   }
 };
 
@@ -199,20 +195,12 @@ struct SubK {
   HWY_INLINE V operator()(V a, V b) const {
     return hn::Sub(a, b);
   }
-  template <class T>
-  static T scalar(T a, T b) {
-    return a - b;
-  }
 };
 
 struct MulK {
   template <class V>
   HWY_INLINE V operator()(V a, V b) const {
     return hn::Mul(a, b);
-  }
-  template <class T>
-  static T scalar(T a, T b) {
-    return a * b;
   }
 };
 
@@ -221,23 +209,15 @@ struct DivK {
   HWY_INLINE V operator()(V a, V b) const {
     return hn::Div(a, b);
   }
-  template <class T>
-  static T scalar(T a, T b) {
-    return a / b;
-  }
 };
 
 // g * (1 - y*y): the gradient of tanh from its output. Unfused on purpose,
-// so the vector and scalar forms round the same way.
+// so every target rounds as the scalar formula does.
 struct TanhBackwardK {
   template <class V>
   HWY_INLINE V operator()(V g, V y) const {
     const hn::DFromV<V> d;
     return hn::Mul(g, hn::Sub(hn::Set(d, 1), hn::Mul(y, y)));
-  }
-  template <class T>
-  static T scalar(T g, T y) {
-    return g * (T(1) - y * y);
   }
 };
 

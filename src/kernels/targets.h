@@ -27,5 +27,6 @@ int64_t elementwise_target();
 int64_t reduce_target();
 int64_t softmax_target();
 int64_t reduce_dim_target();
+int64_t select_target();  // compare, where, lerp
 
 }  // namespace ag::kernels

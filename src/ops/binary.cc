@@ -5,8 +5,6 @@
 
 namespace ag::ops {
 
-namespace {
-
 Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
   check_same(*a, *b);
   check_floating(*a);
@@ -33,14 +31,6 @@ Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
   }
   return y;
 }
-
-// Input shapes, for summing broadcast gradients back.
-struct BinaryNode : SavingNode<2> {
-  BinaryNode(const Tensor& a, const Tensor& b) : shape_a(a->shape()), shape_b(b->shape()) {}
-  Dims shape_a, shape_b;
-};
-
-}  // namespace
 
 // add: y = a + b; da = g, db = g.
 namespace {

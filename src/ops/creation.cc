@@ -12,7 +12,7 @@ namespace {
 
 // A length computed in double, as a checked 1-D shape.
 Dims length_shape(double len, DType dt) {
-  if (!(len < 9.2e18)) fail(AG_ERR_OUT_OF_MEMORY, "the result would have ", num_str(len), " elements");
+  if (!(len < 9.2e18)) fail(AG_ERR_OUT_OF_MEMORY, "the result would have ", len, " elements");
   const int64_t n = static_cast<int64_t>(len);
   return checked_shape(&n, 1, itemsize(dt));
 }
@@ -28,15 +28,15 @@ Tensor arange(Context* ctx, DType dt, double start, double end, double step) {
   check_finite(step, "step");
   if (step == 0.0) fail(AG_ERR_INVALID_ARGUMENT, "step must be nonzero");
   if ((step > 0 && end < start) || (step < 0 && end > start)) {
-    fail(AG_ERR_INVALID_ARGUMENT, "end ", num_str(end), (step > 0 ? " is below" : " is above"), " start ",
-         num_str(start), " but step ", num_str(step), (step > 0 ? " is positive" : " is negative"));
+    fail(AG_ERR_INVALID_ARGUMENT, "end ", end, (step > 0 ? " is below" : " is above"), " start ",
+         start, " but step ", step, (step > 0 ? " is positive" : " is negative"));
   }
   if (dt == DType::I64) {
-    if (start != std::trunc(start)) fail(AG_ERR_INVALID_ARGUMENT, "start ", num_str(start), " is not an integer (dtype i64)");
-    if (step != std::trunc(step)) fail(AG_ERR_INVALID_ARGUMENT, "step ", num_str(step), " is not an integer (dtype i64)");
+    if (start != std::trunc(start)) fail(AG_ERR_INVALID_ARGUMENT, "start ", start, " is not an integer (dtype i64)");
+    if (step != std::trunc(step)) fail(AG_ERR_INVALID_ARGUMENT, "step ", step, " is not an integer (dtype i64)");
     // The values lie between start and end, so these bounds keep int64 arithmetic exact.
     for (double v : {start, end}) {
-      if (std::fabs(v) > 9.2e18) fail(AG_ERR_INVALID_ARGUMENT, "start and end must lie within +-9.2e18 for i64, got ", num_str(v));
+      if (std::fabs(v) > 9.2e18) fail(AG_ERR_INVALID_ARGUMENT, "start and end must lie within +-9.2e18 for i64, got ", v);
     }
   }
   const Dims shape = length_shape(std::ceil((end - start) / step), dt);

@@ -113,6 +113,17 @@ struct SavingNode : Node {
 // t itself if contiguous, else a contiguous copy (no graph: for kernels that
 // read contiguous memory; the op records its node on t).
 inline Tensor contiguous_data(const Tensor& t) { return t->is_contiguous() ? t : grad_clone(t); }
+// The forward passes of the elementwise families (unary.cc, binary.cc):
+// dtype checks, the kernel call, parallel chunks for large contiguous
+// inputs. No graph.
+Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr = 0.0, double attr2 = 0.0);
+Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k);
+
+// Constant masks of backward formulas (no graph), in x's dtype: 1 where
+// lo < x < hi (closed: lo <= x <= hi), else 0.
+inline Tensor inside(const Tensor& x, double lo, double hi, bool closed) {
+  return unary_forward(x, closed ? kernels::UnaryKind::InsideClosed : kernels::UnaryKind::InsideOpen, lo, hi);
+}
 
 // Gradient of a broadcast input: summed back to its shape when it differs.
 inline Tensor reduce_to(const Tensor& g, const Dims& shape) {
@@ -132,17 +143,15 @@ inline int wrap_dim(int64_t dim, int ndim, const char* what = "dim", bool scalar
   return static_cast<int>(dim < 0 ? dim + n : dim);
 }
 
-// A double attribute for a message: "0.5", "-1e+30", "nan" (str() would
-// print std::to_string's fixed six decimals).
-inline std::string num_str(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 // A double attribute that must be finite; `what` names it in the message.
 inline void check_finite(double v, const char* what) {
-  if (!std::isfinite(v)) fail(AG_ERR_INVALID_ARGUMENT, what, " ", num_str(v), " is not finite");
+  if (!std::isfinite(v)) fail(AG_ERR_INVALID_ARGUMENT, what, " ", v, " is not finite");
 }
+// A node of a binary op: the input shapes, for summing broadcast gradients
+// back, and two saved tensors.
+struct BinaryNode : SavingNode<2> {
+  BinaryNode(const Tensor& a, const Tensor& b) : shape_a(a->shape()), shape_b(b->shape()) {}
+  Dims shape_a, shape_b;
+};
 
 }  // namespace ag::ops

@@ -16,7 +16,9 @@ namespace ag::ops {
 
 #define AG_DECL_UNARY(name) Tensor name(const Tensor& x);
 #define AG_DECL_UNARY_SCALAR(name) Tensor name(const Tensor& x, double attr);
+#define AG_DECL_UNARY_SCALAR2(name) Tensor name(const Tensor& x, double attr, double attr2);
 #define AG_DECL_BINARY(name) Tensor name(const Tensor& a, const Tensor& b);
+#define AG_DECL_COMPARE(name) Tensor name(const Tensor& a, const Tensor& b);
 #define AG_DECL_REDUCE_ALL(name) Tensor name(const Tensor& x);
 #define AG_DECL_SHAPE(name) Tensor name(const Tensor& x, const Dims& shape);
 #define AG_DECL_DTYPE(name) Tensor name(const Tensor& x, DType dtype);
@@ -28,7 +30,9 @@ namespace ag::ops {
 #undef AG_OP
 #undef AG_DECL_UNARY
 #undef AG_DECL_UNARY_SCALAR
+#undef AG_DECL_UNARY_SCALAR2
 #undef AG_DECL_BINARY
+#undef AG_DECL_COMPARE
 #undef AG_DECL_REDUCE_ALL
 #undef AG_DECL_SHAPE
 #undef AG_DECL_DTYPE
@@ -139,6 +143,11 @@ Tensor bernoulli(const Tensor& p);
 Tensor bernoulli_scalar(Context* ctx, DType dt, const Dims& shape, double p);
 Tensor randint(Context* ctx, const Dims& shape, int64_t low, int64_t high);
 Tensor dropout(const Tensor& x, double p, bool training);
+// Elementwise (CUSTOM rows of ops.def).
+// where: cond ? a : b, cond bool, a and b floating, all three broadcast.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// lerp: a + weight * (b - a), all three broadcast.
+Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& weight);
 
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context

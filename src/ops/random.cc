@@ -18,7 +18,7 @@ void check_random_dtype(DType dt) {
 }
 
 void check_probability(double p, const char* what) {
-  if (!(p >= 0.0 && p <= 1.0)) fail(AG_ERR_INVALID_ARGUMENT, what, " ", num_str(p), " is outside [0, 1]");
+  if (!(p >= 0.0 && p <= 1.0)) fail(AG_ERR_INVALID_ARGUMENT, what, " ", p, " is outside [0, 1]");
 }
 
 Tensor random_tensor(Context* ctx, DType dt, const Dims& shape, kernels::RandomKind k, double a, double b) {
@@ -42,9 +42,9 @@ Tensor randn(Context* ctx, DType dt, const Dims& shape) { return normal(ctx, dt,
 Tensor uniform(Context* ctx, DType dt, const Dims& shape, double low, double high) {
   check_finite(low, "low");
   check_finite(high, "high");
-  if (low > high) fail(AG_ERR_INVALID_ARGUMENT, "low ", num_str(low), " is above high ", num_str(high));
+  if (low > high) fail(AG_ERR_INVALID_ARGUMENT, "low ", low, " is above high ", high);
   if (!std::isfinite(high - low)) {
-    fail(AG_ERR_INVALID_ARGUMENT, "high - low overflows (low ", num_str(low), ", high ", num_str(high), ")");
+    fail(AG_ERR_INVALID_ARGUMENT, "high - low overflows (low ", low, ", high ", high, ")");
   }
   return random_tensor(ctx, dt, shape, kernels::RandomKind::Uniform, low, high);
 }
@@ -52,7 +52,7 @@ Tensor uniform(Context* ctx, DType dt, const Dims& shape, double low, double hig
 Tensor normal(Context* ctx, DType dt, const Dims& shape, double mean, double std) {
   check_finite(mean, "mean");
   check_finite(std, "std");
-  if (std < 0.0) fail(AG_ERR_INVALID_ARGUMENT, "std ", num_str(std), " is negative");
+  if (std < 0.0) fail(AG_ERR_INVALID_ARGUMENT, "std ", std, " is negative");
   return random_tensor(ctx, dt, shape, kernels::RandomKind::Normal, mean, std);
 }
 
@@ -75,7 +75,7 @@ Tensor bernoulli(const Tensor& p) {
     const T* v = pc->data_as<T>();
     for (int64_t i = 0; i < pc->numel(); ++i) {
       if (!(v[i] >= T(0) && v[i] <= T(1))) {
-        fail(AG_ERR_INVALID_ARGUMENT, "probability ", num_str(static_cast<double>(v[i])), " at flat index ", i,
+        fail(AG_ERR_INVALID_ARGUMENT, "probability ", static_cast<double>(v[i]), " at flat index ", i,
              " is outside [0, 1]");
       }
     }

@@ -3,9 +3,7 @@
 
 namespace ag::ops {
 
-namespace {
-
-Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr = 0.0) {
+Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double attr2) {
   check_floating(*x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
   const int64_t n = x->numel();
@@ -13,20 +11,19 @@ Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr = 0.0) {
     const size_t item = itemsize(x->dtype());
     const Dims unit{1};
     for_chunks(x->context(), n, [&](int64_t off, int64_t len) {
-      kernels::unary(k, x->dtype(), Dims{len}, kernels::View{x->data() + off * item, &unit}, y->data() + off * item, attr);
+      kernels::unary(k, x->dtype(), Dims{len}, kernels::View{x->data() + off * item, &unit}, y->data() + off * item, attr,
+                     attr2);
     });
   } else {
     const size_t item = itemsize(x->dtype());
     const Dims* strides[1] = {&x->strides()};
     for_slices(x->context(), x->shape(), strides, [&](const Dims& sub, const int64_t* in, int64_t out) {
       kernels::unary(k, x->dtype(), sub, kernels::View{x->data() + in[0] * item, strides[0]}, y->data() + out * item,
-                     attr);
+                     attr, attr2);
     });
   }
   return y;
 }
-
-}  // namespace
 
 // neg: y = -x; dx = -g.
 namespace {

@@ -18,6 +18,8 @@ namespace {
 #define AG_HPP_SIGNATURE_BINARY ag::Tensor (*)(const ag::Tensor &, const ag::Tensor &)
 #define AG_HPP_SIGNATURE_SHAPE ag::Tensor (*)(const ag::Tensor &, const std::vector<int64_t> &)
 #define AG_HPP_SIGNATURE_DTYPE ag::Tensor (*)(const ag::Tensor &, ag_dtype)
+#define AG_HPP_SIGNATURE_UNARY_SCALAR2 ag::Tensor (*)(const ag::Tensor &, double, double)
+#define AG_HPP_SIGNATURE_COMPARE ag::Tensor (*)(const ag::Tensor &, const ag::Tensor &)
 #define AG_HPP_SIGNATURE_DIM ag::Tensor (*)(const ag::Tensor &, int64_t)
 #define AG_HPP_SIGNATURE_DIMS ag::Tensor (*)(const ag::Tensor &, const std::vector<int64_t> &, bool)
 #define AG_HPP_CHECK_UNARY(name) sizeof(static_cast<AG_HPP_SIGNATURE_UNARY>(&ag::name)),
@@ -26,6 +28,8 @@ namespace {
 #define AG_HPP_CHECK_BINARY(name) sizeof(static_cast<AG_HPP_SIGNATURE_BINARY>(&ag::name)),
 #define AG_HPP_CHECK_SHAPE(name) sizeof(static_cast<AG_HPP_SIGNATURE_SHAPE>(&ag::name)),
 #define AG_HPP_CHECK_DTYPE(name) sizeof(static_cast<AG_HPP_SIGNATURE_DTYPE>(&ag::name)),
+#define AG_HPP_CHECK_UNARY_SCALAR2(name) sizeof(static_cast<AG_HPP_SIGNATURE_UNARY_SCALAR2>(&ag::name)),
+#define AG_HPP_CHECK_COMPARE(name) sizeof(static_cast<AG_HPP_SIGNATURE_COMPARE>(&ag::name)),
 #define AG_HPP_CHECK_DIM(name) sizeof(static_cast<AG_HPP_SIGNATURE_DIM>(&ag::name)),
 #define AG_HPP_CHECK_DIMS(name) sizeof(static_cast<AG_HPP_SIGNATURE_DIMS>(&ag::name)),
 #define AG_HPP_CHECK_CUSTOM(name) 0,  // own signatures: wrappers to come

@@ -59,7 +59,9 @@ using Cases = std::vector<Case>;
 
 #define AG_CASES_DECL_UNARY(name)
 #define AG_CASES_DECL_UNARY_SCALAR(name)
+#define AG_CASES_DECL_UNARY_SCALAR2(name)
 #define AG_CASES_DECL_BINARY(name)
+#define AG_CASES_DECL_COMPARE(name)
 #define AG_CASES_DECL_REDUCE_ALL(name)
 #define AG_CASES_DECL_SHAPE(name)
 #define AG_CASES_DECL_DTYPE(name)

@@ -166,6 +166,7 @@ Problem make_problem(ag_context* ctx, const Case& c, std::mt19937_64& rng) {
 
 using Unary = ag_status (*)(ag_tensor**, const ag_tensor*);
 using UnaryScalar = ag_status (*)(ag_tensor**, const ag_tensor*, double);
+using UnaryScalar2 = ag_status (*)(ag_tensor**, const ag_tensor*, double, double);
 using Binary = ag_status (*)(ag_tensor**, const ag_tensor*, const ag_tensor*);
 using ShapeOp = ag_status (*)(ag_tensor**, const ag_tensor*, const int64_t*, int32_t);
 using DtypeOp = ag_status (*)(ag_tensor**, const ag_tensor*, ag_dtype);
@@ -177,6 +178,15 @@ void domain(const std::string& op, size_t input, double& lo, double& hi) {
   if (op == "log") lo = 0.3, hi = 3.0;
   if (op == "div" && input == 1) lo = 0.5, hi = 2.0;
   if (op == "pow_scalar") lo = 0.3, hi = 2.0;
+  // Elementwise math: inside the domain, away from poles.
+  if (op == "log1p") lo = -0.5, hi = 2.0;
+  if (op == "log2" || op == "sqrt" || op == "rsqrt") lo = 0.3, hi = 3.0;
+  if (op == "reciprocal") lo = 0.4, hi = 2.0;
+  if (op == "tan") lo = -1.2, hi = 1.2;
+  if (op == "asin" || op == "acos") lo = -0.9, hi = 0.9;
+  if (op == "sigmoid_backward" && input == 1) lo = 0.05, hi = 0.95;
+  if (op == "pow" && input == 0) lo = 0.3, hi = 2.0;
+  if ((op == "fmod" || op == "remainder") && input == 1) lo = 0.7, hi = 1.9;
 }
 
 const std::vector<Shape> kUnaryShapes = {{}, {5}, {2, 3}, {2, 1, 3}};
@@ -203,6 +213,41 @@ std::vector<Case> unary_scalar_cases(const std::string& name, UnaryScalar fn) {
       cases.push_back({name + "(" + std::to_string(a) + ")", {in},
                        [fn, a](ag_tensor** out, const std::vector<ag_tensor*>& x) { return fn(out, x[0], a); }});
     }
+  }
+  return cases;
+}
+
+// Attribute pairs of the two-attribute ops, away from their kinks.
+std::vector<std::pair<double, double>> scalar2_attrs(const std::string& name) {
+  const double none = std::nan("");
+  if (name == "softplus") return {{1.0, 20.0}, {2.0, 1.0}, {0.5, 3.0}};
+  if (name == "hardtanh") return {{-1.0, 1.0}, {-0.5, 1.5}};
+  if (name == "clamp") return {{-1.0, 1.0}, {none, 0.5}, {-0.5, none}};
+  return {{0.0, 1.0}};
+}
+
+std::vector<Case> unary_scalar2_cases(const std::string& name, UnaryScalar2 fn) {
+  std::vector<Case> cases;
+  for (const auto& [a1, a2] : scalar2_attrs(name)) {
+    for (const Shape& s : kUnaryShapes) {
+      Input in{s};
+      domain(name, 0, in.lo, in.hi);
+      cases.push_back({name + "(" + std::to_string(a1) + ", " + std::to_string(a2) + ")", {in},
+                       [fn, a1 = a1, a2 = a2](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                         return fn(out, x[0], a1, a2);
+                       }});
+    }
+  }
+  return cases;
+}
+
+// Comparisons: bool results, no gradient.
+std::vector<Case> compare_cases(const std::string& name, Binary fn) {
+  std::vector<Case> cases;
+  for (const auto& [sa, sb] : kBinaryShapes) {
+    cases.push_back({name, {Input{sa}, Input{sb}},
+                     [fn](ag_tensor** out, const std::vector<ag_tensor*>& x) { return fn(out, x[0], x[1]); },
+                     false});
   }
   return cases;
 }
@@ -304,7 +349,9 @@ std::vector<Case> all_cases() {
   auto add = [&](std::vector<Case> c) { all.insert(all.end(), c.begin(), c.end()); };
 #define AG_CASES_UNARY(name) add(unary_cases(#name, &ag_op_##name));
 #define AG_CASES_UNARY_SCALAR(name) add(unary_scalar_cases(#name, &ag_op_##name));
+#define AG_CASES_UNARY_SCALAR2(name) add(unary_scalar2_cases(#name, &ag_op_##name));
 #define AG_CASES_BINARY(name) add(binary_cases(#name, &ag_op_##name));
+#define AG_CASES_COMPARE(name) add(compare_cases(#name, &ag_op_##name));
 #define AG_CASES_REDUCE_ALL(name) add(reduce_all_cases(#name, &ag_op_##name));
 #define AG_CASES_SHAPE(name) add(shape_cases(#name, &ag_op_##name));
 #define AG_CASES_DTYPE(name) add(dtype_cases(#name, &ag_op_##name));

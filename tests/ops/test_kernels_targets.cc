@@ -4,6 +4,9 @@
 // re-dispatch, and the test checks that they really landed on that target.
 // References are std:: functions in double (f32) or long double (f64). Rows
 // end at a PROT_NONE page, so a tail load or store past the end faults.
+// This file covers the original kinds (neg, exp, log, tanh, pow_scalar and
+// the arithmetic); the math and activation kinds, comparisons, where and lerp
+// are in test_kernels_math_targets.cc.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -19,45 +22,14 @@
 #include <utility>
 #include <vector>
 
-#include "hwy/targets.h"
-#include "kernels/kernels.h"
+#include "kernel_test_support.h"
 #include "kernels/philox.h"
 #include "kernels/random.h"
-#include "kernels/targets.h"
 
 namespace ag::kernels {
 namespace {
 
-// ---------------------------------------------------------------- targets
-
-// Targets the kernels were compiled for and the CPU supports, best first.
-std::vector<int64_t> targets_to_cover() {
-  hwy::SetSupportedTargetsForTest(0);
-  std::vector<int64_t> out;
-  for (int64_t bits = compiled_targets() & hwy::SupportedTargets(); bits != 0; bits &= bits - 1) {
-    out.push_back(bits & -bits);
-  }
-  return out;
-}
-
-std::string target_list(int64_t bits) {
-  std::string s;
-  for (; bits != 0; bits &= bits - 1) {
-    if (!s.empty()) s += ' ';
-    s += hwy::TargetName(bits & -bits);
-  }
-  return s;
-}
-
-// Forces one target for the kernels' dynamic dispatch; restores the real CPU
-// detection afterwards (the mock is process-global state inside libhwy).
-class ForceTarget {
- public:
-  explicit ForceTarget(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
-  ~ForceTarget() { hwy::SetSupportedTargetsForTest(0); }
-  ForceTarget(const ForceTarget&) = delete;
-  ForceTarget& operator=(const ForceTarget&) = delete;
-};
+using namespace ag::kernels::testing;
 
 TEST(KernelTargets, EverySupportedTargetIsCovered) {
   const int64_t compiled = compiled_targets();
@@ -106,50 +78,6 @@ INSTANTIATE_TEST_SUITE_P(Kernels, OnTarget, ::testing::ValuesIn(targets_to_cover
                            return std::string(hwy::TargetName(info.param));
                          });
 
-// ---------------------------------------------------------------- helpers
-
-// n elements that end exactly at an inaccessible page.
-template <class T>
-class Guarded {
- public:
-  explicit Guarded(size_t n) : n_(n) {
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    const size_t bytes = n * sizeof(T);
-    span_ = (bytes + page - 1) / page * page + page;
-    void* p = mmap(nullptr, span_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) std::abort();
-    base_ = static_cast<char*>(p);
-    if (mprotect(base_ + span_ - page, page, PROT_NONE) != 0) std::abort();
-    data_ = reinterpret_cast<T*>(base_ + span_ - page - bytes);
-  }
-  Guarded(size_t n, const std::vector<T>& v) : Guarded(n) {
-    for (size_t i = 0; i < n; ++i) data_[i] = v[i % v.size()];
-  }
-  ~Guarded() { munmap(base_, span_); }
-  Guarded(const Guarded&) = delete;
-  Guarded& operator=(const Guarded&) = delete;
-  T* data() { return data_; }
-  const char* bytes() const { return reinterpret_cast<const char*>(data_); }
-  char* bytes() { return reinterpret_cast<char*>(data_); }
-  T& operator[](size_t i) { return data_[i]; }
-  size_t size() const { return n_; }
-
- private:
-  size_t n_;
-  size_t span_ = 0;
-  char* base_ = nullptr;
-  T* data_ = nullptr;
-};
-
-template <class T>
-constexpr DType dtype_of() {
-  return std::is_same_v<T, float> ? DType::F32 : DType::F64;
-}
-
-// Reference precision: double for f32, long double for f64.
-template <class T>
-using Ref = std::conditional_t<std::is_same_v<T, float>, double, long double>;
-
 template <class T>
 T ref_unary(UnaryKind k, T x, T p) {
   const Ref<T> v = x;
@@ -159,71 +87,9 @@ T ref_unary(UnaryKind k, T x, T p) {
     case UnaryKind::Log: return static_cast<T>(std::log(v));
     case UnaryKind::Tanh: return static_cast<T>(std::tanh(v));
     case UnaryKind::PowScalar: return static_cast<T>(std::pow(v, static_cast<Ref<T>>(p)));
+    default: break;  // the math kinds: test_kernels_math_targets.cc
   }
   return x;
-}
-
-// Position of v on the line of representable values (-0 and +0 coincide).
-template <class T>
-long double ordinal(T v) {
-  using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-  I i;
-  std::memcpy(&i, &v, sizeof(i));
-  if (i < 0) return static_cast<long double>(std::numeric_limits<I>::min()) - i;
-  return static_cast<long double>(i);
-}
-
-// Distance in ulp; NaN matches only NaN.
-template <class T>
-double ulp_diff(T got, T want) {
-  if (std::isnan(got) || std::isnan(want)) {
-    return std::isnan(got) && std::isnan(want) ? 0.0 : std::numeric_limits<double>::infinity();
-  }
-  if (got == want) return 0.0;
-  return static_cast<double>(std::fabs(ordinal(got) - ordinal(want)));
-}
-
-template <class T>
-bool same_bits(T a, T b) {
-  if (std::isnan(a) && std::isnan(b)) return true;
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
-}
-
-template <class T>
-bool is_signaling_nan(T v) {
-  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-  U u;
-  std::memcpy(&u, &v, sizeof(u));
-  const U quiet_bit = U(1) << (std::numeric_limits<T>::digits - 2);
-  return std::isnan(v) && (u & quiet_bit) == 0;
-}
-
-Dims dims1(size_t n) { return Dims{static_cast<int64_t>(n)}; }
-
-template <class T>
-std::vector<T> run_unary(UnaryKind k, const std::vector<T>& x, T p = T(0)) {
-  Guarded<T> in(x.size(), x.empty() ? std::vector<T>{T(0)} : x), out(x.size());
-  const Dims shape = dims1(x.size()), strides = {1};
-  unary(k, dtype_of<T>(), shape, View{in.bytes(), &strides}, out.bytes(), static_cast<double>(p));
-  return std::vector<T>(out.data(), out.data() + x.size());
-}
-
-template <class T>
-T bits_to(std::mt19937_64& rng) {
-  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-  const U u = static_cast<U>(rng());
-  T v;
-  std::memcpy(&v, &u, sizeof(v));
-  return v;
-}
-
-// IEEE edge inputs common to all unary tests.
-template <class T>
-std::vector<T> edge_values() {
-  using L = std::numeric_limits<T>;
-  return {T(0), -T(0), T(1), T(-1), L::infinity(), -L::infinity(), L::quiet_NaN(),
-          -L::quiet_NaN(), L::min(), -L::min(), L::denorm_min(), -L::denorm_min(), L::max(),
-          L::lowest(), T(0.5), T(2), T(-2), L::epsilon(), T(1) - L::epsilon() / 2};
 }
 
 const char* unary_name(UnaryKind k) {
@@ -233,6 +99,7 @@ const char* unary_name(UnaryKind k) {
     case UnaryKind::Log: return "log";
     case UnaryKind::Tanh: return "tanh";
     case UnaryKind::PowScalar: return "pow";
+    default: break;  // the math kinds: test_kernels_math_targets.cc
   }
   return "?";
 }
@@ -277,6 +144,7 @@ double ulp_bound(UnaryKind k) {
     case UnaryKind::Log: return 2;
     case UnaryKind::Tanh: return 4;
     case UnaryKind::PowScalar: return 1;
+    default: break;  // the math kinds: test_kernels_math_targets.cc
   }
   return 0;
 }
@@ -503,6 +371,7 @@ T ref_binary(BinaryKind k, T a, T b) {
     case BinaryKind::Mul: return a * b;
     case BinaryKind::Div: return a / b;
     case BinaryKind::TanhBackward: return a * (T(1) - b * b);
+    default: break;  // the math kinds: test_kernels_math_targets.cc
   }
   return a;
 }
@@ -514,6 +383,7 @@ const char* binary_name(BinaryKind k) {
     case BinaryKind::Mul: return "mul";
     case BinaryKind::Div: return "div";
     case BinaryKind::TanhBackward: return "tanh_backward";
+    default: break;  // the math kinds: test_kernels_math_targets.cc
   }
   return "?";
 }

@@ -324,7 +324,7 @@ TEST(Losses, Errors) {
                   "[ag_op_cross_entropy] reduction 3 is not one of AG_REDUCTION_NONE (0), AG_REDUCTION_MEAN (1), "
                   "AG_REDUCTION_SUM (2)");
   EXPECT_AG_ERROR(ag_op_cross_entropy(&out, x, t, AG_REDUCTION_MEAN, -100, 1.5), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_op_cross_entropy] label_smoothing 1.500000 is outside [0, 1]");
+                  "[ag_op_cross_entropy] label_smoothing 1.5 is outside [0, 1]");
   EXPECT_AG_ERROR(ag_op_cross_entropy(&out, x, x64, AG_REDUCTION_MEAN, -100, 0.0), AG_ERR_DTYPE,
                   "[ag_op_cross_entropy] dtypes f32 and f64 differ (no implicit promotion; convert with ag_op_cast)");
   EXPECT_AG_ERROR(ag_op_cross_entropy(&out, x, p32, AG_REDUCTION_MEAN, -100, 0.0), AG_ERR_SHAPE,
@@ -347,7 +347,7 @@ TEST(Losses, Errors) {
                   "[ag_op_mse_loss] the output pointer is NULL");
   T p = make(ctx.get(), AG_F32, {3}, {0.5, 1.5, 0.2}), pt = make(ctx.get(), AG_F32, {3}, {0, 1, 0});
   EXPECT_AG_ERROR(ag_op_binary_cross_entropy(&out, p, pt, AG_REDUCTION_MEAN), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_op_binary_cross_entropy] input 1.500000 at index 1 is outside [0, 1]");
+                  "[ag_op_binary_cross_entropy] input 1.5 at index 1 is outside [0, 1]");
   EXPECT_AG_ERROR(ag_op_binary_cross_entropy(&out, x, p32, AG_REDUCTION_MEAN), AG_ERR_SHAPE,
                   "[ag_op_binary_cross_entropy] target of shape (2,4) must have the input's shape (2,3)");
   EXPECT_AG_ERROR(ag_op_binary_cross_entropy_with_logits(&out, x, x, p32, AG_REDUCTION_MEAN), AG_ERR_SHAPE,
@@ -359,9 +359,9 @@ TEST(Losses, Errors) {
   EXPECT_AG_ERROR(ag_op_binary_cross_entropy_with_logits(&out, x, nullptr, nullptr, AG_REDUCTION_MEAN),
                   AG_ERR_INVALID_ARGUMENT, "[ag_op_binary_cross_entropy_with_logits] tensor target is NULL");
   EXPECT_AG_ERROR(ag_op_smooth_l1_loss(&out, x, x, AG_REDUCTION_MEAN, -1.0), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_op_smooth_l1_loss] beta -1.000000 must be finite and >= 0");
+                  "[ag_op_smooth_l1_loss] beta -1 must be finite and >= 0");
   EXPECT_AG_ERROR(ag_op_huber_loss(&out, x, x, AG_REDUCTION_MEAN, 0.0), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_op_huber_loss] delta 0.000000 must be finite and > 0");
+                  "[ag_op_huber_loss] delta 0 must be finite and > 0");
   EXPECT_AG_ERROR(ag_op_l1_loss(&out, x, x, 9), AG_ERR_INVALID_ARGUMENT,
                   "[ag_op_l1_loss] reduction 9 is not one of AG_REDUCTION_NONE (0), AG_REDUCTION_MEAN (1), "
                   "AG_REDUCTION_SUM (2)");

@@ -1,0 +1,227 @@
+// Activation functions: sigmoid, relu, leaky_relu, elu, selu, silu,
+// softplus, mish, hardtanh, clamp, gelu and gelu_tanh, and the fused
+// gradient ops sigmoid_backward, silu_backward, mish_backward, gelu_backward
+// and gelu_tanh_backward. Kinks follow PyTorch's subgradients: relu'(0) = 0,
+// leaky_relu'(0) = slope, elu'(0) = alpha, hardtanh' = 0 at the bounds,
+// clamp' = 1 at the bounds.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "ops/elementwise.h"
+
+namespace ag::ops {
+
+namespace {
+using K = kernels::UnaryKind;
+
+// Bool mask x > v.
+Tensor greater(const Tensor& x, double v) { return gt(x, scalar_like(x, v)); }
+
+}  // namespace
+
+// sigmoid: dx = sigmoid_backward(g, y) = g y (1 - y).
+Tensor sigmoid(const Tensor& x) {
+  return unary_op(x, K::Sigmoid, "SigmoidBackward", Save::Output,
+                  [](const Tensor& g, const Tensor& y, double, double) { return sigmoid_backward(g, y); });
+}
+
+// relu: dx = g where y > 0, else 0.
+Tensor relu(const Tensor& x) {
+  return unary_op(x, K::Relu, "ReluBackward", Save::Output, [](const Tensor& g, const Tensor& y, double, double) {
+    return mul(g, inside(y, 0.0, std::numeric_limits<double>::infinity(), false));
+  });
+}
+
+// leaky_relu: dx = g where x > 0, else slope * g.
+Tensor leaky_relu(const Tensor& x, double negative_slope) {
+  return unary_op(
+      x, K::LeakyRelu, "LeakyReluBackward", Save::Input,
+      [](const Tensor& g, const Tensor& x, double slope, double) {
+        return where(greater(x, 0.0), g, mul_scalar(g, slope));
+      },
+      negative_slope);
+}
+
+// elu: dx = g where x > 0, else g alpha e^x.
+Tensor elu(const Tensor& x, double alpha) {
+  return unary_op(
+      x, K::Elu, "EluBackward", Save::Input,
+      [](const Tensor& g, const Tensor& x, double alpha, double) {
+        return where(greater(x, 0.0), g, mul(g, mul_scalar(exp(x), alpha)));
+      },
+      alpha);
+}
+
+// selu: scale * elu(x, alpha) with fixed constants.
+Tensor selu(const Tensor& x) {
+  return unary_op(x, K::Selu, "SeluBackward", Save::Input, [](const Tensor& g, const Tensor& x, double, double) {
+    constexpr double kAlpha = 1.6732632423543772848170429916717, kScale = 1.0507009873554804934193349852946;
+    return mul_scalar(where(greater(x, 0.0), g, mul(g, mul_scalar(exp(x), kAlpha))), kScale);
+  });
+}
+
+// silu: y = x sigmoid(x); dx = silu_backward(g, x).
+Tensor silu(const Tensor& x) {
+  return unary_op(x, K::Silu, "SiluBackward", Save::Input,
+                  [](const Tensor& g, const Tensor& x, double, double) { return silu_backward(g, x); });
+}
+
+// softplus: y = log(1 + e^(beta x)) / beta, and x where beta x > threshold;
+// dx = g sigmoid(beta x), and g where beta x > threshold.
+Tensor softplus(const Tensor& x, double beta, double threshold) {
+  if (beta == 0.0 || std::isnan(beta) || std::isnan(threshold)) {
+    fail(AG_ERR_INVALID_ARGUMENT, "beta must be nonzero and threshold a number, got beta ", beta,
+         " and threshold ", threshold);
+  }
+  return unary_op(
+      x, K::Softplus, "SoftplusBackward", Save::Input,
+      [](const Tensor& g, const Tensor& x, double beta, double threshold) {
+        const Tensor bx = mul_scalar(x, beta);
+        return where(greater(bx, threshold), g, mul(g, sigmoid(bx)));
+      },
+      beta, threshold);
+}
+
+// mish: y = x tanh(softplus(x)); dx = mish_backward(g, x).
+Tensor mish(const Tensor& x) {
+  return unary_op(x, K::Mish, "MishBackward", Save::Input,
+                  [](const Tensor& g, const Tensor& x, double, double) { return mish_backward(g, x); });
+}
+
+// hardtanh: clamp to [min_val, max_val]; dx = g strictly inside, else 0.
+Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
+  if (!(min_val <= max_val)) {
+    fail(AG_ERR_INVALID_ARGUMENT, "min_val ", min_val, " must not exceed max_val ", max_val, " (nor be NaN)");
+  }
+  return unary_op(
+      x, K::Clamp, "HardtanhBackward", Save::Input,
+      [](const Tensor& g, const Tensor& x, double lo, double hi) { return mul(g, inside(x, lo, hi, false)); }, min_val,
+      max_val);
+}
+
+// clamp: min(max(x, min), max), a NaN bound being no bound; dx = g where
+// min <= x <= max, else 0.
+Tensor clamp(const Tensor& x, double min, double max) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  return unary_op(
+      x, K::Clamp, "ClampBackward", Save::Input,
+      [](const Tensor& g, const Tensor& x, double lo, double hi) {
+        return mul(g, inside(x, std::isnan(lo) ? -inf : lo, std::isnan(hi) ? inf : hi, true));
+      },
+      min, max);
+}
+
+// gelu: y = x Phi(x), Phi the standard normal CDF; dx = gelu_backward(g, x).
+Tensor gelu(const Tensor& x) {
+  return unary_op(x, K::Gelu, "GeluBackward", Save::Input,
+                  [](const Tensor& g, const Tensor& x, double, double) { return gelu_backward(g, x); });
+}
+
+// gelu_tanh: y = x (1 + tanh(k (x + c x^3))) / 2; dx = gelu_tanh_backward(g, x).
+Tensor gelu_tanh(const Tensor& x) {
+  return unary_op(x, K::GeluTanh, "GeluTanhBackward", Save::Input,
+                  [](const Tensor& g, const Tensor& x, double, double) { return gelu_tanh_backward(g, x); });
+}
+
+// The fused gradients z = g f'(x) of silu, mish, gelu and gelu_tanh (and
+// z = g y (1 - y) of sigmoid from its output y): one pass instead of a chain
+// of ops. Each is an op whose backward is dg = f_backward(gz, x) and
+// dx = gz g f''(x) (sigmoid: dy = gz g (1 - 2 y)), written in ag's ops.
+// Saves g if x needs grad, x always.
+namespace {
+using SecondDerivative = Tensor (*)(const Tensor& x);
+
+struct FusedBackwardBackward final : BinaryNode {
+  FusedBackwardBackward(const Tensor& g, const Tensor& x, const char* name,
+                        Tensor (*first)(const Tensor&, const Tensor&), SecondDerivative second)
+      : BinaryNode(g, x), name_(name), first_(first), second_(second) {}
+  const char* name() const override { return name_; }
+  void apply(TensorList& gz, TensorList& out) override {
+    const Tensor x = saved[1].unpack(*this);
+    if (needs_input_grad(0)) out[0] = reduce_to(first_(gz[0], x), shape_a);
+    if (needs_input_grad(1)) out[1] = reduce_to(mul(mul(gz[0], saved[0].unpack(*this)), second_(x)), shape_b);
+  }
+  const char* name_;
+  Tensor (*first_)(const Tensor&, const Tensor&);
+  SecondDerivative second_;
+};
+
+Tensor fused_backward(const Tensor& g, const Tensor& x, kernels::BinaryKind k, const char* name,
+                      Tensor (*first)(const Tensor&, const Tensor&), SecondDerivative second) {
+  Tensor z = binary_forward(g, x, k);
+  if (should_record({g.get(), x.get()})) {
+    auto n = record<FusedBackwardBackward>({g.get(), x.get()}, z, g, x, name, first, second);
+    if (n->needs_input_grad(1)) n->saved[0].save(g, false);
+    n->saved[1].save(x, false);
+  }
+  return z;
+}
+
+constexpr double kInvSqrt2Pi = 0.39894228040143267793994605993438;
+constexpr double kGeluK = 0.79788456080286535587989211986876, kGeluC = 0.044715;
+
+// d(y (1 - y))/dy = 1 - 2 y.
+Tensor sigmoid_second(const Tensor& y) { return sub(scalar_like(y, 1.0), mul_scalar(y, 2.0)); }
+
+// silu'' = s (1 - s) (2 + x (1 - 2 s)), s = sigmoid(x).
+Tensor silu_second(const Tensor& x) {
+  const Tensor s = sigmoid(x);
+  const Tensor one_minus_2s = sub(scalar_like(x, 1.0), mul_scalar(s, 2.0));
+  return mul(sigmoid_backward(scalar_like(x, 1.0), s), add_scalar(mul(x, one_minus_2s), 2.0));
+}
+
+// mish'' = (1 - t^2) s (2 + x (1 - s) - 2 x t s), t = tanh(softplus(x)),
+// s = sigmoid(x) (t' = (1 - t^2) s).
+Tensor mish_second(const Tensor& x) {
+  const Tensor t = tanh(softplus(x, 1.0, 20.0)), s = sigmoid(x);
+  const Tensor inner = sub(add_scalar(mul(x, sub(scalar_like(x, 1.0), s)), 2.0), mul_scalar(mul(x, mul(t, s)), 2.0));
+  return mul(tanh_backward(s, t), inner);
+}
+
+// gelu'' = phi(x) (2 - x^2).
+Tensor gelu_second(const Tensor& x) {
+  const Tensor x2 = square(x);
+  return mul(mul_scalar(exp(mul_scalar(x2, -0.5)), kInvSqrt2Pi), sub(scalar_like(x, 2.0), x2));
+}
+
+// gelu_tanh = x s, s = sigmoid(v), v = 2 k (x + c x^3), v' = 2 k (1 + 3 c x^2),
+// q = s (1 - s) v': gelu_tanh'' = 2 q + x ((1 - 2 s) q v' + s (1 - s) v''),
+// v'' = 12 k c x.
+Tensor gelu_tanh_second(const Tensor& x) {
+  const Tensor x2 = square(x);
+  const Tensor s = sigmoid(mul_scalar(add(x, mul_scalar(mul(x, x2), kGeluC)), 2 * kGeluK));
+  const Tensor dv = mul_scalar(add_scalar(mul_scalar(x2, 3 * kGeluC), 1.0), 2 * kGeluK);
+  const Tensor ds = sigmoid_backward(scalar_like(x, 1.0), s);  // s (1 - s)
+  const Tensor q = mul(ds, dv);
+  const Tensor one_minus_2s = sub(scalar_like(x, 1.0), mul_scalar(s, 2.0));
+  const Tensor inner = add(mul(mul(one_minus_2s, q), dv), mul(ds, mul_scalar(x, 12 * kGeluK * kGeluC)));
+  return add(mul_scalar(q, 2.0), mul(x, inner));
+}
+}  // namespace
+
+Tensor sigmoid_backward(const Tensor& g, const Tensor& y) {
+  return fused_backward(g, y, kernels::BinaryKind::SigmoidBackward, "SigmoidBackwardBackward", sigmoid_backward,
+                        sigmoid_second);
+}
+
+Tensor silu_backward(const Tensor& g, const Tensor& x) {
+  return fused_backward(g, x, kernels::BinaryKind::SiluBackward, "SiluBackwardBackward", silu_backward, silu_second);
+}
+
+Tensor mish_backward(const Tensor& g, const Tensor& x) {
+  return fused_backward(g, x, kernels::BinaryKind::MishBackward, "MishBackwardBackward", mish_backward, mish_second);
+}
+
+Tensor gelu_backward(const Tensor& g, const Tensor& x) {
+  return fused_backward(g, x, kernels::BinaryKind::GeluBackward, "GeluBackwardBackward", gelu_backward, gelu_second);
+}
+
+Tensor gelu_tanh_backward(const Tensor& g, const Tensor& x) {
+  return fused_backward(g, x, kernels::BinaryKind::GeluTanhBackward, "GeluTanhBackwardBackward", gelu_tanh_backward,
+                        gelu_tanh_second);
+}
+
+}  // namespace ag::ops

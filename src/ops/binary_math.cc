@@ -1,0 +1,104 @@
+// Elementwise math of two inputs with NumPy broadcasting: pow, maximum,
+// minimum, atan2, fmod, remainder. Gradients are summed back to each input's
+// shape and follow PyTorch's conventions at the special points.
+#include <limits>
+
+#include "ops/elementwise.h"
+
+namespace ag::ops {
+
+namespace {
+using K = kernels::BinaryKind;
+
+// a op b recording node N (constructed from a and b) that saves a and b.
+template <class N>
+Tensor binary_op(const Tensor& a, const Tensor& b, K k) {
+  Tensor y = binary_forward(a, b, k);
+  if (should_record({a.get(), b.get()})) {
+    auto n = record<N>({a.get(), b.get()}, y, a, b);
+    n->saved[0].save(a, false);
+    n->saved[1].save(b, false);
+  }
+  return y;
+}
+}  // namespace
+
+// pow: y = a^b; da = g b a^(b-1) (0 where b = 0); db = g y ln a (0 where
+// a = 0 and b >= 0, as PyTorch).
+namespace {
+struct PowBackward final : BinaryNode {
+  using BinaryNode::BinaryNode;
+  const char* name() const override { return "PowBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    const Tensor a = saved[0].unpack(*this), b = saved[1].unpack(*this);
+    const Tensor zero = scalar_like(a, 0.0);
+    if (needs_input_grad(0)) {
+      const Tensor da = mul(g[0], mul(b, pow(a, add_scalar(b, -1.0))));
+      out[0] = reduce_to(where(eq(b, zero), zero, da), shape_a);
+    }
+    if (needs_input_grad(1)) {
+      constexpr double inf = std::numeric_limits<double>::infinity();
+      const Tensor at_zero = mul(inside(a, 0.0, 0.0, true), inside(b, 0.0, inf, true));
+      const Tensor db = mul(g[0], mul(pow(a, b), log(a)));
+      out[1] = reduce_to(where(ne(at_zero, zero), zero, db), shape_b);
+    }
+  }
+};
+}  // namespace
+Tensor pow(const Tensor& a, const Tensor& b) { return binary_op<PowBackward>(a, b, K::Pow); }
+
+namespace {
+// Share of the gradient for a in maximum(a, b): 1, 1/2 at ties, 0 (constant).
+Tensor greater_share(const Tensor& a, const Tensor& b) { return binary_forward(a, b, K::GreaterShare); }
+
+// maximum (kMax) or minimum: the gradient goes to the selected input, half
+// to each at ties.
+template <bool kMax>
+struct ExtremumBackward final : BinaryNode {
+  using BinaryNode::BinaryNode;
+  const char* name() const override { return kMax ? "MaximumBackward" : "MinimumBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    const Tensor a = saved[0].unpack(*this), b = saved[1].unpack(*this);
+    if (needs_input_grad(0)) out[0] = reduce_to(mul(g[0], kMax ? greater_share(a, b) : greater_share(b, a)), shape_a);
+    if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], kMax ? greater_share(b, a) : greater_share(a, b)), shape_b);
+  }
+};
+}  // namespace
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary_op<ExtremumBackward<true>>(a, b, K::Maximum); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary_op<ExtremumBackward<false>>(a, b, K::Minimum); }
+
+// atan2(a, b) = angle of (b, a); da = g b / (a^2 + b^2), db = -g a / (a^2 + b^2).
+namespace {
+struct Atan2Backward final : BinaryNode {
+  using BinaryNode::BinaryNode;
+  const char* name() const override { return "Atan2Backward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    const Tensor a = saved[0].unpack(*this), b = saved[1].unpack(*this);
+    const Tensor gr = div(g[0], add(square(a), square(b)));
+    if (needs_input_grad(0)) out[0] = reduce_to(mul(gr, b), shape_a);
+    if (needs_input_grad(1)) out[1] = reduce_to(neg(mul(gr, a)), shape_b);
+  }
+};
+}  // namespace
+Tensor atan2(const Tensor& a, const Tensor& b) { return binary_op<Atan2Backward>(a, b, K::Atan2); }
+
+// fmod (sign of a) and remainder (sign of b): y = a - q b with q = trunc(a / b)
+// (fmod) or floor(a / b) (remainder); da = g, db = -g q.
+namespace {
+template <bool kFloor>
+struct ModBackward final : BinaryNode {
+  using BinaryNode::BinaryNode;
+  const char* name() const override { return kFloor ? "RemainderBackward" : "FmodBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    if (needs_input_grad(0)) out[0] = reduce_to(g[0], shape_a);
+    if (needs_input_grad(1)) {
+      const Tensor ratio = div(saved[0].unpack(*this), saved[1].unpack(*this));
+      out[1] = reduce_to(neg(mul(g[0], kFloor ? floor(ratio) : trunc(ratio))), shape_b);
+    }
+  }
+};
+}  // namespace
+Tensor fmod(const Tensor& a, const Tensor& b) { return binary_op<ModBackward<false>>(a, b, K::Fmod); }
+Tensor remainder(const Tensor& a, const Tensor& b) { return binary_op<ModBackward<true>>(a, b, K::Remainder); }
+
+}  // namespace ag::ops

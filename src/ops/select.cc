@@ -1,0 +1,155 @@
+// Comparisons (eq, ne, lt, le, gt, ge: bool results, no gradient), where
+// (select by a bool condition) and lerp; all broadcast their inputs as NumPy.
+#include "ops/elementwise.h"
+
+namespace ag::ops {
+
+namespace {
+
+// The broadcast shape of the inputs and each one's strides over it.
+struct Broadcast {
+  Dims shape;
+  Dims strides[3];
+};
+
+Broadcast broadcast_all(std::initializer_list<const TensorImpl*> inputs) {
+  Broadcast b;
+  for (const TensorImpl* t : inputs) b.shape = broadcast_shapes(b.shape, t->shape());
+  int i = 0;
+  for (const TensorImpl* t : inputs) b.strides[i++] = broadcast_strides(t->shape(), t->strides(), b.shape);
+  return b;
+}
+
+// True when every input is contiguous with the output's shape: the case that
+// is cut into parallel chunks.
+bool flat(std::initializer_list<const TensorImpl*> inputs, const Dims& shape) {
+  for (const TensorImpl* t : inputs) {
+    if (t->shape() != shape || !t->is_contiguous()) return false;
+  }
+  return true;
+}
+
+// View of t's elements from `off` on, read contiguously.
+kernels::View flat_view(const TensorImpl& t, int64_t off, const Dims& unit) {
+  return kernels::View{t.data() + off * static_cast<int64_t>(itemsize(t.dtype())), &unit};
+}
+
+Tensor compare(const Tensor& a, const Tensor& b, kernels::CompareKind k) {
+  check_same(*a, *b);
+  check_floating(*a);
+  const Broadcast bc = broadcast_all({a.get(), b.get()});
+  Tensor y = empty(a->context(), DType::Bool, bc.shape);
+  uint8_t* out = reinterpret_cast<uint8_t*>(y->data());
+  const int64_t n = y->numel();
+  if (n > kElementwiseChunk && flat({a.get(), b.get()}, bc.shape)) {
+    const Dims unit{1};
+    for_chunks(a->context(), n, [&](int64_t off, int64_t len) {
+      kernels::compare(k, a->dtype(), Dims{len}, flat_view(*a, off, unit), flat_view(*b, off, unit), out + off);
+    });
+  } else {
+    kernels::compare(k, a->dtype(), bc.shape, kernels::View{a->data(), &bc.strides[0]},
+                     kernels::View{b->data(), &bc.strides[1]}, out);
+  }
+  return y;
+}
+
+}  // namespace
+
+// Comparisons: never recorded (their outputs are bool).
+Tensor eq(const Tensor& a, const Tensor& b) { return compare(a, b, kernels::CompareKind::Eq); }
+Tensor ne(const Tensor& a, const Tensor& b) { return compare(a, b, kernels::CompareKind::Ne); }
+Tensor lt(const Tensor& a, const Tensor& b) { return compare(a, b, kernels::CompareKind::Lt); }
+Tensor le(const Tensor& a, const Tensor& b) { return compare(a, b, kernels::CompareKind::Le); }
+Tensor gt(const Tensor& a, const Tensor& b) { return compare(a, b, kernels::CompareKind::Gt); }
+Tensor ge(const Tensor& a, const Tensor& b) { return compare(a, b, kernels::CompareKind::Ge); }
+
+// where: y = cond ? a : b; da = where(cond, g, 0), db = where(cond, 0, g).
+// Saves cond.
+namespace {
+struct WhereBackward final : SavingNode<1> {
+  WhereBackward(const Tensor& a, const Tensor& b) : shape_a(a->shape()), shape_b(b->shape()) {}
+  const char* name() const override { return "WhereBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    const Tensor cond = saved[0].unpack(*this);
+    const Tensor zero = scalar_like(g[0], 0.0);
+    if (needs_input_grad(1)) out[1] = reduce_to(where(cond, g[0], zero), shape_a);
+    if (needs_input_grad(2)) out[2] = reduce_to(where(cond, zero, g[0]), shape_b);
+  }
+  Dims shape_a, shape_b;
+};
+}  // namespace
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check_same(*a, *b);
+  check_floating(*a);
+  if (cond->context() != a->context()) fail(AG_ERR_CONTEXT, "the tensors belong to different contexts");
+  if (cond->dtype() != DType::Bool) fail(AG_ERR_DTYPE, "cond must be a bool tensor, got ", dtype_name(cond->dtype()));
+  const Broadcast bc = broadcast_all({cond.get(), a.get(), b.get()});
+  Tensor y = empty(a->context(), a->dtype(), bc.shape);
+  const int64_t n = y->numel();
+  if (n > kElementwiseChunk && flat({cond.get(), a.get(), b.get()}, bc.shape)) {
+    const Dims unit{1};
+    const int64_t item = static_cast<int64_t>(itemsize(a->dtype()));
+    for_chunks(a->context(), n, [&](int64_t off, int64_t len) {
+      kernels::where(a->dtype(), Dims{len}, flat_view(*cond, off, unit), flat_view(*a, off, unit),
+                     flat_view(*b, off, unit), y->data() + off * item);
+    });
+  } else {
+    kernels::where(a->dtype(), bc.shape, kernels::View{cond->data(), &bc.strides[0]},
+                   kernels::View{a->data(), &bc.strides[1]}, kernels::View{b->data(), &bc.strides[2]}, y->data());
+  }
+  if (should_record({a.get(), b.get()})) {
+    record<WhereBackward>({cond.get(), a.get(), b.get()}, y, a, b)->saved[0].save(cond, false);
+  }
+  return y;
+}
+
+// lerp: y = a + w (b - a); da = g (1 - w), db = g w, dw = g (b - a).
+// Saves a and b if w needs grad, w if a or b does.
+namespace {
+struct LerpBackward final : SavingNode<3> {
+  LerpBackward(const Tensor& a, const Tensor& b, const Tensor& w)
+      : shape_a(a->shape()), shape_b(b->shape()), shape_w(w->shape()) {}
+  const char* name() const override { return "LerpBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    if (needs_input_grad(0) || needs_input_grad(1)) {
+      const Tensor w = saved[2].unpack(*this);
+      if (needs_input_grad(0)) out[0] = reduce_to(mul(g[0], sub(scalar_like(w, 1.0), w)), shape_a);
+      if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], w), shape_b);
+    }
+    if (needs_input_grad(2)) {
+      out[2] = reduce_to(mul(g[0], sub(saved[1].unpack(*this), saved[0].unpack(*this))), shape_w);
+    }
+  }
+  Dims shape_a, shape_b, shape_w;
+};
+}  // namespace
+Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& weight) {
+  check_same(*a, *b);
+  check_same(*a, *weight);
+  check_floating(*a);
+  const Broadcast bc = broadcast_all({a.get(), b.get(), weight.get()});
+  Tensor y = empty(a->context(), a->dtype(), bc.shape);
+  const int64_t n = y->numel();
+  if (n > kElementwiseChunk && flat({a.get(), b.get(), weight.get()}, bc.shape)) {
+    const Dims unit{1};
+    const int64_t item = static_cast<int64_t>(itemsize(a->dtype()));
+    for_chunks(a->context(), n, [&](int64_t off, int64_t len) {
+      kernels::lerp(a->dtype(), Dims{len}, flat_view(*a, off, unit), flat_view(*b, off, unit),
+                    flat_view(*weight, off, unit), y->data() + off * item);
+    });
+  } else {
+    kernels::lerp(a->dtype(), bc.shape, kernels::View{a->data(), &bc.strides[0]},
+                  kernels::View{b->data(), &bc.strides[1]}, kernels::View{weight->data(), &bc.strides[2]}, y->data());
+  }
+  if (should_record({a.get(), b.get(), weight.get()})) {
+    auto n = record<LerpBackward>({a.get(), b.get(), weight.get()}, y, a, b, weight);
+    if (n->needs_input_grad(2)) {
+      n->saved[0].save(a, false);
+      n->saved[1].save(b, false);
+    }
+    if (n->needs_input_grad(0) || n->needs_input_grad(1)) n->saved[2].save(weight, false);
+  }
+  return y;
+}
+
+}  // namespace ag::ops
