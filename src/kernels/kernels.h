@@ -64,6 +64,14 @@ void softmax(DType dt, bool log, const char* x, char* y, int64_t outer, int64_t 
 void softmax_backward(DType dt, bool log, const char* g, const char* y, char* out, int64_t outer, int64_t n,
                       int64_t inner);
 
+// Normalizes each of `rows` contiguous rows of n elements of x into y:
+// (x - mean) * rstd [* w] [+ b], rstd = 1 / sqrt(var + eps) with the biased
+// variance (layer_norm); without `center` the mean is 0 and var = mean(x^2)
+// (rms_norm). w and b (n contiguous elements) may be null. Writes each row's
+// mean (unless mean is null) and rstd. Rows are independent.
+void norm_rows(DType dt, bool center, const char* x, const char* w, const char* b, char* y, char* mean, char* rstd,
+               int64_t rows, int64_t n, double eps);
+
 // Reduces the middle dim (n >= 1) of a contiguous (outer, n, inner) tensor x
 // into out, contiguous (outer, inner). Max/Min: NaN if the column holds one;
 // indices (may be null) gets the index along the dim of the first element

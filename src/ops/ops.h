@@ -126,6 +126,14 @@ Tensor avg_pool2d(const Tensor& x, Size2d kernel_size, Size2d stride, Size2d pad
                   bool count_include_pad, int64_t divisor_override);  // divisor_override 0: none
 Tensor adaptive_avg_pool2d(const Tensor& x, Size2d output_size);
 
+// ---- normalization (ops/norm.cc); weight, bias and running stats may be null ----
+// Over the last normalized_shape.size() dims of x (biased variance).
+Tensor layer_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, const Tensor& bias, double eps);
+Tensor rms_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, double eps);
+// x is (N, C, ...); training updates the running stats in place (no graph).
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps);
+
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context
 Tensor zeros_like(const Tensor& t);

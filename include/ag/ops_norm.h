@@ -1,0 +1,80 @@
+/*
+ * ag/ops_norm.h - normalization layers: layer_norm, rms_norm, batch_norm.
+ *
+ * The rules of ag/ops.h hold: `*out` is a new reference written only on
+ * success; inputs share one context (AG_ERR_CONTEXT) and one floating dtype,
+ * AG_F32 or AG_F64 (AG_ERR_DTYPE); a NULL or released handle is
+ * AG_ERR_INVALID_ARGUMENT; shapes that do not fit are AG_ERR_SHAPE with the
+ * facts in the message: "[ag_op_layer_norm] normalized_shape (4) does not
+ * match the last 1 dim of input shape (2,3)". Optional tensors (weight, bias,
+ * running statistics) are NULL for none. Semantics follow
+ * torch.nn.functional; eps is always passed explicitly (PyTorch's defaults:
+ * 1e-5 for layer_norm and batch_norm, the dtype's machine epsilon for
+ * rms_norm: 1.1920929e-07 for f32, 2.220446049250313e-16 for f64).
+ *
+ * Statistics use the biased variance (divided by the element count).
+ * Results are bitwise the same for any thread count. Gradients flow to x,
+ * weight and bias, and are differentiable again (second derivatives work).
+ */
+#ifndef AG_OPS_NORM_H
+#define AG_OPS_NORM_H
+
+#include "ag/common.h"
+#include "ag/tensor.h"
+
+AG_BEGIN_DECLS
+
+/**
+ * Layer normalization over the last n dims of x, whose sizes must equal
+ * normalized_shape[0..n): y = (x - mean) / sqrt(var + eps) * weight + bias,
+ * mean and (biased) var taken over those dims, separately for every index of
+ * the leading dims. weight and bias (shape normalized_shape) may be NULL.
+ * y has x's shape; an empty x gives an empty y. f32 statistics are computed
+ * in two passes (mean, then squared deviations), so a large common offset
+ * does not cost precision.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL x or out, n < 1 or n > 16,
+ *         normalized_shape NULL with n > 0), AG_ERR_SHAPE (normalized_shape
+ *         not the trailing sizes of x, weight or bias of another shape),
+ *         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_layer_norm(ag_tensor **out, const ag_tensor *x, const int64_t *normalized_shape, int32_t n,
+                                  const ag_tensor *weight, const ag_tensor *bias, double eps) AG_NOEXCEPT;
+
+/**
+ * Root-mean-square normalization (torch.nn.functional.rms_norm) over the last
+ * n dims of x (sizes normalized_shape[0..n)):
+ * y = x / sqrt(mean(x^2) + eps) * weight. weight (shape normalized_shape)
+ * may be NULL. Same shapes, empty-tensor behaviour and errors as
+ * ag_op_layer_norm.
+ * @return AG_ERR_INVALID_ARGUMENT, AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_rms_norm(ag_tensor **out, const ag_tensor *x, const int64_t *normalized_shape, int32_t n,
+                                const ag_tensor *weight, double eps) AG_NOEXCEPT;
+
+/**
+ * Batch normalization of x (N, C, ...) per channel (dim 1):
+ * y = (x - mean) / sqrt(var + eps) * weight + bias, with weight, bias,
+ * running_mean and running_var of shape (C), each may be NULL.
+ * - training != 0: mean and (biased) var are taken over every dim but 1 of
+ *   this batch, and gradients flow through them. If given, the running
+ *   statistics are then updated in place (no graph; their version is
+ *   bumped): running_mean = (1 - momentum) * running_mean + momentum * mean,
+ *   running_var = (1 - momentum) * running_var + momentum * var * m / (m - 1)
+ *   (the unbiased variance; m = elements per channel). Training needs m > 1.
+ * - training == 0: running_mean and running_var (both required) are used as
+ *   constants; no gradient flows into them.
+ * An empty x gives an empty y and leaves the running statistics untouched
+ * (as PyTorch).
+ * @return AG_ERR_INVALID_ARGUMENT (NULL x or out, eval mode without running
+ *         statistics, training with 1 value per channel), AG_ERR_SHAPE (x
+ *         with fewer than 2 dims, a per-channel tensor not of shape (C)),
+ *         AG_ERR_UNSUPPORTED (a running statistic that is an expand view),
+ *         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_batch_norm(ag_tensor **out, const ag_tensor *x, ag_tensor *running_mean,
+                                  ag_tensor *running_var, const ag_tensor *weight, const ag_tensor *bias,
+                                  int32_t training, double momentum, double eps) AG_NOEXCEPT;
+
+AG_END_DECLS
+
+#endif /* AG_OPS_NORM_H */

@@ -1,0 +1,137 @@
+// Row normalization (layer_norm, rms_norm): each contiguous row of n elements
+// is normalized by its own statistics, computed in two passes (the mean, then
+// the deviations from it), so f32 rows with a large mean keep their precision. Rows are independent, so any split of the rows gives the same bits.
+#include "kernels/targets.h"  // first: selects the targets
+
+#include <cmath>
+#include <cstddef>
+
+#include "kernels/kernels.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/kernels/norm.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "kernels/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ag::kernels::HWY_NAMESPACE {
+
+// Sum of the vectors of a row of x (tail lanes zero), with two accumulators
+// to halve the add latency chain.
+template <class D>
+HWY_INLINE hn::TFromD<D> RowSum(D d, const hn::TFromD<D>* HWY_RESTRICT x, size_t n) {
+  const size_t N = hn::Lanes(d);
+  auto a0 = hn::Zero(d), a1 = hn::Zero(d);
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    a0 = hn::Add(a0, hn::LoadU(d, x + i));
+    a1 = hn::Add(a1, hn::LoadU(d, x + i + N));
+  }
+  for (; i + N <= n; i += N) a0 = hn::Add(a0, hn::LoadU(d, x + i));
+  if (i < n) a1 = hn::Add(a1, LoadTail(d, x + i, n - i));
+  return hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
+}
+
+// The sums of c = x - m and of c^2 over a row (tail lanes excluded).
+template <class D>
+HWY_INLINE void DeviationSums(D d, const hn::TFromD<D>* HWY_RESTRICT x, size_t n, hn::TFromD<D> m,
+                              hn::TFromD<D>* sum, hn::TFromD<D>* sum_sq) {
+  const size_t N = hn::Lanes(d);
+  const auto vm = hn::Set(d, m);
+  auto s = hn::Zero(d), q = hn::Zero(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto c = hn::Sub(hn::LoadU(d, x + i), vm);
+    s = hn::Add(s, c);
+    q = hn::Add(q, hn::Mul(c, c));
+  }
+  if (i < n) {
+    const auto c = hn::IfThenElseZero(hn::FirstN(d, n - i), hn::Sub(LoadTail(d, x + i, n - i), vm));
+    s = hn::Add(s, c);
+    q = hn::Add(q, hn::Mul(c, c));
+  }
+  *sum = hn::GetLane(hn::SumOfLanes(d, s));
+  *sum_sq = hn::GetLane(hn::SumOfLanes(d, q));
+}
+
+// y = (x - mean) * rstd [* w] [+ b] over one row; mean = 0 unless kCenter.
+// The corrected two-pass algorithm: the second pass sums the deviations from
+// the first mean as well, which removes that mean's rounding error (large in
+// f32 for a row with a large common offset) from both mean and variance.
+template <bool kCenter, class T>
+HWY_NOINLINE void NormRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT w, const T* HWY_RESTRICT b,
+                          T* HWY_RESTRICT y, size_t n, double eps, T* mean_out, T* rstd_out) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
+  const T inv_n = T(1) / static_cast<T>(n);
+  T m = kCenter ? RowSum(d, x, n) * inv_n : T(0);
+  T dev = 0, dev_sq = 0;
+  DeviationSums(d, x, n, m, &dev, &dev_sq);
+  T var = dev_sq * inv_n;
+  if (kCenter) {
+    const T shift = dev * inv_n;
+    m += shift;
+    var -= shift * shift;
+  }
+  const T r = static_cast<T>(1.0 / std::sqrt(static_cast<double>(var) + eps));
+  if (mean_out) *mean_out = m;
+  *rstd_out = r;
+  const auto vm = hn::Set(d, m);
+  const auto vr = hn::Set(d, r);
+  auto out = [&](size_t i, auto v, size_t lanes) {
+    v = hn::Mul(hn::Sub(v, vm), vr);
+    if (w) v = hn::Mul(v, lanes == N ? hn::LoadU(d, w + i) : LoadTail(d, w + i, lanes));
+    if (b) v = hn::Add(v, lanes == N ? hn::LoadU(d, b + i) : LoadTail(d, b + i, lanes));
+    return v;
+  };
+  size_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(out(i, hn::LoadU(d, x + i), N), d, y + i);
+  if (i < n) StoreTail(d, out(i, LoadTail(d, x + i, n - i), n - i), y + i, n - i);
+}
+
+template <bool kCenter, class T>
+void NormRowsTyped(const char* xc, const char* wc, const char* bc, char* yc, char* meanc, char* rstdc, int64_t rows,
+                   int64_t n, double eps) {
+  const T* x = reinterpret_cast<const T*>(xc);
+  const T* w = reinterpret_cast<const T*>(wc);
+  const T* b = reinterpret_cast<const T*>(bc);
+  T* y = reinterpret_cast<T*>(yc);
+  T* mean = reinterpret_cast<T*>(meanc);
+  T* rstd = reinterpret_cast<T*>(rstdc);
+  for (int64_t r = 0; r < rows; ++r) {
+    NormRow<kCenter>(x + r * n, w, b, y + r * n, static_cast<size_t>(n), eps, mean ? mean + r : nullptr, rstd + r);
+  }
+}
+
+void NormRows(DType dt, bool center, const char* x, const char* w, const char* b, char* y, char* mean, char* rstd,
+              int64_t rows, int64_t n, double eps) {
+  if (dt == DType::F64) {
+    return center ? NormRowsTyped<true, double>(x, w, b, y, mean, rstd, rows, n, eps)
+                  : NormRowsTyped<false, double>(x, w, b, y, mean, rstd, rows, n, eps);
+  }
+  return center ? NormRowsTyped<true, float>(x, w, b, y, mean, rstd, rows, n, eps)
+                : NormRowsTyped<false, float>(x, w, b, y, mean, rstd, rows, n, eps);
+}
+
+int64_t NormTargetId() { return HWY_TARGET; }
+
+}  // namespace ag::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ag::kernels {
+
+HWY_EXPORT(NormRows);
+HWY_EXPORT(NormTargetId);
+
+void norm_rows(DType dt, bool center, const char* x, const char* w, const char* b, char* y, char* mean, char* rstd,
+               int64_t rows, int64_t n, double eps) {
+  HWY_DYNAMIC_DISPATCH(NormRows)(dt, center, x, w, b, y, mean, rstd, rows, n, eps);
+}
+
+int64_t norm_target() { return HWY_DYNAMIC_DISPATCH(NormTargetId)(); }
+
+}  // namespace ag::kernels
+#endif  // HWY_ONCE
