@@ -1,5 +1,6 @@
 /*
- * ag/ops_norm.h - normalization layers: layer_norm, rms_norm, batch_norm.
+ * ag/ops_norm.h - normalization layers: layer_norm, rms_norm (and their fused
+ * gradients), batch_norm.
  *
  * The rules of ag/ops.h hold: `*out` is a new reference written only on
  * success; inputs share one context (AG_ERR_CONTEXT) and one floating dtype,
@@ -50,6 +51,33 @@ AG_API ag_status ag_op_layer_norm(ag_tensor **out, const ag_tensor *x, const int
  */
 AG_API ag_status ag_op_rms_norm(ag_tensor **out, const ag_tensor *x, const int64_t *normalized_shape, int32_t n,
                                 const ag_tensor *weight, double eps) AG_NOEXCEPT;
+
+/**
+ * The gradient of ag_op_layer_norm with respect to x, fused into one kernel:
+ * with xhat = (x - mean) / sqrt(var + eps) and gx = grad * weight (grad if
+ * weight is NULL), out = (gx - mean(gx) - xhat * mean(gx * xhat)) /
+ * sqrt(var + eps), means over the normalized dims. grad has x's shape. The
+ * gradients of weight and bias are sum(grad * xhat) and sum(grad) over the
+ * leading dims. Differentiable in grad, x and weight (second derivatives of
+ * layer_norm go through it).
+ * @return AG_ERR_INVALID_ARGUMENT, AG_ERR_SHAPE (also: grad and x differ in
+ *         shape), AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_layer_norm_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x,
+                                           const int64_t *normalized_shape, int32_t n, const ag_tensor *weight,
+                                           double eps) AG_NOEXCEPT;
+
+/**
+ * The gradient of ag_op_rms_norm with respect to x, fused into one kernel:
+ * with r = 1 / sqrt(mean(x^2) + eps), xhat = x * r and gx = grad * weight
+ * (grad if weight is NULL), out = r * (gx - xhat * mean(gx * xhat)).
+ * Differentiable in grad, x and weight.
+ * @return AG_ERR_INVALID_ARGUMENT, AG_ERR_SHAPE (also: grad and x differ in
+ *         shape), AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_rms_norm_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x,
+                                         const int64_t *normalized_shape, int32_t n, const ag_tensor *weight,
+                                         double eps) AG_NOEXCEPT;
 
 /**
  * Batch normalization of x (N, C, ...) per channel (dim 1):

@@ -72,6 +72,14 @@ void softmax_backward(DType dt, bool log, const char* g, const char* y, char* ou
 void norm_rows(DType dt, bool center, const char* x, const char* w, const char* b, char* y, char* mean, char* rstd,
                int64_t rows, int64_t n, double eps);
 
+// The gradient of norm_rows with respect to x, row by row, from the upstream
+// gradient g (same layout as x): with gx = g [* w] and xhat = (x - mean) *
+// rstd, out = rstd * (gx - mean(gx) - xhat * mean(gx * xhat)) (no mean(gx)
+// term without `center`). mean and rstd are the forward's (rstd null: they
+// are recomputed from x, to the same bits).
+void norm_backward_rows(DType dt, bool center, const char* g, const char* x, const char* w, const char* mean,
+                        const char* rstd, char* out, int64_t rows, int64_t n, double eps);
+
 // Reduces the middle dim (n >= 1) of a contiguous (outer, n, inner) tensor x
 // into out, contiguous (outer, inner). Max/Min: NaN if the column holds one;
 // indices (may be null) gets the index along the dim of the first element

@@ -56,15 +56,13 @@ HWY_INLINE void DeviationSums(D d, const hn::TFromD<D>* HWY_RESTRICT x, size_t n
   *sum_sq = hn::GetLane(hn::SumOfLanes(d, q));
 }
 
-// y = (x - mean) * rstd [* w] [+ b] over one row; mean = 0 unless kCenter.
-// The corrected two-pass algorithm: the second pass sums the deviations from
+// The mean (0 unless kCenter) and rstd = 1 / sqrt(var + eps) of one row, by
+// the corrected two-pass algorithm: the second pass sums the deviations from
 // the first mean as well, which removes that mean's rounding error (large in
 // f32 for a row with a large common offset) from both mean and variance.
 template <bool kCenter, class T>
-HWY_NOINLINE void NormRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT w, const T* HWY_RESTRICT b,
-                          T* HWY_RESTRICT y, size_t n, double eps, T* mean_out, T* rstd_out) {
+HWY_INLINE void RowStats(const T* HWY_RESTRICT x, size_t n, double eps, T* mean, T* rstd) {
   const hn::ScalableTag<T> d;
-  const size_t N = hn::Lanes(d);
   const T inv_n = T(1) / static_cast<T>(n);
   T m = kCenter ? RowSum(d, x, n) * inv_n : T(0);
   T dev = 0, dev_sq = 0;
@@ -75,9 +73,16 @@ HWY_NOINLINE void NormRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT w, cons
     m += shift;
     var -= shift * shift;
   }
-  const T r = static_cast<T>(1.0 / std::sqrt(static_cast<double>(var) + eps));
-  if (mean_out) *mean_out = m;
-  *rstd_out = r;
+  *mean = m;
+  *rstd = static_cast<T>(1.0 / std::sqrt(static_cast<double>(var) + eps));
+}
+
+// y = (x - mean) * rstd [* w] [+ b] over one row.
+template <class T>
+HWY_NOINLINE void NormRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT w, const T* HWY_RESTRICT b,
+                          T* HWY_RESTRICT y, size_t n, T m, T r) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
   const auto vm = hn::Set(d, m);
   const auto vr = hn::Set(d, r);
   auto out = [&](size_t i, auto v, size_t lanes) {
@@ -91,6 +96,45 @@ HWY_NOINLINE void NormRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT w, cons
   if (i < n) StoreTail(d, out(i, LoadTail(d, x + i, n - i), n - i), y + i, n - i);
 }
 
+// The gradient of one row with respect to x, with gx = g [* w] and
+// xhat = (x - m) * r: dx = r * (gx - mean(gx) - xhat * mean(gx * xhat))
+// (no mean(gx) term without kCenter).
+template <bool kCenter, class T>
+HWY_NOINLINE void NormBackwardRow(const T* HWY_RESTRICT g, const T* HWY_RESTRICT x, const T* HWY_RESTRICT w,
+                                  T* HWY_RESTRICT out, size_t n, T m, T r) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
+  const auto vm = hn::Set(d, m);
+  const auto vr = hn::Set(d, r);
+  auto load = [&](const T* p, size_t i, size_t lanes) { return lanes == N ? hn::LoadU(d, p + i) : LoadTail(d, p + i, lanes); };
+  auto gx_at = [&](size_t i, size_t lanes) {
+    const auto gv = load(g, i, lanes);
+    return w ? hn::Mul(gv, load(w, i, lanes)) : gv;
+  };
+  // Tail lanes of gx are zero, so they add nothing to either sum.
+  auto s = hn::Zero(d), q = hn::Zero(d);
+  size_t i = 0;
+  for (; i < n; i += N) {
+    const size_t lanes = i + N <= n ? N : n - i;
+    const auto gv = gx_at(i, lanes);
+    s = hn::Add(s, gv);
+    q = hn::Add(q, hn::Mul(gv, hn::Mul(hn::Sub(load(x, i, lanes), vm), vr)));
+  }
+  const T inv_n = T(1) / static_cast<T>(n);
+  const auto a = hn::Set(d, kCenter ? hn::GetLane(hn::SumOfLanes(d, s)) * inv_n : T(0));
+  const auto c = hn::Set(d, hn::GetLane(hn::SumOfLanes(d, q)) * inv_n);
+  for (i = 0; i < n; i += N) {
+    const size_t lanes = i + N <= n ? N : n - i;
+    const auto xh = hn::Mul(hn::Sub(load(x, i, lanes), vm), vr);
+    const auto v = hn::Mul(vr, hn::Sub(hn::Sub(gx_at(i, lanes), a), hn::Mul(xh, c)));
+    if (lanes == N) {
+      hn::StoreU(v, d, out + i);
+    } else {
+      StoreTail(d, v, out + i, lanes);
+    }
+  }
+}
+
 template <bool kCenter, class T>
 void NormRowsTyped(const char* xc, const char* wc, const char* bc, char* yc, char* meanc, char* rstdc, int64_t rows,
                    int64_t n, double eps) {
@@ -101,7 +145,11 @@ void NormRowsTyped(const char* xc, const char* wc, const char* bc, char* yc, cha
   T* mean = reinterpret_cast<T*>(meanc);
   T* rstd = reinterpret_cast<T*>(rstdc);
   for (int64_t r = 0; r < rows; ++r) {
-    NormRow<kCenter>(x + r * n, w, b, y + r * n, static_cast<size_t>(n), eps, mean ? mean + r : nullptr, rstd + r);
+    T m, rs;
+    RowStats<kCenter>(x + r * n, static_cast<size_t>(n), eps, &m, &rs);
+    if (mean) mean[r] = m;
+    rstd[r] = rs;
+    NormRow(x + r * n, w, b, y + r * n, static_cast<size_t>(n), m, rs);
   }
 }
 
@@ -115,6 +163,37 @@ void NormRows(DType dt, bool center, const char* x, const char* w, const char* b
                 : NormRowsTyped<false, float>(x, w, b, y, mean, rstd, rows, n, eps);
 }
 
+template <bool kCenter, class T>
+void NormBackwardRowsTyped(const char* gc, const char* xc, const char* wc, const char* meanc, const char* rstdc,
+                           char* outc, int64_t rows, int64_t n, double eps) {
+  const T* g = reinterpret_cast<const T*>(gc);
+  const T* x = reinterpret_cast<const T*>(xc);
+  const T* w = reinterpret_cast<const T*>(wc);
+  const T* mean = reinterpret_cast<const T*>(meanc);
+  const T* rstd = reinterpret_cast<const T*>(rstdc);
+  T* out = reinterpret_cast<T*>(outc);
+  for (int64_t r = 0; r < rows; ++r) {
+    T m = 0, rs;
+    if (rstd) {
+      rs = rstd[r];
+      if (kCenter) m = mean[r];
+    } else {
+      RowStats<kCenter>(x + r * n, static_cast<size_t>(n), eps, &m, &rs);
+    }
+    NormBackwardRow<kCenter>(g + r * n, x + r * n, w, out + r * n, static_cast<size_t>(n), m, rs);
+  }
+}
+
+void NormBackwardRows(DType dt, bool center, const char* g, const char* x, const char* w, const char* mean,
+                      const char* rstd, char* out, int64_t rows, int64_t n, double eps) {
+  if (dt == DType::F64) {
+    return center ? NormBackwardRowsTyped<true, double>(g, x, w, mean, rstd, out, rows, n, eps)
+                  : NormBackwardRowsTyped<false, double>(g, x, w, mean, rstd, out, rows, n, eps);
+  }
+  return center ? NormBackwardRowsTyped<true, float>(g, x, w, mean, rstd, out, rows, n, eps)
+                : NormBackwardRowsTyped<false, float>(g, x, w, mean, rstd, out, rows, n, eps);
+}
+
 int64_t NormTargetId() { return HWY_TARGET; }
 
 }  // namespace ag::kernels::HWY_NAMESPACE
@@ -124,11 +203,17 @@ HWY_AFTER_NAMESPACE();
 namespace ag::kernels {
 
 HWY_EXPORT(NormRows);
+HWY_EXPORT(NormBackwardRows);
 HWY_EXPORT(NormTargetId);
 
 void norm_rows(DType dt, bool center, const char* x, const char* w, const char* b, char* y, char* mean, char* rstd,
                int64_t rows, int64_t n, double eps) {
   HWY_DYNAMIC_DISPATCH(NormRows)(dt, center, x, w, b, y, mean, rstd, rows, n, eps);
+}
+
+void norm_backward_rows(DType dt, bool center, const char* g, const char* x, const char* w, const char* mean,
+                        const char* rstd, char* out, int64_t rows, int64_t n, double eps) {
+  HWY_DYNAMIC_DISPATCH(NormBackwardRows)(dt, center, g, x, w, mean, rstd, out, rows, n, eps);
 }
 
 int64_t norm_target() { return HWY_DYNAMIC_DISPATCH(NormTargetId)(); }

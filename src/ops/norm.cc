@@ -1,6 +1,7 @@
-// Normalization layers: layer_norm and rms_norm (a fused Highway kernel over
-// contiguous rows; backward written with ag's ops), batch_norm and group_norm
-// (composites of the reductions over dims).
+// Normalization layers: layer_norm and rms_norm (fused Highway kernels over
+// contiguous rows, forward and the gradient with respect to x, which is an op
+// with its own backward), and batch_norm (a composite of the reductions over
+// dims).
 #include "ops/inplace.h"
 #include "ops/reduce_dims.h"
 
@@ -72,40 +73,122 @@ RowStats norm_rows_forward(const Tensor& x, int nd, const Tensor& w, const Tenso
   return r;
 }
 
-// Backward of layer_norm (center) and rms_norm, with xhat = (x - mean) * rstd
-// and gx = g * w (or g):
-//   dx = rstd * (gx - mean(gx) - xhat * mean(gx * xhat))   (no mean(gx) for rms_norm)
-//   dw = sum of g * xhat over the leading dims, db = sum of g.
-// Under create_graph the statistics are recomputed from x with ag's ops, so
-// that second derivatives see how they depend on x; otherwise the saved ones
-// are used. Saves x (0), weight (1), mean (2), rstd (3).
+// The statistics of x over `dims` as ag ops (differentiable): the mean
+// (center) and var + eps, biased (mean(x^2) + eps without center).
+struct GraphStats {
+  Tensor mean, var_eps;
+};
+GraphStats graph_stats(const Tensor& x, const Dims& dims, double eps, bool center) {
+  const Tensor var = center ? var_dims(x, dims, true, 0.0) : mean_dims(mul(x, x), dims, true);
+  return {center ? mean_dims(x, dims, true) : Tensor(), add(var, scalar_like(x, eps))};
+}
+
+// dx = norm_backward(g, x, w) (fused), with gx = g * w, xc = x - mean (x
+// without center), r = rstd, c = mean(gx * xc), ga = gx - mean(gx), uc = u -
+// mean(u) (gx and u without center):
+//   dg = w * norm_backward(u, x), dw = sum of g * norm_backward(u, x)
+//   (dx is linear and self-adjoint in gx),
+//   dx' = r^3 * ((3 r^2 c mean(u * xc) - mean(u * ga)) * xc - c * uc - mean(u * xc) * ga)
+//   (through r, mean and c). Saves g (0), x (1), w (2).
+struct NormBackwardBackward final : SavingNode<3> {
+  NormBackwardBackward(bool c, int nd_, double e, bool hw) : center(c), nd(nd_), eps(e), has_w(hw) {}
+  const char* name() const override { return center ? "LayerNormBackwardBackward" : "RmsNormBackwardBackward"; }
+  void apply(TensorList& u, TensorList& out) override;
+  bool center;
+  int nd;
+  double eps;
+  bool has_w;
+};
+
+// The fused gradient of layer_norm / rms_norm with respect to x. mean and
+// rstd, when given, are the forward's statistics of x (a shortcut: the
+// kernel would recompute the same bits).
+Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& w, int nd, double eps, bool center,
+                     const Tensor* mean = nullptr, const Tensor* rstd = nullptr) {
+  const DType dt = x->dtype();
+  int64_t n = 1;
+  for (int i = x->ndim() - nd; i < x->ndim(); ++i) n *= x->shape()[i];
+  const Tensor gc = contiguous_data(g), xc = contiguous_data(x);
+  const Tensor wc = w ? contiguous_data(w) : Tensor();
+  Tensor dx = empty(x->context(), dt, x->shape());
+  Split s;
+  s.outer = n > 0 ? x->numel() / n : 0;
+  s.n = n;
+  const int64_t isz = static_cast<int64_t>(itemsize(dt));
+  for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
+    const int64_t off = first * n * isz;
+    kernels::norm_backward_rows(dt, center, gc->data() + off, xc->data() + off, wc ? wc->data() : nullptr,
+                                mean && center ? (*mean)->data() + first * isz : nullptr,
+                                rstd ? (*rstd)->data() + first * isz : nullptr, dx->data() + off, rows, n, eps);
+  });
+  const bool rec = w ? should_record({g.get(), x.get(), w.get()}) : should_record({g.get(), x.get()});
+  if (rec) {
+    auto node = w ? record<NormBackwardBackward>({g.get(), x.get(), w.get()}, dx, center, nd, eps, true)
+                  : record<NormBackwardBackward>({g.get(), x.get()}, dx, center, nd, eps, false);
+    node->saved[0].save(g, false);
+    node->saved[1].save(x, false);
+    if (w) node->saved[2].save(w, false);
+  }
+  return dx;
+}
+
+void NormBackwardBackward::apply(TensorList& u, TensorList& out) {
+  const Tensor g = saved[0].unpack(*this), x = saved[1].unpack(*this);
+  const Tensor w = has_w ? saved[2].unpack(*this) : Tensor();
+  const Dims dims = last_dims(x->ndim(), nd);
+  const Tensor& uu = u[0];
+  if (needs_input_grad(0) || (has_w && needs_input_grad(2))) {
+    const Tensor dgx = norm_backward(uu, x, Tensor(), nd, eps, center);
+    if (needs_input_grad(0)) out[0] = has_w ? mul(dgx, w) : dgx;
+    if (has_w && needs_input_grad(2)) out[2] = reduce_to(mul(dgx, g), w->shape());
+  }
+  if (needs_input_grad(1)) {
+    const GraphStats st = graph_stats(x, dims, eps, center);
+    auto row_mean = [&](const Tensor& t) { return mean_dims(t, dims, true); };
+    const Tensor gx = has_w ? mul(g, w) : g;
+    const Tensor xc = center ? sub(x, st.mean) : x;
+    const Tensor ga = center ? sub(gx, row_mean(gx)) : gx;
+    const Tensor uc = center ? sub(uu, row_mean(uu)) : uu;
+    const Tensor c = row_mean(mul(gx, xc));
+    const Tensor mux = row_mean(mul(uu, xc));
+    const Tensor r2 = pow_scalar(st.var_eps, -1.0);
+    const Tensor coef = sub(mul(scalar_like(x, 3.0), mul(r2, mul(c, mux))), row_mean(mul(uu, ga)));
+    const Tensor inner = sub(sub(mul(coef, xc), mul(c, uc)), mul(mux, ga));
+    out[1] = mul(pow_scalar(st.var_eps, -1.5), inner);
+  }
+}
+
+// Backward of layer_norm (center) and rms_norm, with xhat = (x - mean) * rstd:
+// dx = norm_backward(g, x, w) (fused), dw = sum of g * xhat over the leading
+// dims, db = sum of g. Under create_graph, xhat comes from statistics
+// recomputed with ag's ops, so that second derivatives see how they depend
+// on x; otherwise from the saved ones. Saves x (0), weight (1), mean (2),
+// rstd (3).
 struct RowNormBackward final : SavingNode<4> {
   RowNormBackward(bool c, int nd_, double e, bool hw, bool hb) : center(c), nd(nd_), eps(e), has_w(hw), has_b(hb) {}
   const char* name() const override { return center ? "LayerNormBackward" : "RmsNormBackward"; }
   void apply(TensorList& g, TensorList& out) override {
     const Tensor x = saved[0].unpack(*this);
-    const Dims dims = last_dims(x->ndim(), nd);
-    Tensor mean, rstd;
-    if (grad_enabled()) {
-      const Tensor var = center ? var_dims(x, dims, true, 0.0) : mean_dims(mul(x, x), dims, true);
-      rstd = pow_scalar(add(var, scalar_like(x, eps)), -0.5);
-      if (center) mean = mean_dims(x, dims, true);
-    } else {
-      rstd = saved[3].unpack(*this);
-      if (center) mean = saved[2].unpack(*this);
-    }
-    const Tensor xhat = mul(center ? sub(x, mean) : x, rstd);
     const Tensor& gy = g[0];
     const Tensor w = has_w ? saved[1].unpack(*this) : Tensor();
+    const bool graph = grad_enabled();
+    Tensor mean = center ? saved[2].unpack(*this) : Tensor();
+    Tensor rstd = saved[3].unpack(*this);
     if (needs_input_grad(0)) {
-      const Tensor gx = has_w ? mul(gy, w) : gy;
-      Tensor inner = sub(gx, mul(xhat, mean_dims(mul(gx, xhat), dims, true)));
-      if (center) inner = sub(inner, mean_dims(gx, dims, true));
-      out[0] = mul(inner, rstd);
+      out[0] = graph ? norm_backward(gy, x, w, nd, eps, center) : norm_backward(gy, x, w, nd, eps, center, &mean, &rstd);
     }
-    if (has_w && needs_input_grad(1)) out[1] = reduce_to(mul(gy, xhat), w->shape());
     const int ib = has_w ? 2 : 1;
-    if (has_b && needs_input_grad(ib)) {
+    const bool need_w = has_w && needs_input_grad(1), need_b = has_b && needs_input_grad(ib);
+    if (need_w) {
+      if (graph) {
+        const GraphStats st = graph_stats(x, last_dims(x->ndim(), nd), eps, center);
+        mean = st.mean;
+        rstd = pow_scalar(st.var_eps, -0.5);
+      }
+      const Tensor xhat = mul(center ? sub(x, mean) : x, rstd);
+      out[1] = reduce_to(mul(gy, xhat), w->shape());
+    }
+    if (need_b) {
       Dims bshape;
       for (int i = x->ndim() - nd; i < x->ndim(); ++i) bshape.push_back(x->shape()[i]);
       out[ib] = reduce_to(gy, bshape);
@@ -148,6 +231,32 @@ Tensor layer_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& w
 
 Tensor rms_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, double eps) {
   return row_norm(x, normalized_shape, weight, Tensor(), eps, false);
+}
+
+namespace {
+
+Tensor checked_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
+                             double eps, bool center) {
+  const int nd = check_normalized_shape(*x, normalized_shape);
+  check_same(*grad, *x);
+  if (grad->shape() != x->shape()) {
+    fail(AG_ERR_SHAPE, "grad of shape ", shape_str(grad->shape()), " and input of shape ", shape_str(x->shape()),
+         " differ");
+  }
+  check_affine(*x, weight, "weight", normalized_shape);
+  return norm_backward(grad, x, weight, nd, eps, center);
+}
+
+}  // namespace
+
+Tensor layer_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
+                           double eps) {
+  return checked_norm_backward(grad, x, normalized_shape, weight, eps, true);
+}
+
+Tensor rms_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
+                         double eps) {
+  return checked_norm_backward(grad, x, normalized_shape, weight, eps, false);
 }
 
 namespace {

@@ -130,6 +130,11 @@ Tensor adaptive_avg_pool2d(const Tensor& x, Size2d output_size);
 // Over the last normalized_shape.size() dims of x (biased variance).
 Tensor layer_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, const Tensor& bias, double eps);
 Tensor rms_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, double eps);
+// Their fused gradients with respect to x, from the upstream gradient.
+Tensor layer_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
+                           double eps);
+Tensor rms_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
+                         double eps);
 // x is (N, C, ...); training updates the running stats in place (no graph).
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps);

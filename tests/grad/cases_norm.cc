@@ -69,6 +69,33 @@ Cases cases_rms_norm() {
 
 namespace {
 
+using NormBackwardOp = ag_status (*)(ag_tensor**, const ag_tensor*, const ag_tensor*, const int64_t*, int32_t,
+                                     const ag_tensor*, double);
+
+// (grad, x[, weight]) over the row shapes; inputs: grad, x, weight.
+Cases norm_backward_cases(const std::string& name, NormBackwardOp fn) {
+  Cases cases;
+  for (const auto& [xs, ns] : kRowShapes) {
+    for (int w = 0; w < 2; ++w) {
+      std::vector<Input> in{Input{xs}, Input{xs}};
+      if (w) in.push_back(Input{ns});
+      cases.push_back({name + "(w=" + std::to_string(w) + ")", in,
+                       [fn, ns = ns, w](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                         return fn(out, x[0], x[1], ns.data(), static_cast<int32_t>(ns.size()), w ? x[2] : nullptr,
+                                   1e-3);
+                       }});
+    }
+  }
+  return cases;
+}
+
+}  // namespace
+
+Cases cases_layer_norm_backward() { return norm_backward_cases("layer_norm_backward", &ag_op_layer_norm_backward); }
+Cases cases_rms_norm_backward() { return norm_backward_cases("rms_norm_backward", &ag_op_rms_norm_backward); }
+
+namespace {
+
 // A (c) tensor of x's dtype and context holding `values` (constant running
 // statistics), or NULL on failure.
 ag_tensor* channel_tensor(const ag_tensor* x, const std::vector<double>& values) {

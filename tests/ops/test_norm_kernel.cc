@@ -1,4 +1,5 @@
-// The row-normalization kernel (norm_rows: layer_norm and rms_norm) on every
+// The row-normalization kernels (norm_rows: layer_norm and rms_norm, and
+// norm_backward_rows, their gradient with respect to x) on every
 // Highway target it was compiled for that this CPU supports, against a scalar
 // reference in long double: odd sizes and tails (rows end at a PROT_NONE
 // page, so an access past the end faults), with and without weight and bias,
@@ -140,6 +141,56 @@ void check_sizes() {
 
 TEST_P(NormOnTarget, SizesAndTailsF32) { check_sizes<float>(); }
 TEST_P(NormOnTarget, SizesAndTailsF64) { check_sizes<double>(); }
+
+// norm_backward_rows against the formula in long double, with the forward's
+// statistics and without them (recomputed: the same bits).
+template <class T>
+void check_backward_sizes() {
+  const double tol = sizeof(T) == 4 ? 2e-5 : 1e-12;
+  std::mt19937_64 rng(4);
+  std::uniform_real_distribution<double> uni(-2.0, 3.0);
+  const size_t rows = 3;
+  for (size_t n : {1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 100, 768, 1001}) {
+    for (bool center : {true, false}) {
+      for (bool affine : {false, true}) {
+        Guarded<T> x(rows * n), g(rows * n), w(n), y(rows * n), mean(rows), rstd(rows), out(rows * n),
+            out2(rows * n);
+        for (size_t i = 0; i < rows * n; ++i) x[i] = static_cast<T>(uni(rng)), g[i] = static_cast<T>(uni(rng));
+        for (size_t i = 0; i < n; ++i) w[i] = static_cast<T>(0.5 + 0.01 * static_cast<double>(i % 7));
+        const char* wp = affine ? w.bytes() : nullptr;
+        norm_rows(dtype_of<T>(), center, x.bytes(), wp, nullptr, y.bytes(), mean.bytes(), rstd.bytes(),
+                  static_cast<int64_t>(rows), static_cast<int64_t>(n), 1e-5);
+        norm_backward_rows(dtype_of<T>(), center, g.bytes(), x.bytes(), wp, mean.bytes(), rstd.bytes(), out.bytes(),
+                           static_cast<int64_t>(rows), static_cast<int64_t>(n), 1e-5);
+        norm_backward_rows(dtype_of<T>(), center, g.bytes(), x.bytes(), wp, nullptr, nullptr, out2.bytes(),
+                           static_cast<int64_t>(rows), static_cast<int64_t>(n), 1e-5);
+        for (size_t r = 0; r < rows; ++r) {
+          long double m = 0, v = 0, a = 0, c = 0;
+          if (center) {
+            for (size_t i = 0; i < n; ++i) m += x[r * n + i];
+            m /= n;
+          }
+          for (size_t i = 0; i < n; ++i) v += (x[r * n + i] - m) * (x[r * n + i] - m);
+          const long double rs = 1.0L / std::sqrt(v / n + 1e-5L);
+          auto gx = [&](size_t i) { return static_cast<long double>(g[r * n + i]) * (affine ? w[i] : T(1)); };
+          auto xh = [&](size_t i) { return (x[r * n + i] - m) * rs; };
+          for (size_t i = 0; i < n; ++i) a += gx(i), c += gx(i) * xh(i);
+          a = center ? a / n : 0;
+          c /= n;
+          for (size_t i = 0; i < n; ++i) {
+            const double want = static_cast<double>(rs * (gx(i) - a - xh(i) * c));
+            ASSERT_NEAR(out[r * n + i], want, tol * std::max(1.0, std::fabs(want)))
+                << "n " << n << " center " << center << " affine " << affine << " element " << i;
+            ASSERT_EQ(out[r * n + i], out2[r * n + i]) << "recomputed statistics differ, n " << n;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(NormOnTarget, BackwardSizesAndTailsF32) { check_backward_sizes<float>(); }
+TEST_P(NormOnTarget, BackwardSizesAndTailsF64) { check_backward_sizes<double>(); }
 
 // A large common offset: the corrected two passes keep f32 accurate where
 // E[x^2] - E[x]^2 would cancel to noise (and an uncorrected f32 mean is off

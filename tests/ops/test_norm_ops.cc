@@ -99,6 +99,66 @@ TEST(LayerNorm, NonContiguousInput) {
   expect_close(read(r), ref_rows(logical, 3, {}, {}, 1e-5, false), 1e-12, "rms_norm");
 }
 
+// The fused gradients against central differences (in long double) of the
+// reference forward: dx_i = sum_j g_j dy_j/dx_i.
+TEST(NormBackward, ValuesAgainstDifferences) {
+  Ctx ctx;
+  const Shape xs = {3, 2, 5};
+  for (const Shape& ns : {Shape{5}, Shape{2, 5}}) {
+    const size_t n = static_cast<size_t>(numel(ns));
+    const std::vector<double> xv = sample(30, -2.0, 2.0, 21), gv = sample(30, -1.0, 1.0, 22),
+                              wv = sample(numel(ns), 0.5, 1.5, 23);
+    T x = make(ctx.get(), AG_F64, xs, xv), g = make(ctx.get(), AG_F64, xs, gv), w = make(ctx.get(), AG_F64, ns, wv);
+    for (bool center : {true, false}) {
+      for (bool affine : {false, true}) {
+        T dx;
+        const auto fn = center ? &ag_op_layer_norm_backward : &ag_op_rms_norm_backward;
+        ASSERT_AG(fn(dx.out(), g, x, ns.data(), static_cast<int32_t>(ns.size()), affine ? w.get() : nullptr, 1e-3));
+        const std::vector<double> got = read(dx);
+        const std::vector<double> wref = affine ? wv : std::vector<double>{};
+        for (size_t i = 0; i < xv.size(); ++i) {
+          const double h = 1e-6;
+          std::vector<double> xp = xv, xm = xv;
+          xp[i] += h;
+          xm[i] -= h;
+          const std::vector<double> yp = ref_rows(xp, n, wref, {}, 1e-3, center),
+                                    ym = ref_rows(xm, n, wref, {}, 1e-3, center);
+          long double want = 0;
+          for (size_t j = 0; j < xv.size(); ++j) want += gv[j] * (static_cast<long double>(yp[j]) - ym[j]) / (2 * h);
+          EXPECT_NEAR(got[i], static_cast<double>(want), 1e-7) << "center " << center << " affine " << affine
+                                                                << " element " << i;
+        }
+      }
+    }
+  }
+}
+
+// layer_norm's gradient through backward (saved statistics) is the fused
+// op's (recomputed statistics), bit for bit; weight and bias gradients are
+// sum(g * xhat) and sum(g).
+TEST(NormBackward, MatchesBackwardOfForward) {
+  Ctx ctx;
+  const Shape xs = {4, 37}, ns = {37};
+  const std::vector<double> xv = as_f32(sample(148, -2.0, 2.0, 31)), gv = as_f32(sample(148, -1.0, 1.0, 32)),
+                            wv = as_f32(sample(37, 0.5, 1.5, 33));
+  T x = make(ctx.get(), AG_F32, xs, xv), g = make(ctx.get(), AG_F32, xs, gv), w = make(ctx.get(), AG_F32, ns, wv),
+    b = make(ctx.get(), AG_F32, ns, wv);
+  for (ag_tensor* t : {x.get(), w.get(), b.get()}) ag_tensor_requires_grad(t, 1);
+  T y, gx, gw, gb, fused;
+  ASSERT_AG(ag_op_layer_norm(y.out(), x, ns.data(), 1, w, b, 1e-5));
+  ASSERT_AG(ag_backward(y, g, nullptr));
+  ASSERT_AG(ag_tensor_grad(gx.out(), x));
+  ASSERT_AG(ag_tensor_grad(gw.out(), w));
+  ASSERT_AG(ag_tensor_grad(gb.out(), b));
+  ASSERT_AG(ag_op_layer_norm_backward(fused.out(), g, x, ns.data(), 1, w, 1e-5));
+  EXPECT_TRUE(read(gx) == read(fused));
+  const std::vector<double> xhat = ref_rows(xv, 37, {}, {}, 1e-5, true);
+  std::vector<double> want_w(37, 0.0), want_b(37, 0.0);
+  for (size_t i = 0; i < 148; ++i) want_w[i % 37] += gv[i] * xhat[i], want_b[i % 37] += gv[i];
+  expect_close(read(gw), want_w, 1e-5, "weight grad");
+  expect_close(read(gb), want_b, 1e-5, "bias grad");
+}
+
 // Zero-size dims give empty results of x's shape (leading or normalized),
 // and gradients of the right (empty or zero) shape.
 TEST(LayerNorm, EmptyTensors) {
@@ -291,6 +351,16 @@ TEST(Norm, Errors) {
                   "[ag_op_rms_norm] dtypes f64 and f32 differ (no implicit promotion; convert with ag_op_cast)");
   EXPECT_AG_ERROR(ag_op_rms_norm(&out, x, ns3, 1, w2, 1e-5), AG_ERR_SHAPE,
                   "[ag_op_rms_norm] weight shape (2) does not match normalized_shape (3)");
+  T xt = make(ctx.get(), AG_F32, {3, 2}, sample(6, -1, 1, 1));
+  EXPECT_AG_ERROR(ag_op_layer_norm_backward(&out, xt, x, ns3, 1, nullptr, 1e-5), AG_ERR_SHAPE,
+                  "[ag_op_layer_norm_backward] grad of shape (3,2) and input of shape (2,3) differ");
+  EXPECT_AG_ERROR(ag_op_rms_norm_backward(&out, x64, x, ns3, 1, nullptr, 1e-5), AG_ERR_DTYPE,
+                  "[ag_op_rms_norm_backward] dtypes f64 and f32 differ (no implicit promotion; convert with "
+                  "ag_op_cast)");
+  EXPECT_AG_ERROR(ag_op_rms_norm_backward(&out, x, x, ns4, 1, nullptr, 1e-5), AG_ERR_SHAPE,
+                  "[ag_op_rms_norm_backward] normalized_shape (4) does not match the last 1 dim of input shape (2,3)");
+  EXPECT_AG_ERROR(ag_op_layer_norm_backward(&out, nullptr, x, ns3, 1, nullptr, 1e-5), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_layer_norm_backward] tensor grad is NULL");
   // batch_norm: x is (N, C, ...), per-channel tensors are (C).
   EXPECT_AG_ERROR(ag_op_batch_norm(&out, v1, nullptr, nullptr, nullptr, nullptr, 1, 0.1, 1e-5), AG_ERR_SHAPE,
                   "[ag_op_batch_norm] input must have at least 2 dims (N, C, ...), got shape (3)");
