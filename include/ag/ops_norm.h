@@ -1,6 +1,6 @@
 /*
  * ag/ops_norm.h - normalization layers: layer_norm, rms_norm (and their fused
- * gradients), batch_norm.
+ * gradients), batch_norm, group_norm.
  *
  * The rules of ag/ops.h hold: `*out` is a new reference written only on
  * success; inputs share one context (AG_ERR_CONTEXT) and one floating dtype,
@@ -102,6 +102,21 @@ AG_API ag_status ag_op_rms_norm_backward(ag_tensor **out, const ag_tensor *grad,
 AG_API ag_status ag_op_batch_norm(ag_tensor **out, const ag_tensor *x, ag_tensor *running_mean,
                                   ag_tensor *running_var, const ag_tensor *weight, const ag_tensor *bias,
                                   int32_t training, double momentum, double eps) AG_NOEXCEPT;
+
+/**
+ * Group normalization of x (N, C, ...): the C channels are split into
+ * num_groups groups of C / num_groups consecutive channels, and each
+ * (sample, group) is normalized over its channels and all trailing dims:
+ * y = (x - mean) / sqrt(var + eps) * weight + bias (biased variance), with
+ * weight and bias of shape (C), each may be NULL. y has x's shape; an empty
+ * x gives an empty y. PyTorch's default eps is 1e-5.
+ * @return AG_ERR_INVALID_ARGUMENT (NULL x or out, num_groups < 1),
+ *         AG_ERR_SHAPE (x with fewer than 2 dims, C not divisible by
+ *         num_groups, weight or bias not of shape (C)), AG_ERR_DTYPE,
+ *         AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_group_norm(ag_tensor **out, const ag_tensor *x, int64_t num_groups, const ag_tensor *weight,
+                                  const ag_tensor *bias, double eps) AG_NOEXCEPT;
 
 AG_END_DECLS
 

@@ -66,4 +66,14 @@ AG_API ag_status ag_op_batch_norm(ag_tensor** out, const ag_tensor* x, ag_tensor
   });
 }
 
+AG_API ag_status ag_op_group_norm(ag_tensor** out, const ag_tensor* x, int64_t num_groups, const ag_tensor* weight,
+                                  const ag_tensor* bias, double eps) noexcept {
+  return api::call("ag_op_group_norm", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    *out = api::to_handle(
+        ops::group_norm(tx, num_groups, optional_arg(weight, "weight"), optional_arg(bias, "bias"), eps));
+  });
+}
+
 }  // extern "C"

@@ -1,7 +1,7 @@
 // Normalization layers: layer_norm and rms_norm (fused Highway kernels over
 // contiguous rows, forward and the gradient with respect to x, which is an op
-// with its own backward), and batch_norm (a composite of the reductions over
-// dims).
+// with its own backward), batch_norm (a composite of the reductions over
+// dims) and group_norm (layer_norm over the rows of each group).
 #include "ops/inplace.h"
 #include "ops/reduce_dims.h"
 
@@ -341,6 +341,26 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   }
   if (weight) y = mul(y, per_channel(weight, ndim));
   if (bias) y = add(y, per_channel(bias, ndim));
+  return y;
+}
+
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  check_floating(*x);
+  if (x->ndim() < 2) fail(AG_ERR_SHAPE, "input must have at least 2 dims (N, C, ...), got shape ", shape_str(x->shape()));
+  const int64_t channels = x->shape()[1];
+  if (num_groups <= 0) fail(AG_ERR_INVALID_ARGUMENT, "num_groups must be positive, got ", num_groups);
+  if (channels % num_groups != 0) {
+    fail(AG_ERR_SHAPE, "the ", channels, " channels (dim 1) of input shape ", shape_str(x->shape()),
+         " are not divisible by num_groups ", num_groups);
+  }
+  check_channels(*x, weight, "weight");
+  check_channels(*x, bias, "bias");
+  // Each (sample, group) is one row of layer_norm.
+  const int64_t rest = x->shape()[0] * num_groups > 0 ? x->numel() / (x->shape()[0] * num_groups) : 0;
+  const Dims rows{x->shape()[0], num_groups, rest};
+  Tensor y = reshape(layer_norm(reshape(x, rows), Dims{rest}, Tensor(), Tensor(), eps), x->shape());
+  if (weight) y = mul(y, per_channel(weight, x->ndim()));
+  if (bias) y = add(y, per_channel(bias, x->ndim()));
   return y;
 }
 

@@ -138,6 +138,8 @@ Tensor rms_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normal
 // x is (N, C, ...); training updates the running stats in place (no graph).
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps);
+// x is (N, C, ...); C divisible by num_groups.
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps);
 
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context

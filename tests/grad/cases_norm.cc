@@ -156,4 +156,25 @@ Cases cases_batch_norm() {
   return cases;
 }
 
+Cases cases_group_norm() {
+  Cases cases;
+  // (x shape, num_groups): groups of one and several channels, spatial dims.
+  const std::vector<std::pair<Shape, int64_t>> rows = {{{2, 4, 3}, 2}, {{2, 6, 3}, 3}, {{1, 4, 2, 2}, 1}, {{2, 3, 2}, 3}};
+  for (const auto& [xs, groups] : rows) {
+    for (int affine = 0; affine < 2; ++affine) {
+      std::vector<Input> in{Input{xs}};
+      if (affine) {
+        in.push_back(Input{{xs[1]}});
+        in.push_back(Input{{xs[1]}});
+      }
+      cases.push_back({"group_norm(groups=" + std::to_string(groups) + ", affine=" + std::to_string(affine) + ")", in,
+                       [groups = groups, affine](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                         return ag_op_group_norm(out, x[0], groups, affine ? x[1] : nullptr, affine ? x[2] : nullptr,
+                                                 1e-5);
+                       }});
+    }
+  }
+  return cases;
+}
+
 }  // namespace gradcheck

@@ -1,4 +1,5 @@
-// layer_norm, rms_norm and batch_norm through the C API: values against a
+// layer_norm, rms_norm, their fused gradients, batch_norm and group_norm
+// through the C API: values against a
 // scalar reference in long double (f64 and f32, with and without weight and
 // bias, one and two normalized dims, non-contiguous inputs), empty tensors,
 // the threaded path, batch_norm's running statistics against PyTorch's
@@ -310,6 +311,37 @@ TEST(BatchNorm, EmptyBatch) {
   EXPECT_EQ(read(rv), (std::vector<double>{4, 5, 6}));
 }
 
+// group_norm: each (sample, group) of C / G channels times the trailing size
+// is one row of the reference, then the per-channel affine.
+TEST(GroupNorm, ValuesAgainstReference) {
+  Ctx ctx;
+  for (ag_dtype dt : {AG_F64, AG_F32}) {
+    const double tol = dt == AG_F64 ? 1e-12 : 3e-6;
+    const std::vector<std::pair<Shape, int64_t>> cases = {{{2, 6, 5}, 3}, {{3, 4}, 2}, {{2, 4, 2, 3}, 1}, {{1, 3, 7}, 3}};
+    for (const auto& [xs, groups] : cases) {
+      const int64_t C = xs[1], L = numel(xs) / (xs[0] * C);
+      std::vector<double> xv = sample(numel(xs), -2.0, 3.0, 41), wv = sample(C, 0.5, 1.5, 42), bv = sample(C, -1, 1, 43);
+      if (dt == AG_F32) xv = as_f32(xv), wv = as_f32(wv), bv = as_f32(bv);
+      T x = make(ctx.get(), dt, xs, xv), w = make(ctx.get(), dt, {C}, wv), b = make(ctx.get(), dt, {C}, bv);
+      T y;
+      ASSERT_AG(ag_op_group_norm(y.out(), x, groups, w, b, 1e-5));
+      EXPECT_EQ(shape_of(y), xs);
+      std::vector<double> want = ref_rows(xv, static_cast<size_t>(C / groups * L), {}, {}, 1e-5, true);
+      for (size_t i = 0; i < want.size(); ++i) {
+        const size_t c = (i / static_cast<size_t>(L)) % static_cast<size_t>(C);
+        want[i] = want[i] * wv[c] + bv[c];
+      }
+      expect_close(read(y), want, tol, "group_norm groups " + std::to_string(groups));
+    }
+  }
+  // Empty: no samples, or no trailing elements.
+  for (const Shape& xs : {Shape{0, 4, 3}, Shape{2, 4, 0}}) {
+    T x = make(ctx.get(), AG_F32, xs, {}), y;
+    ASSERT_AG(ag_op_group_norm(y.out(), x, 2, nullptr, nullptr, 1e-5));
+    EXPECT_EQ(shape_of(y), xs);
+  }
+}
+
 TEST(Norm, Errors) {
   Ctx ctx;
   T x = make(ctx.get(), AG_F32, {2, 3}, sample(6, -1, 1, 1));
@@ -379,6 +411,18 @@ TEST(Norm, Errors) {
                   "[ag_op_batch_norm] dtypes f32 and f64 differ (no implicit promotion; convert with ag_op_cast)");
   EXPECT_AG_ERROR(ag_op_batch_norm(&out, nullptr, nullptr, nullptr, nullptr, nullptr, 1, 0.1, 1e-5),
                   AG_ERR_INVALID_ARGUMENT, "[ag_op_batch_norm] tensor x is NULL");
+  T x43 = make(ctx.get(), AG_F32, {2, 3, 2}, sample(12, -1, 1, 1));
+  EXPECT_AG_ERROR(ag_op_group_norm(&out, x43, 2, nullptr, nullptr, 1e-5), AG_ERR_SHAPE,
+                  "[ag_op_group_norm] the 3 channels (dim 1) of input shape (2,3,2) are not divisible by num_groups 2");
+  EXPECT_AG_ERROR(ag_op_group_norm(&out, x43, 0, nullptr, nullptr, 1e-5), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_group_norm] num_groups must be positive, got 0");
+  EXPECT_AG_ERROR(ag_op_group_norm(&out, x43, 3, w2, nullptr, 1e-5), AG_ERR_SHAPE,
+                  "[ag_op_group_norm] weight shape (2) does not match the 3 channels (dim 1) of input shape (2,3,2): "
+                  "expected (3)");
+  EXPECT_AG_ERROR(ag_op_group_norm(&out, v1, 1, nullptr, nullptr, 1e-5), AG_ERR_SHAPE,
+                  "[ag_op_group_norm] input must have at least 2 dims (N, C, ...), got shape (3)");
+  EXPECT_AG_ERROR(ag_op_group_norm(&out, x43, 3, w64, nullptr, 1e-5), AG_ERR_DTYPE,
+                  "[ag_op_group_norm] dtypes f32 and f64 differ (no implicit promotion; convert with ag_op_cast)");
   EXPECT_EQ(out, sentinel);
   // A failed batch_norm leaves the running statistics untouched.
   T rm = make(ctx.get(), AG_F32, {3}, {1, 2, 3});
