@@ -1,6 +1,6 @@
 /*
  * ag/ops_norm.h - normalization layers: layer_norm, rms_norm (and their fused
- * gradients), batch_norm, group_norm.
+ * gradients with respect to x and weight), batch_norm, group_norm.
  *
  * The rules of ag/ops.h hold: `*out` is a new reference written only on
  * success; inputs share one context (AG_ERR_CONTEXT) and one floating dtype,
@@ -78,6 +78,27 @@ AG_API ag_status ag_op_layer_norm_backward(ag_tensor **out, const ag_tensor *gra
 AG_API ag_status ag_op_rms_norm_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x,
                                          const int64_t *normalized_shape, int32_t n, const ag_tensor *weight,
                                          double eps) AG_NOEXCEPT;
+
+/**
+ * The gradient of ag_op_layer_norm with respect to weight, fused into one
+ * pass: out = sum of grad * xhat over the leading dims of x, xhat = (x -
+ * mean) / sqrt(var + eps); shape normalized_shape. grad has x's shape.
+ * Differentiable in grad and x. Bitwise the same for any thread count.
+ * @return AG_ERR_INVALID_ARGUMENT, AG_ERR_SHAPE (normalized_shape not the
+ *         trailing sizes of x, grad and x differ in shape), AG_ERR_DTYPE,
+ *         AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_layer_norm_weight_grad(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x,
+                                              const int64_t *normalized_shape, int32_t n, double eps) AG_NOEXCEPT;
+
+/**
+ * The gradient of ag_op_rms_norm with respect to weight: out = sum of
+ * grad * x / sqrt(mean(x^2) + eps) over the leading dims of x. As
+ * ag_op_layer_norm_weight_grad otherwise.
+ * @return AG_ERR_INVALID_ARGUMENT, AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_rms_norm_weight_grad(ag_tensor **out, const ag_tensor *grad, const ag_tensor *x,
+                                            const int64_t *normalized_shape, int32_t n, double eps) AG_NOEXCEPT;
 
 /**
  * Batch normalization of x (N, C, ...) per channel (dim 1):

@@ -54,6 +54,26 @@ AG_API ag_status ag_op_rms_norm_backward(ag_tensor** out, const ag_tensor* grad,
   });
 }
 
+AG_API ag_status ag_op_layer_norm_weight_grad(ag_tensor** out, const ag_tensor* grad, const ag_tensor* x,
+                                              const int64_t* normalized_shape, int32_t n, double eps) noexcept {
+  return api::call("ag_op_layer_norm_weight_grad", [&] {
+    api::check_out(out);
+    api::Borrowed tg(grad, "grad"), tx(x, "x");
+    const Dims ns = api::dims_arg(normalized_shape, n, "normalized_shape", "n");
+    *out = api::to_handle(ops::layer_norm_weight_grad(tg, tx, ns, eps));
+  });
+}
+
+AG_API ag_status ag_op_rms_norm_weight_grad(ag_tensor** out, const ag_tensor* grad, const ag_tensor* x,
+                                            const int64_t* normalized_shape, int32_t n, double eps) noexcept {
+  return api::call("ag_op_rms_norm_weight_grad", [&] {
+    api::check_out(out);
+    api::Borrowed tg(grad, "grad"), tx(x, "x");
+    const Dims ns = api::dims_arg(normalized_shape, n, "normalized_shape", "n");
+    *out = api::to_handle(ops::rms_norm_weight_grad(tg, tx, ns, eps));
+  });
+}
+
 AG_API ag_status ag_op_batch_norm(ag_tensor** out, const ag_tensor* x, ag_tensor* running_mean, ag_tensor* running_var,
                                   const ag_tensor* weight, const ag_tensor* bias, int32_t training, double momentum,
                                   double eps) noexcept {

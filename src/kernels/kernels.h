@@ -80,6 +80,11 @@ void norm_rows(DType dt, bool center, const char* x, const char* w, const char* 
 void norm_backward_rows(DType dt, bool center, const char* g, const char* x, const char* w, const char* mean,
                         const char* rstd, char* out, int64_t rows, int64_t n, double eps);
 
+// acc (n elements) += g * xhat over `rows` rows of n (layouts and statistics
+// as norm_backward_rows): the weight gradient of layer_norm / rms_norm.
+void norm_weight_grad_rows(DType dt, bool center, const char* g, const char* x, const char* mean, const char* rstd,
+                           char* acc, int64_t rows, int64_t n, double eps);
+
 // Reduces the middle dim (n >= 1) of a contiguous (outer, n, inner) tensor x
 // into out, contiguous (outer, inner). Max/Min: NaN if the column holds one;
 // indices (may be null) gets the index along the dim of the first element

@@ -184,6 +184,52 @@ void NormBackwardRowsTyped(const char* gc, const char* xc, const char* wc, const
   }
 }
 
+// acc += g * xhat over rows, xhat = (x - mean) * rstd per row.
+template <bool kCenter, class T>
+void NormWeightGradRowsTyped(const char* gc, const char* xc, const char* meanc, const char* rstdc, char* accc,
+                             int64_t rows, int64_t n, double eps) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
+  const T* g = reinterpret_cast<const T*>(gc);
+  const T* x = reinterpret_cast<const T*>(xc);
+  const T* mean = reinterpret_cast<const T*>(meanc);
+  const T* rstd = reinterpret_cast<const T*>(rstdc);
+  T* acc = reinterpret_cast<T*>(accc);
+  const size_t len = static_cast<size_t>(n);
+  for (int64_t r = 0; r < rows; ++r) {
+    T m = 0, rs;
+    if (rstd) {
+      rs = rstd[r];
+      if (kCenter) m = mean[r];
+    } else {
+      RowStats<kCenter>(x + r * n, len, eps, &m, &rs);
+    }
+    const auto vm = hn::Set(d, m), vr = hn::Set(d, rs);
+    const T* gr = g + r * n;
+    const T* xr = x + r * n;
+    size_t i = 0;
+    for (; i + N <= len; i += N) {
+      const auto xh = hn::Mul(hn::Sub(hn::LoadU(d, xr + i), vm), vr);
+      hn::StoreU(hn::Add(hn::LoadU(d, acc + i), hn::Mul(hn::LoadU(d, gr + i), xh)), d, acc + i);
+    }
+    if (i < len) {
+      const size_t k = len - i;
+      const auto xh = hn::Mul(hn::Sub(LoadTail(d, xr + i, k), vm), vr);
+      StoreTail(d, hn::Add(LoadTail(d, acc + i, k), hn::Mul(LoadTail(d, gr + i, k), xh)), acc + i, k);
+    }
+  }
+}
+
+void NormWeightGradRows(DType dt, bool center, const char* g, const char* x, const char* mean, const char* rstd,
+                        char* acc, int64_t rows, int64_t n, double eps) {
+  if (dt == DType::F64) {
+    return center ? NormWeightGradRowsTyped<true, double>(g, x, mean, rstd, acc, rows, n, eps)
+                  : NormWeightGradRowsTyped<false, double>(g, x, mean, rstd, acc, rows, n, eps);
+  }
+  return center ? NormWeightGradRowsTyped<true, float>(g, x, mean, rstd, acc, rows, n, eps)
+                : NormWeightGradRowsTyped<false, float>(g, x, mean, rstd, acc, rows, n, eps);
+}
+
 void NormBackwardRows(DType dt, bool center, const char* g, const char* x, const char* w, const char* mean,
                       const char* rstd, char* out, int64_t rows, int64_t n, double eps) {
   if (dt == DType::F64) {
@@ -204,6 +250,7 @@ namespace ag::kernels {
 
 HWY_EXPORT(NormRows);
 HWY_EXPORT(NormBackwardRows);
+HWY_EXPORT(NormWeightGradRows);
 HWY_EXPORT(NormTargetId);
 
 void norm_rows(DType dt, bool center, const char* x, const char* w, const char* b, char* y, char* mean, char* rstd,
@@ -214,6 +261,11 @@ void norm_rows(DType dt, bool center, const char* x, const char* w, const char* 
 void norm_backward_rows(DType dt, bool center, const char* g, const char* x, const char* w, const char* mean,
                         const char* rstd, char* out, int64_t rows, int64_t n, double eps) {
   HWY_DYNAMIC_DISPATCH(NormBackwardRows)(dt, center, g, x, w, mean, rstd, out, rows, n, eps);
+}
+
+void norm_weight_grad_rows(DType dt, bool center, const char* g, const char* x, const char* mean, const char* rstd,
+                           char* acc, int64_t rows, int64_t n, double eps) {
+  HWY_DYNAMIC_DISPATCH(NormWeightGradRows)(dt, center, g, x, mean, rstd, acc, rows, n, eps);
 }
 
 int64_t norm_target() { return HWY_DYNAMIC_DISPATCH(NormTargetId)(); }

@@ -158,12 +158,71 @@ void NormBackwardBackward::apply(TensorList& u, TensorList& out) {
   }
 }
 
+// dw = norm_weight_grad(g, x) = sum over the leading dims of g * xhat:
+//   dg = u * xhat, dx = norm_backward(g * u, x) (the gradient of xhat with
+//   upstream g * u). Saves g (0) and x (1).
+struct NormWeightGradBackward final : SavingNode<2> {
+  NormWeightGradBackward(bool c, int nd_, double e) : center(c), nd(nd_), eps(e) {}
+  const char* name() const override { return center ? "LayerNormWeightGradBackward" : "RmsNormWeightGradBackward"; }
+  void apply(TensorList& u, TensorList& out) override;
+  bool center;
+  int nd;
+  double eps;
+};
+
+// The weight gradient of layer_norm / rms_norm (statistics as in
+// norm_backward): per-chunk partial sums of fixed row blocks, summed in
+// order, so the bits do not depend on the thread count.
+Tensor norm_weight_grad(const Tensor& g, const Tensor& x, int nd, double eps, bool center,
+                        const Tensor* mean = nullptr, const Tensor* rstd = nullptr) {
+  Context* ctx = x->context();
+  const DType dt = x->dtype();
+  Dims ns;
+  for (int i = x->ndim() - nd; i < x->ndim(); ++i) ns.push_back(x->shape()[i]);
+  const int64_t n = numel_of(ns);
+  const int64_t rows = n > 0 ? x->numel() / n : 0;
+  const int64_t per_chunk = std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(n, 1));
+  const int64_t chunks = (rows + per_chunk - 1) / per_chunk;
+  Tensor partial = empty(ctx, dt, Dims{chunks, n});
+  kernels::fill(dt, partial->data(), chunks * n, 0.0);
+  const Tensor gc = contiguous_data(g), xc = contiguous_data(x);
+  const int64_t isz = static_cast<int64_t>(itemsize(dt));
+  ctx->parallel_chunks(chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t first = c * per_chunk, count = std::min(per_chunk, rows - first);
+      kernels::norm_weight_grad_rows(dt, center, gc->data() + first * n * isz, xc->data() + first * n * isz,
+                                     mean && center ? (*mean)->data() + first * isz : nullptr,
+                                     rstd ? (*rstd)->data() + first * isz : nullptr, partial->data() + c * n * isz,
+                                     count, n, eps);
+    }
+  });
+  Tensor dw;
+  {
+    GradModeGuard no_graph(false);  // the node below records the whole op
+    dw = reshape(sum_dims(partial, Dims{0}, false), ns);
+  }
+  if (should_record({g.get(), x.get()})) {
+    auto node = record<NormWeightGradBackward>({g.get(), x.get()}, dw, center, nd, eps);
+    node->saved[0].save(g, false);
+    node->saved[1].save(x, false);
+  }
+  return dw;
+}
+
+void NormWeightGradBackward::apply(TensorList& u, TensorList& out) {
+  const Tensor g = saved[0].unpack(*this), x = saved[1].unpack(*this);
+  if (needs_input_grad(0)) {
+    const GraphStats st = graph_stats(x, last_dims(x->ndim(), nd), eps, center);
+    out[0] = mul(u[0], mul(center ? sub(x, st.mean) : x, pow_scalar(st.var_eps, -0.5)));
+  }
+  if (needs_input_grad(1)) out[1] = norm_backward(mul(g, u[0]), x, Tensor(), nd, eps, center);
+}
+
 // Backward of layer_norm (center) and rms_norm, with xhat = (x - mean) * rstd:
-// dx = norm_backward(g, x, w) (fused), dw = sum of g * xhat over the leading
-// dims, db = sum of g. Under create_graph, xhat comes from statistics
-// recomputed with ag's ops, so that second derivatives see how they depend
-// on x; otherwise from the saved ones. Saves x (0), weight (1), mean (2),
-// rstd (3).
+// dx = norm_backward(g, x, w), dw = norm_weight_grad(g, x) (sum of g * xhat
+// over the leading dims), both fused, and db = sum of g. Without create_graph
+// they take the saved statistics (the same bits as recomputing them).
+// Saves x (0), weight (1), mean (2), rstd (3).
 struct RowNormBackward final : SavingNode<4> {
   RowNormBackward(bool c, int nd_, double e, bool hw, bool hb) : center(c), nd(nd_), eps(e), has_w(hw), has_b(hb) {}
   const char* name() const override { return center ? "LayerNormBackward" : "RmsNormBackward"; }
@@ -172,21 +231,15 @@ struct RowNormBackward final : SavingNode<4> {
     const Tensor& gy = g[0];
     const Tensor w = has_w ? saved[1].unpack(*this) : Tensor();
     const bool graph = grad_enabled();
-    Tensor mean = center ? saved[2].unpack(*this) : Tensor();
-    Tensor rstd = saved[3].unpack(*this);
+    const Tensor mean = center ? saved[2].unpack(*this) : Tensor();
+    const Tensor rstd = saved[3].unpack(*this);
     if (needs_input_grad(0)) {
       out[0] = graph ? norm_backward(gy, x, w, nd, eps, center) : norm_backward(gy, x, w, nd, eps, center, &mean, &rstd);
     }
     const int ib = has_w ? 2 : 1;
     const bool need_w = has_w && needs_input_grad(1), need_b = has_b && needs_input_grad(ib);
     if (need_w) {
-      if (graph) {
-        const GraphStats st = graph_stats(x, last_dims(x->ndim(), nd), eps, center);
-        mean = st.mean;
-        rstd = pow_scalar(st.var_eps, -0.5);
-      }
-      const Tensor xhat = mul(center ? sub(x, mean) : x, rstd);
-      out[1] = reduce_to(mul(gy, xhat), w->shape());
+      out[1] = graph ? norm_weight_grad(gy, x, nd, eps, center) : norm_weight_grad(gy, x, nd, eps, center, &mean, &rstd);
     }
     if (need_b) {
       Dims bshape;
@@ -235,14 +288,20 @@ Tensor rms_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& wei
 
 namespace {
 
-Tensor checked_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
-                             double eps, bool center) {
+// Checks (grad, x) of a fused gradient op; returns the normalized dim count.
+int checked_grad_input(const Tensor& grad, const Tensor& x, const Dims& normalized_shape) {
   const int nd = check_normalized_shape(*x, normalized_shape);
   check_same(*grad, *x);
   if (grad->shape() != x->shape()) {
     fail(AG_ERR_SHAPE, "grad of shape ", shape_str(grad->shape()), " and input of shape ", shape_str(x->shape()),
          " differ");
   }
+  return nd;
+}
+
+Tensor checked_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
+                             double eps, bool center) {
+  const int nd = checked_grad_input(grad, x, normalized_shape);
   check_affine(*x, weight, "weight", normalized_shape);
   return norm_backward(grad, x, weight, nd, eps, center);
 }
@@ -257,6 +316,16 @@ Tensor layer_norm_backward(const Tensor& grad, const Tensor& x, const Dims& norm
 Tensor rms_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
                          double eps) {
   return checked_norm_backward(grad, x, normalized_shape, weight, eps, false);
+}
+
+Tensor layer_norm_weight_grad(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, double eps) {
+  const int nd = checked_grad_input(grad, x, normalized_shape);
+  return norm_weight_grad(grad, x, nd, eps, true);
+}
+
+Tensor rms_norm_weight_grad(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, double eps) {
+  const int nd = checked_grad_input(grad, x, normalized_shape);
+  return norm_weight_grad(grad, x, nd, eps, false);
 }
 
 namespace {

@@ -135,6 +135,9 @@ Tensor layer_norm_backward(const Tensor& grad, const Tensor& x, const Dims& norm
                            double eps);
 Tensor rms_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
                          double eps);
+// Their fused weight gradients: sum of grad * xhat over the leading dims.
+Tensor layer_norm_weight_grad(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, double eps);
+Tensor rms_norm_weight_grad(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, double eps);
 // x is (N, C, ...); training updates the running stats in place (no graph).
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps);

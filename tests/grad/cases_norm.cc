@@ -89,7 +89,23 @@ Cases norm_backward_cases(const std::string& name, NormBackwardOp fn) {
   return cases;
 }
 
+using WeightGradOp = ag_status (*)(ag_tensor**, const ag_tensor*, const ag_tensor*, const int64_t*, int32_t, double);
+
+// (grad, x) over the row shapes.
+Cases weight_grad_cases(const std::string& name, WeightGradOp fn) {
+  Cases cases;
+  for (const auto& [xs, ns] : kRowShapes) {
+    cases.push_back({name, {Input{xs}, Input{xs}}, [fn, ns = ns](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                       return fn(out, x[0], x[1], ns.data(), static_cast<int32_t>(ns.size()), 1e-3);
+                     }});
+  }
+  return cases;
+}
+
 }  // namespace
+
+Cases cases_layer_norm_weight_grad() { return weight_grad_cases("layer_norm_weight_grad", &ag_op_layer_norm_weight_grad); }
+Cases cases_rms_norm_weight_grad() { return weight_grad_cases("rms_norm_weight_grad", &ag_op_rms_norm_weight_grad); }
 
 Cases cases_layer_norm_backward() { return norm_backward_cases("layer_norm_backward", &ag_op_layer_norm_backward); }
 Cases cases_rms_norm_backward() { return norm_backward_cases("rms_norm_backward", &ag_op_rms_norm_backward); }

@@ -1,5 +1,6 @@
 // The row-normalization kernels (norm_rows: layer_norm and rms_norm, and
-// norm_backward_rows, their gradient with respect to x) on every
+// norm_backward_rows and norm_weight_grad_rows, their gradients with respect
+// to x and weight) on every
 // Highway target it was compiled for that this CPU supports, against a scalar
 // reference in long double: odd sizes and tails (rows end at a PROT_NONE
 // page, so an access past the end faults), with and without weight and bias,
@@ -188,6 +189,42 @@ void check_backward_sizes() {
     }
   }
 }
+
+// norm_weight_grad_rows accumulates sum over rows of g * xhat into acc.
+template <class T>
+void check_weight_grad_sizes() {
+  const double tol = sizeof(T) == 4 ? 2e-5 : 1e-12;
+  std::mt19937_64 rng(6);
+  std::uniform_real_distribution<double> uni(-2.0, 3.0);
+  const size_t rows = 5;
+  for (size_t n : {1, 3, 8, 17, 33, 100, 1001}) {
+    for (bool center : {true, false}) {
+      Guarded<T> x(rows * n), g(rows * n), acc(n), acc2(n);
+      for (size_t i = 0; i < rows * n; ++i) x[i] = static_cast<T>(uni(rng)), g[i] = static_cast<T>(uni(rng));
+      for (size_t i = 0; i < n; ++i) acc[i] = T(1), acc2[i] = T(1);  // accumulates onto what is there
+      norm_weight_grad_rows(dtype_of<T>(), center, g.bytes(), x.bytes(), nullptr, nullptr, acc.bytes(),
+                            static_cast<int64_t>(rows), static_cast<int64_t>(n), 1e-5);
+      std::vector<long double> want(n, 1.0L);
+      for (size_t r = 0; r < rows; ++r) {
+        long double m = 0, v = 0;
+        if (center) {
+          for (size_t i = 0; i < n; ++i) m += x[r * n + i];
+          m /= n;
+        }
+        for (size_t i = 0; i < n; ++i) v += (x[r * n + i] - m) * (x[r * n + i] - m);
+        const long double rs = 1.0L / std::sqrt(v / n + 1e-5L);
+        for (size_t i = 0; i < n; ++i) want[i] += g[r * n + i] * (x[r * n + i] - m) * rs;
+      }
+      for (size_t i = 0; i < n; ++i) {
+        const double wv = static_cast<double>(want[i]);
+        ASSERT_NEAR(acc[i], wv, tol * std::max(1.0, std::fabs(wv))) << "n " << n << " center " << center << " i " << i;
+      }
+    }
+  }
+}
+
+TEST_P(NormOnTarget, WeightGradSizesAndTailsF32) { check_weight_grad_sizes<float>(); }
+TEST_P(NormOnTarget, WeightGradSizesAndTailsF64) { check_weight_grad_sizes<double>(); }
 
 TEST_P(NormOnTarget, BackwardSizesAndTailsF32) { check_backward_sizes<float>(); }
 TEST_P(NormOnTarget, BackwardSizesAndTailsF64) { check_backward_sizes<double>(); }

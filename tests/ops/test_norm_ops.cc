@@ -153,11 +153,21 @@ TEST(NormBackward, MatchesBackwardOfForward) {
   ASSERT_AG(ag_tensor_grad(gb.out(), b));
   ASSERT_AG(ag_op_layer_norm_backward(fused.out(), g, x, ns.data(), 1, w, 1e-5));
   EXPECT_TRUE(read(gx) == read(fused));
+  T fused_w;
+  ASSERT_AG(ag_op_layer_norm_weight_grad(fused_w.out(), g, x, ns.data(), 1, 1e-5));
+  EXPECT_TRUE(read(gw) == read(fused_w));
   const std::vector<double> xhat = ref_rows(xv, 37, {}, {}, 1e-5, true);
   std::vector<double> want_w(37, 0.0), want_b(37, 0.0);
   for (size_t i = 0; i < 148; ++i) want_w[i % 37] += gv[i] * xhat[i], want_b[i % 37] += gv[i];
   expect_close(read(gw), want_w, 1e-5, "weight grad");
   expect_close(read(gb), want_b, 1e-5, "bias grad");
+  // rms_norm's weight gradient: sum of g * x / sqrt(mean(x^2) + eps).
+  T rw;
+  ASSERT_AG(ag_op_rms_norm_weight_grad(rw.out(), g, x, ns.data(), 1, 1e-5));
+  const std::vector<double> xr = ref_rows(xv, 37, {}, {}, 1e-5, false);
+  std::fill(want_w.begin(), want_w.end(), 0.0);
+  for (size_t i = 0; i < 148; ++i) want_w[i % 37] += gv[i] * xr[i];
+  expect_close(read(rw), want_w, 1e-5, "rms weight grad");
 }
 
 // Zero-size dims give empty results of x's shape (leading or normalized),
@@ -391,6 +401,11 @@ TEST(Norm, Errors) {
                   "ag_op_cast)");
   EXPECT_AG_ERROR(ag_op_rms_norm_backward(&out, x, x, ns4, 1, nullptr, 1e-5), AG_ERR_SHAPE,
                   "[ag_op_rms_norm_backward] normalized_shape (4) does not match the last 1 dim of input shape (2,3)");
+  EXPECT_AG_ERROR(ag_op_layer_norm_weight_grad(&out, xt, x, ns3, 1, 1e-5), AG_ERR_SHAPE,
+                  "[ag_op_layer_norm_weight_grad] grad of shape (3,2) and input of shape (2,3) differ");
+  EXPECT_AG_ERROR(ag_op_rms_norm_weight_grad(&out, x, x, ns32, 2, 1e-5), AG_ERR_SHAPE,
+                  "[ag_op_rms_norm_weight_grad] normalized_shape (3,2) does not match the last 2 dims of input shape "
+                  "(2,3)");
   EXPECT_AG_ERROR(ag_op_layer_norm_backward(&out, nullptr, x, ns3, 1, nullptr, 1e-5), AG_ERR_INVALID_ARGUMENT,
                   "[ag_op_layer_norm_backward] tensor grad is NULL");
   // batch_norm: x is (N, C, ...), per-channel tensors are (C).
