@@ -1,17 +1,16 @@
 // Row normalization (layer_norm, rms_norm): each contiguous row of n elements
 // is normalized by its own statistics, computed in two passes (the mean, then
-// the deviations from it), so f32 rows with a large mean keep their precision. Rows are independent, so any split of the rows gives the same bits.
-#include "kernels/targets.h"  // first: selects the targets
-
+// the deviations from it), so f32 rows with a large mean keep their precision.
+// Rows are independent, so any split of the rows gives the same bits.
 #include <cmath>
 #include <cstddef>
 
 #include "kernels/kernels.h"
+#include "kernels/targets.h"  // first: selects the targets
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/kernels/norm.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
 #include "hwy/highway.h"
 #include "kernels/simd-inl.h"
 
@@ -36,8 +35,8 @@ HWY_INLINE hn::TFromD<D> RowSum(D d, const hn::TFromD<D>* HWY_RESTRICT x, size_t
 
 // The sums of c = x - m and of c^2 over a row (tail lanes excluded).
 template <class D>
-HWY_INLINE void DeviationSums(D d, const hn::TFromD<D>* HWY_RESTRICT x, size_t n, hn::TFromD<D> m,
-                              hn::TFromD<D>* sum, hn::TFromD<D>* sum_sq) {
+HWY_INLINE void DeviationSums(D d, const hn::TFromD<D>* HWY_RESTRICT x, size_t n, hn::TFromD<D> m, hn::TFromD<D>* sum,
+                              hn::TFromD<D>* sum_sq) {
   const size_t N = hn::Lanes(d);
   const auto vm = hn::Set(d, m);
   auto s = hn::Zero(d), q = hn::Zero(d);
@@ -79,8 +78,8 @@ HWY_INLINE void RowStats(const T* HWY_RESTRICT x, size_t n, double eps, T* mean,
 
 // y = (x - mean) * rstd [* w] [+ b] over one row.
 template <class T>
-HWY_NOINLINE void NormRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT w, const T* HWY_RESTRICT b,
-                          T* HWY_RESTRICT y, size_t n, T m, T r) {
+HWY_NOINLINE void NormRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT w, const T* HWY_RESTRICT b, T* HWY_RESTRICT y,
+                          size_t n, T m, T r) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   const auto vm = hn::Set(d, m);
@@ -106,7 +105,9 @@ HWY_NOINLINE void NormBackwardRow(const T* HWY_RESTRICT g, const T* HWY_RESTRICT
   const size_t N = hn::Lanes(d);
   const auto vm = hn::Set(d, m);
   const auto vr = hn::Set(d, r);
-  auto load = [&](const T* p, size_t i, size_t lanes) { return lanes == N ? hn::LoadU(d, p + i) : LoadTail(d, p + i, lanes); };
+  auto load = [&](const T* p, size_t i, size_t lanes) {
+    return lanes == N ? hn::LoadU(d, p + i) : LoadTail(d, p + i, lanes);
+  };
   auto gx_at = [&](size_t i, size_t lanes) {
     const auto gv = load(g, i, lanes);
     return w ? hn::Mul(gv, load(w, i, lanes)) : gv;

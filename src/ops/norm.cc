@@ -1,6 +1,6 @@
 // Normalization layers: layer_norm and rms_norm (fused Highway kernels over
-// contiguous rows, forward and the gradient with respect to x, which is an op
-// with its own backward), batch_norm (a composite of the reductions over
+// contiguous rows: the forward, and the gradients with respect to x and
+// weight, which are ops with their own backward), batch_norm (a composite of the reductions over
 // dims) and group_norm (layer_norm over the rows of each group).
 #include "ops/inplace.h"
 #include "ops/reduce_dims.h"
@@ -35,19 +35,19 @@ int check_normalized_shape(const TensorImpl& x, const Dims& ns) {
   bool match = nd <= x.ndim();
   for (int i = 0; match && i < nd; ++i) match = x.shape()[x.ndim() - nd + i] == ns[i];
   if (!match) {
-    fail(AG_ERR_SHAPE, "normalized_shape ", shape_str(ns), " does not match the last ", nd,
-         nd == 1 ? " dim" : " dims", " of input shape ", shape_str(x.shape()));
+    fail(AG_ERR_SHAPE, "normalized_shape ", shape_str(ns), " does not match the last ", nd, nd == 1 ? " dim" : " dims",
+         " of input shape ", shape_str(x.shape()));
   }
   return nd;
 }
 
-struct RowStats {
+struct NormOutputs {
   Tensor y, mean, rstd;  // mean is null for rms_norm
 };
 
 // y = (x - mean) * rstd [* w] [+ b] over the last nd dims, with mean and rstd
 // of shape x's with 1 in those dims; no graph.
-RowStats norm_rows_forward(const Tensor& x, int nd, const Tensor& w, const Tensor& b, double eps, bool center) {
+NormOutputs norm_rows_forward(const Tensor& x, int nd, const Tensor& w, const Tensor& b, double eps, bool center) {
   Context* ctx = x->context();
   const DType dt = x->dtype();
   Dims keep = x->shape();
@@ -59,16 +59,16 @@ RowStats norm_rows_forward(const Tensor& x, int nd, const Tensor& w, const Tenso
   const Tensor xc = contiguous_data(x);
   const Tensor wc = w ? contiguous_data(w) : Tensor();
   const Tensor bc = b ? contiguous_data(b) : Tensor();
-  RowStats r{empty(ctx, dt, x->shape()), center ? empty(ctx, dt, keep) : Tensor(), empty(ctx, dt, keep)};
+  NormOutputs r{empty(ctx, dt, x->shape()), center ? empty(ctx, dt, keep) : Tensor(), empty(ctx, dt, keep)};
   Split s;
   s.outer = numel_of(keep);
   s.n = n;
   const int64_t isz = static_cast<int64_t>(itemsize(dt));
   if (n == 0) return r;  // empty rows: nothing to normalize (their stats are never read)
   for_row_blocks(ctx, s, [&](int64_t first, int64_t rows) {
-    kernels::norm_rows(dt, center, xc->data() + first * n * isz, wc ? wc->data() : nullptr,
-                       bc ? bc->data() : nullptr, r.y->data() + first * n * isz,
-                       center ? r.mean->data() + first * isz : nullptr, r.rstd->data() + first * isz, rows, n, eps);
+    kernels::norm_rows(dt, center, xc->data() + first * n * isz, wc ? wc->data() : nullptr, bc ? bc->data() : nullptr,
+                       r.y->data() + first * n * isz, center ? r.mean->data() + first * isz : nullptr,
+                       r.rstd->data() + first * isz, rows, n, eps);
   });
   return r;
 }
@@ -173,8 +173,8 @@ struct NormWeightGradBackward final : SavingNode<2> {
 // The weight gradient of layer_norm / rms_norm (statistics as in
 // norm_backward): per-chunk partial sums of fixed row blocks, summed in
 // order, so the bits do not depend on the thread count.
-Tensor norm_weight_grad(const Tensor& g, const Tensor& x, int nd, double eps, bool center,
-                        const Tensor* mean = nullptr, const Tensor* rstd = nullptr) {
+Tensor norm_weight_grad(const Tensor& g, const Tensor& x, int nd, double eps, bool center, const Tensor* mean = nullptr,
+                        const Tensor* rstd = nullptr) {
   Context* ctx = x->context();
   const DType dt = x->dtype();
   Dims ns;
@@ -234,12 +234,14 @@ struct RowNormBackward final : SavingNode<4> {
     const Tensor mean = center ? saved[2].unpack(*this) : Tensor();
     const Tensor rstd = saved[3].unpack(*this);
     if (needs_input_grad(0)) {
-      out[0] = graph ? norm_backward(gy, x, w, nd, eps, center) : norm_backward(gy, x, w, nd, eps, center, &mean, &rstd);
+      out[0] =
+          graph ? norm_backward(gy, x, w, nd, eps, center) : norm_backward(gy, x, w, nd, eps, center, &mean, &rstd);
     }
     const int ib = has_w ? 2 : 1;
     const bool need_w = has_w && needs_input_grad(1), need_b = has_b && needs_input_grad(ib);
     if (need_w) {
-      out[1] = graph ? norm_weight_grad(gy, x, nd, eps, center) : norm_weight_grad(gy, x, nd, eps, center, &mean, &rstd);
+      out[1] =
+          graph ? norm_weight_grad(gy, x, nd, eps, center) : norm_weight_grad(gy, x, nd, eps, center, &mean, &rstd);
     }
     if (need_b) {
       Dims bshape;
@@ -258,7 +260,7 @@ Tensor row_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& w, 
   const int nd = check_normalized_shape(*x, normalized_shape);
   check_affine(*x, w, "weight", normalized_shape);
   check_affine(*x, b, "bias", normalized_shape);
-  RowStats r = norm_rows_forward(x, nd, w, b, eps, center);
+  NormOutputs r = norm_rows_forward(x, nd, w, b, eps, center);
   const bool rec = w ? (b ? should_record({x.get(), w.get(), b.get()}) : should_record({x.get(), w.get()}))
                      : (b ? should_record({x.get(), b.get()}) : should_record({x.get()}));
   if (rec) {
@@ -277,8 +279,7 @@ Tensor row_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& w, 
 
 }  // namespace
 
-Tensor layer_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, const Tensor& bias,
-                  double eps) {
+Tensor layer_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
   return row_norm(x, normalized_shape, weight, bias, eps, true);
 }
 
@@ -353,7 +354,8 @@ Tensor per_channel(const Tensor& p, int ndim) {
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps) {
   check_floating(*x);
-  if (x->ndim() < 2) fail(AG_ERR_SHAPE, "input must have at least 2 dims (N, C, ...), got shape ", shape_str(x->shape()));
+  if (x->ndim() < 2)
+    fail(AG_ERR_SHAPE, "input must have at least 2 dims (N, C, ...), got shape ", shape_str(x->shape()));
   check_channels(*x, running_mean, "running_mean");
   check_channels(*x, running_var, "running_var");
   check_channels(*x, weight, "weight");
@@ -390,7 +392,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
       const Dims c{channels};
       const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
       auto blend = [&](const Tensor& running, const Tensor& batch, double scale) {
-        return add(mul(running, scalar_like(x, 1.0 - momentum)), mul(reshape(batch, c), scalar_like(x, momentum * scale)));
+        return add(mul(running, scalar_like(x, 1.0 - momentum)),
+                   mul(reshape(batch, c), scalar_like(x, momentum * scale)));
       };
       // Both new values first, so that a failure writes neither.
       const Tensor new_mean = running_mean ? blend(running_mean, mean, 1.0) : Tensor();
@@ -415,7 +418,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
   check_floating(*x);
-  if (x->ndim() < 2) fail(AG_ERR_SHAPE, "input must have at least 2 dims (N, C, ...), got shape ", shape_str(x->shape()));
+  if (x->ndim() < 2)
+    fail(AG_ERR_SHAPE, "input must have at least 2 dims (N, C, ...), got shape ", shape_str(x->shape()));
   const int64_t channels = x->shape()[1];
   if (num_groups <= 0) fail(AG_ERR_INVALID_ARGUMENT, "num_groups must be positive, got ", num_groups);
   if (channels % num_groups != 0) {

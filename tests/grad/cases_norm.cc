@@ -30,7 +30,8 @@ Cases cases_layer_norm() {
                        }});
     }
   }
-  cases.push_back({"layer_norm(transposed, eps=0.1)", {Input{{4, 3}}, Input{{4}}},
+  cases.push_back({"layer_norm(transposed, eps=0.1)",
+                   {Input{{4, 3}}, Input{{4}}},
                    [](ag_tensor** out, const std::vector<ag_tensor*>& x) {
                      ag_tensor* t = nullptr;
                      const int64_t ns[1] = {4};
@@ -55,15 +56,15 @@ Cases cases_rms_norm() {
                        }});
     }
   }
-  cases.push_back({"rms_norm(transposed, eps=0.1)", {Input{{4, 3}}},
-                   [](ag_tensor** out, const std::vector<ag_tensor*>& x) {
-                     ag_tensor* t = nullptr;
-                     const int64_t ns[1] = {4};
-                     ag_status st = transposed(&t, x[0]);
-                     if (st == AG_OK) st = ag_op_rms_norm(out, t, ns, 1, nullptr, 0.1);
-                     ag_tensor_release(t);
-                     return st;
-                   }});
+  cases.push_back(
+      {"rms_norm(transposed, eps=0.1)", {Input{{4, 3}}}, [](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+         ag_tensor* t = nullptr;
+         const int64_t ns[1] = {4};
+         ag_status st = transposed(&t, x[0]);
+         if (st == AG_OK) st = ag_op_rms_norm(out, t, ns, 1, nullptr, 0.1);
+         ag_tensor_release(t);
+         return st;
+       }});
   return cases;
 }
 
@@ -104,7 +105,9 @@ Cases weight_grad_cases(const std::string& name, WeightGradOp fn) {
 
 }  // namespace
 
-Cases cases_layer_norm_weight_grad() { return weight_grad_cases("layer_norm_weight_grad", &ag_op_layer_norm_weight_grad); }
+Cases cases_layer_norm_weight_grad() {
+  return weight_grad_cases("layer_norm_weight_grad", &ag_op_layer_norm_weight_grad);
+}
 Cases cases_rms_norm_weight_grad() { return weight_grad_cases("rms_norm_weight_grad", &ag_op_rms_norm_weight_grad); }
 
 Cases cases_layer_norm_backward() { return norm_backward_cases("layer_norm_backward", &ag_op_layer_norm_backward); }
@@ -156,7 +159,8 @@ Cases cases_batch_norm() {
     }
   }
   // Eval: constant running statistics.
-  cases.push_back({"batch_norm(eval)", {Input{{3, 2, 2}}, Input{{2}}, Input{{2}}},
+  cases.push_back({"batch_norm(eval)",
+                   {Input{{3, 2, 2}}, Input{{2}}, Input{{2}}},
                    [](ag_tensor** out, const std::vector<ag_tensor*>& x) {
                      ag_tensor* rm = channel_tensor(x[0], {0.3, -0.2});
                      ag_tensor* rv = channel_tensor(x[0], {0.5, 1.7});
@@ -165,7 +169,8 @@ Cases cases_batch_norm() {
                      ag_tensor_release(rv);
                      return st;
                    }});
-  cases.push_back({"batch_norm(training, no running stats)", {Input{{3, 2}}, Input{{2}}},
+  cases.push_back({"batch_norm(training, no running stats)",
+                   {Input{{3, 2}}, Input{{2}}},
                    [](ag_tensor** out, const std::vector<ag_tensor*>& x) {
                      return ag_op_batch_norm(out, x[0], nullptr, nullptr, x[1], nullptr, 1, 0.1, 1e-5);
                    }});
@@ -175,7 +180,8 @@ Cases cases_batch_norm() {
 Cases cases_group_norm() {
   Cases cases;
   // (x shape, num_groups): groups of one and several channels, spatial dims.
-  const std::vector<std::pair<Shape, int64_t>> rows = {{{2, 4, 3}, 2}, {{2, 6, 3}, 3}, {{1, 4, 2, 2}, 1}, {{2, 3, 2}, 3}};
+  const std::vector<std::pair<Shape, int64_t>> rows = {
+      {{2, 4, 3}, 2}, {{2, 6, 3}, 3}, {{1, 4, 2, 2}, 1}, {{2, 3, 2}, 3}};
   for (const auto& [xs, groups] : rows) {
     for (int affine = 0; affine < 2; ++affine) {
       std::vector<Input> in{Input{xs}};

@@ -154,8 +154,7 @@ void check_backward_sizes() {
   for (size_t n : {1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 100, 768, 1001}) {
     for (bool center : {true, false}) {
       for (bool affine : {false, true}) {
-        Guarded<T> x(rows * n), g(rows * n), w(n), y(rows * n), mean(rows), rstd(rows), out(rows * n),
-            out2(rows * n);
+        Guarded<T> x(rows * n), g(rows * n), w(n), y(rows * n), mean(rows), rstd(rows), out(rows * n), out2(rows * n);
         for (size_t i = 0; i < rows * n; ++i) x[i] = static_cast<T>(uni(rng)), g[i] = static_cast<T>(uni(rng));
         for (size_t i = 0; i < n; ++i) w[i] = static_cast<T>(0.5 + 0.01 * static_cast<double>(i % 7));
         const char* wp = affine ? w.bytes() : nullptr;

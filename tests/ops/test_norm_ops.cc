@@ -35,7 +35,8 @@ std::vector<double> ref_rows(const std::vector<double>& x, size_t n, const std::
   return y;
 }
 
-void expect_close(const std::vector<double>& got, const std::vector<double>& want, double tol, const std::string& what) {
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, double tol,
+                  const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::fabs(want[i]))) << what << " element " << i;
@@ -69,14 +70,14 @@ TEST(LayerNorm, ValuesAgainstReference) {
           T y, r;
           ASSERT_AG(ag_op_layer_norm(y.out(), x, c.ns.data(), nd, hw ? w.get() : nullptr, hb ? b.get() : nullptr, eps));
           EXPECT_EQ(shape_of(y), c.x);
-          const std::string what = "layer_norm dtype " + std::to_string(dt) + " nd " + std::to_string(nd) +
-                                   " affine " + std::to_string(affine);
-          expect_close(read(y), ref_rows(xv, n, hw ? wv : std::vector<double>{}, hb ? bv : std::vector<double>{}, eps, true),
+          const std::string what = "layer_norm dtype " + std::to_string(dt) + " nd " + std::to_string(nd) + " affine " +
+                                   std::to_string(affine);
+          expect_close(read(y),
+                       ref_rows(xv, n, hw ? wv : std::vector<double>{}, hb ? bv : std::vector<double>{}, eps, true),
                        tol, what);
           if (!hb) {
             ASSERT_AG(ag_op_rms_norm(r.out(), x, c.ns.data(), nd, hw ? w.get() : nullptr, eps));
-            expect_close(read(r), ref_rows(xv, n, hw ? wv : std::vector<double>{}, {}, eps, false), tol,
-                         "rms_" + what);
+            expect_close(read(r), ref_rows(xv, n, hw ? wv : std::vector<double>{}, {}, eps, false), tol, "rms_" + what);
           }
         }
       }
@@ -126,8 +127,8 @@ TEST(NormBackward, ValuesAgainstDifferences) {
                                     ym = ref_rows(xm, n, wref, {}, 1e-3, center);
           long double want = 0;
           for (size_t j = 0; j < xv.size(); ++j) want += gv[j] * (static_cast<long double>(yp[j]) - ym[j]) / (2 * h);
-          EXPECT_NEAR(got[i], static_cast<double>(want), 1e-7) << "center " << center << " affine " << affine
-                                                                << " element " << i;
+          EXPECT_NEAR(got[i], static_cast<double>(want), 1e-7)
+              << "center " << center << " affine " << affine << " element " << i;
         }
       }
     }
@@ -225,7 +226,8 @@ TEST(LayerNorm, ThreadCountDoesNotChangeBits) {
   }
   EXPECT_TRUE(results[0] == results[1]);
   const std::vector<double> want = ref_rows(as_f32(v), 700, as_f32(wv), as_f32(wv), 1e-5, true);
-  for (size_t i = 0; i < want.size(); i += 97) EXPECT_NEAR(results[0][i], want[i], 1e-5 * std::max(1.0, std::fabs(want[i])));
+  for (size_t i = 0; i < want.size(); i += 97)
+    EXPECT_NEAR(results[0][i], want[i], 1e-5 * std::max(1.0, std::fabs(want[i])));
 }
 
 // batch_norm reference: per channel c of x (N, C, L), with statistics mean
@@ -248,7 +250,8 @@ TEST(BatchNorm, TrainingUsesBatchStatsAndUpdatesRunningStats) {
   const int64_t N = 4, C = 3, L = 5;
   const std::vector<double> xv = sample(N * C * L, -2.0, 2.0, 8), wv = sample(C, 0.5, 1.5, 9),
                             bv = sample(C, -1.0, 1.0, 10), rm0 = {0.1, -0.2, 0.3}, rv0 = {1.0, 2.0, 0.5};
-  T x = make(ctx.get(), AG_F64, {N, C, L}, xv), w = make(ctx.get(), AG_F64, {C}, wv), b = make(ctx.get(), AG_F64, {C}, bv);
+  T x = make(ctx.get(), AG_F64, {N, C, L}, xv), w = make(ctx.get(), AG_F64, {C}, wv),
+    b = make(ctx.get(), AG_F64, {C}, bv);
   T rm = make(ctx.get(), AG_F64, {C}, rm0), rv = make(ctx.get(), AG_F64, {C}, rv0);
   ag_tensor_requires_grad(x, 1);
   const int64_t v_mean = ag_tensor_version(rm), v_var = ag_tensor_version(rv);
@@ -327,10 +330,12 @@ TEST(GroupNorm, ValuesAgainstReference) {
   Ctx ctx;
   for (ag_dtype dt : {AG_F64, AG_F32}) {
     const double tol = dt == AG_F64 ? 1e-12 : 3e-6;
-    const std::vector<std::pair<Shape, int64_t>> cases = {{{2, 6, 5}, 3}, {{3, 4}, 2}, {{2, 4, 2, 3}, 1}, {{1, 3, 7}, 3}};
+    const std::vector<std::pair<Shape, int64_t>> cases = {
+        {{2, 6, 5}, 3}, {{3, 4}, 2}, {{2, 4, 2, 3}, 1}, {{1, 3, 7}, 3}};
     for (const auto& [xs, groups] : cases) {
       const int64_t C = xs[1], L = numel(xs) / (xs[0] * C);
-      std::vector<double> xv = sample(numel(xs), -2.0, 3.0, 41), wv = sample(C, 0.5, 1.5, 42), bv = sample(C, -1, 1, 43);
+      std::vector<double> xv = sample(numel(xs), -2.0, 3.0, 41), wv = sample(C, 0.5, 1.5, 42),
+                          bv = sample(C, -1, 1, 43);
       if (dt == AG_F32) xv = as_f32(xv), wv = as_f32(wv), bv = as_f32(bv);
       T x = make(ctx.get(), dt, xs, xv), w = make(ctx.get(), dt, {C}, wv), b = make(ctx.get(), dt, {C}, bv);
       T y;
