@@ -43,5 +43,6 @@
 #include "ag/random.h"
 #include "ag/anomaly.h"
 #include "ag/graph.h"
+#include "ag/ops_norm.h"
 
 #endif /* AG_AG_H */

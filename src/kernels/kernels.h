@@ -94,6 +94,27 @@ void softmax(DType dt, bool log, const char* x, char* y, int64_t outer, int64_t 
 void softmax_backward(DType dt, bool log, const char* g, const char* y, char* out, int64_t outer, int64_t n,
                       int64_t inner);
 
+// Normalizes each of `rows` contiguous rows of n elements of x into y:
+// (x - mean) * rstd [* w] [+ b], rstd = 1 / sqrt(var + eps) with the biased
+// variance (layer_norm); without `center` the mean is 0 and var = mean(x^2)
+// (rms_norm). w and b (n contiguous elements) may be null. Writes each row's
+// mean (unless mean is null) and rstd. Rows are independent.
+void norm_rows(DType dt, bool center, const char* x, const char* w, const char* b, char* y, char* mean, char* rstd,
+               int64_t rows, int64_t n, double eps);
+
+// The gradient of norm_rows with respect to x, row by row, from the upstream
+// gradient g (same layout as x): with gx = g [* w] and xhat = (x - mean) *
+// rstd, out = rstd * (gx - mean(gx) - xhat * mean(gx * xhat)) (no mean(gx)
+// term without `center`). mean and rstd are the forward's (rstd null: they
+// are recomputed from x, to the same bits).
+void norm_backward_rows(DType dt, bool center, const char* g, const char* x, const char* w, const char* mean,
+                        const char* rstd, char* out, int64_t rows, int64_t n, double eps);
+
+// acc (n elements) += g * xhat over `rows` rows of n (layouts and statistics
+// as norm_backward_rows): the weight gradient of layer_norm / rms_norm.
+void norm_weight_grad_rows(DType dt, bool center, const char* g, const char* x, const char* mean, const char* rstd,
+                           char* acc, int64_t rows, int64_t n, double eps);
+
 // Reduces the middle dim (n >= 1) of a contiguous (outer, n, inner) tensor x
 // into out, contiguous (outer, inner). Max/Min: NaN if the column holds one;
 // indices (may be null) gets the index along the dim of the first element

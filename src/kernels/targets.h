@@ -21,12 +21,14 @@ int64_t compiled_targets();
 
 // The HWY_TARGET that unary/binary (elementwise_target) and sum_to
 // (reduce_target), softmax (softmax_target), reduce_dim
-// (reduce_dim_target) dispatch to under the current hwy::SupportedTargets(),
-// including any hwy::SetSupportedTargetsForTest mock.
+// (reduce_dim_target), norm_rows (norm_target) dispatch to under the
+// current hwy::SupportedTargets(), including any
+// hwy::SetSupportedTargetsForTest mock.
 int64_t elementwise_target();
 int64_t reduce_target();
 int64_t softmax_target();
 int64_t reduce_dim_target();
 int64_t select_target();  // compare, where, lerp
+int64_t norm_target();
 
 }  // namespace ag::kernels

@@ -148,6 +148,23 @@ Tensor dropout(const Tensor& x, double p, bool training);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 // lerp: a + weight * (b - a), all three broadcast.
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& weight);
+// ---- normalization (ops/norm.cc); weight, bias and running stats may be null ----
+// Over the last normalized_shape.size() dims of x (biased variance).
+Tensor layer_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, const Tensor& bias, double eps);
+Tensor rms_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, double eps);
+// Their fused gradients with respect to x, from the upstream gradient.
+Tensor layer_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
+                           double eps);
+Tensor rms_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
+                         double eps);
+// Their fused weight gradients: sum of grad * xhat over the leading dims.
+Tensor layer_norm_weight_grad(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, double eps);
+Tensor rms_norm_weight_grad(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, double eps);
+// x is (N, C, ...); training updates the running stats in place (no graph).
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps);
+// x is (N, C, ...); C divisible by num_groups.
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps);
 
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context
