@@ -39,5 +39,6 @@
 #include "ag/function.h"
 #include "ag/ops_inplace.h"
 #include "ag/ops_conv.h"
+#include "ag/functional.h"
 
 #endif /* AG_AG_H */
