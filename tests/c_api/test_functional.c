@@ -181,6 +181,36 @@ static void test_vjp_create_graph_second_derivative(void) {
   ag_context_release(ctx);
 }
 
+/* With create_graph, a jvp at a leaf that requires grad can be differentiated again. */
+static void test_jvp_create_graph_second_derivative(void) {
+  ag_context *ctx = NEW_CTX();
+  double xv[3] = {0.5, -1.5, 2}, vv[3] = {1, 2, -1}, want[3];
+  ag_tensor *x, *v, *jvp[1] = {NULL}, *s = NULL, *h[1] = {NULL};
+  const ag_tensor *ins[1], *vs[1], *roots[1];
+  ag_functional_options o = AG_FUNCTIONAL_OPTIONS_INIT;
+  int i;
+  REQUIRE(ctx);
+  x = LEAF(ctx, s3, 1, xv);
+  v = F64(ctx, s3, 1, vv);
+  for (i = 0; i < 3; i++)
+    want[i] = 6 * xv[i] * vv[i];
+  ins[0] = x;
+  vs[0] = v;
+  o.create_graph = 1;
+  REQUIRE_OK(ag_jvp(jvp, NULL, fn_cube, NULL, ins, 1, vs, 1, &o));
+  CHECK(ag_tensor_get_requires_grad(jvp[0]) == 1);
+  REQUIRE_OK(ag_op_sum(&s, jvp[0]));
+  roots[0] = s;
+  REQUIRE_OK(ag_grad(h, roots, NULL, 1, ins, 1, NULL));
+  CHECK_VALUES(h[0], want, 3, 1e-12);
+  release_all(h, 1);
+  REL(s);
+  release_all(jvp, 1);
+  REL(v);
+  REL(x);
+  ag_context_release(ctx);
+}
+
 /* ---- jacobian / hessian / hvp ---------------------------------------------- */
 
 static void test_jacobian_matvec_layout(void) {
@@ -683,6 +713,7 @@ int main(int argc, char **argv) {
   RUN(test_jvp_two_outputs);
   RUN(test_jvp_matches_finite_differences);
   RUN(test_vjp_create_graph_second_derivative);
+  RUN(test_jvp_create_graph_second_derivative);
   RUN(test_jacobian_matvec_layout);
   RUN(test_jacobian_softmax_closed_form);
   RUN(test_jacobian_two_outputs_and_f32);

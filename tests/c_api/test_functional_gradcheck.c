@@ -72,6 +72,53 @@ static ag_status fn_custom_cube(void *ud, const ag_tensor *const *in, int32_t n,
   return ag_function_apply(out, m, in, 1, &d);
 }
 
+/* The gradient of sum(x^3), taken inside fn with create_graph: 3 x^2. */
+static ag_status fn_grad_inside(void *ud, const ag_tensor *const *in, int32_t n, ag_tensor **out, int32_t m) {
+  ag_tensor *y = NULL;
+  const ag_tensor *roots[1];
+  ag_grad_options o = AG_GRAD_OPTIONS_INIT;
+  ag_status st;
+  if (n != 1 || m != 1)
+    return AG_ERR_INTERNAL;
+  st = fn_sum_cube(ud, in, 1, &y, 1);
+  if (st != AG_OK)
+    return st;
+  roots[0] = y;
+  o.create_graph = 1;
+  st = ag_grad(out, roots, NULL, 1, in, 1, &o);
+  ag_tensor_release(y);
+  return st;
+}
+
+/* fn may take gradients itself: grad mode is on in every call, also the perturbed ones. */
+static void test_gradcheck_of_a_gradient(void) {
+  ag_context *ctx = NEW_CTX();
+  double xv[3] = {0.5, -2, 1}, six_x[3];
+  ag_tensor *x, *jac[1] = {NULL};
+  const ag_tensor *ins[1];
+  ag_gradcheck_result r = AG_GRADCHECK_RESULT_INIT;
+  int i;
+  REQUIRE(ctx);
+  for (i = 0; i < 3; i++)
+    six_x[i] = 6 * xv[i];
+  x = LEAF(ctx, s3, 1, xv);
+  ins[0] = x;
+  REQUIRE_OK(ag_gradcheck(&r, fn_grad_inside, NULL, ins, 1, 1, NULL));
+  CHECK(r.passed == 1 && r.num_compared == 9);
+  REQUIRE_OK(ag_gradgradcheck(&r, fn_grad_inside, NULL, ins, 1, NULL, 1, NULL));
+  CHECK(r.passed == 1);
+  REQUIRE_OK(ag_jacobian(jac, fn_grad_inside, NULL, ins, 1, 1, NULL));
+  {
+    double want[9] = {0};
+    for (i = 0; i < 3; i++)
+      want[i * 4] = six_x[i];
+    CHECK_VALUES(jac[0], want, 9, 1e-12);
+  }
+  release_all(jac, 1);
+  REL(x);
+  ag_context_release(ctx);
+}
+
 static void test_gradcheck_passes_on_correct_functions(void) {
   ag_context *ctx = NEW_CTX();
   double av[9] = {1, -2, 0.5, 0.3, 1.1, -0.7, 2, 0.1, -1}, xv[3] = {0.2, -0.4, 0.9};
@@ -106,6 +153,49 @@ static void test_gradcheck_passes_on_correct_functions(void) {
 }
 
 /* A backward off by a factor 2: the worst element is where 3 x^2 is largest. */
+/* A @ cube(x), with the custom cube: the worst element of a backward off by
+ * a factor is where |A[p, q] 3 x[q]^2| is largest, telling apart the output
+ * and the input element. */
+static ag_status fn_matvec_custom_cube(void *ud, const ag_tensor *const *in, int32_t n, ag_tensor **out, int32_t m) {
+  ag_tensor *c = NULL;
+  ag_status st;
+  if (n != 2 || m != 1)
+    return AG_ERR_INTERNAL;
+  st = fn_custom_cube(ud, in + 1, 1, &c, 1);
+  if (st != AG_OK)
+    return st;
+  st = ag_op_matmul(&out[0], in[0], c);
+  ag_tensor_release(c);
+  return st;
+}
+
+static void test_gradcheck_finds_wrong_backward_off_diagonal(void) {
+  ag_context *ctx = NEW_CTX();
+  double av[6] = {1, 0, 0, 0, 0, 5}, xv[3] = {0.5, -2, 1};
+  int64_t s23[2] = {2, 3};
+  ag_tensor *a, *x;
+  const ag_tensor *ins[2];
+  ag_gradcheck_result r = AG_GRADCHECK_RESULT_INIT;
+  cube_cfg bad = {2.0, 0};
+  REQUIRE(ctx);
+  a = F64(ctx, s23, 2, av); /* requires no grad: passed through, not checked */
+  x = LEAF(ctx, s3, 1, xv);
+  ins[0] = a;
+  ins[1] = x;
+  REQUIRE_OK(ag_gradcheck(&r, fn_matvec_custom_cube, &bad, ins, 2, 1, NULL));
+  CHECK(r.passed == 0);
+  CHECK(r.input_index == 1);
+  CHECK(r.output_index == 0);
+  CHECK(r.output_element == 1);
+  CHECK(r.input_element == 2);
+  CHECK_CLOSE(r.analytical, 30.0, 1e-9);
+  CHECK_CLOSE(r.numerical, 15.0, 1e-5);
+  CHECK(r.num_compared == 6);
+  REL(x);
+  REL(a);
+  ag_context_release(ctx);
+}
+
 static void test_gradcheck_finds_wrong_backward(void) {
   ag_context *ctx = NEW_CTX();
   double xv[3] = {0.5, -2, 1}, c[2] = {0.25, 0.75};
@@ -281,7 +371,9 @@ static void test_gradcheck_bad_arguments(void) {
 int main(int argc, char **argv) {
   h_init(argc, argv);
   RUN(test_gradcheck_passes_on_correct_functions);
+  RUN(test_gradcheck_of_a_gradient);
   RUN(test_gradcheck_finds_wrong_backward);
+  RUN(test_gradcheck_finds_wrong_backward_off_diagonal);
   RUN(test_gradgradcheck_finds_wrong_double_backward);
   RUN(test_gradcheck_tolerances_and_partial_result);
   RUN(test_gradcheck_callback_failures);
