@@ -1,7 +1,5 @@
 // Functional helpers over a user function: vjp, jvp (double vjp), jacobian,
 // hessian and hvp, built on the engine's grad.
-#include <algorithm>
-
 #include "api/callback.h"
 #include "api/functional.h"
 #include "autograd/grad_mode.h"
@@ -170,16 +168,14 @@ Tensors vectors_for(const Tensors& refs, const ag_tensor* const* given, const ch
   return seeds;
 }
 
-// A result for the caller: detached unless the graph was asked for; zeros
-// of `like`'s shape where no gradient came.
-Tensor result_of(Tensor g, const Tensor& like, bool create_graph) {
-  if (!g) return ops::zeros_like(like);
-  if (create_graph) return g;
-  return make_view(*g, g->shape(), g->strides(), g->offset());
-}
-
+// What the caller gets: outside any graph unless the graph was asked for.
 Tensor detached_unless(const Tensor& t, bool create_graph) {
   return create_graph ? t : make_view(*t, t->shape(), t->strides(), t->offset());
+}
+
+// A result for the caller; zeros of `like`'s shape where no gradient came.
+Tensor result_of(const Tensor& g, const Tensor& like, bool create_graph) {
+  return g ? detached_unless(g, create_graph) : ops::zeros_like(like);
 }
 
 // The one-element output of a scalar function.
@@ -232,7 +228,7 @@ AG_API ag_status ag_vjp(ag_tensor** vjp, ag_tensor** outputs, ag_fn fn, void* us
     Tensors r;
     for (size_t i = 0; i < xs.size(); ++i) {
       if (!g[i] && opts.strict) fail(AG_ERR_GRAPH, "no output depends on inputs[", i, "] (strict)");
-      r.push_back(result_of(std::move(g[i]), xs[i], cg));
+      r.push_back(result_of(g[i], xs[i], cg));
     }
     for (Tensor& y : outs) y = detached_unless(y, cg);
     hand_out(vjp, r, outputs, &outs);
@@ -273,7 +269,7 @@ AG_API ag_status ag_jvp(ag_tensor** jvp, ag_tensor** outputs, ag_fn fn, void* us
     Tensors r;
     for (size_t o = 0; o < outs.size(); ++o) {
       if (!jv[o] && opts.strict) fail(AG_ERR_GRAPH, "outputs[", o, "] depends on no input (strict)");
-      r.push_back(result_of(std::move(jv[o]), outs[o], cg));
+      r.push_back(result_of(jv[o], outs[o], cg));
     }
     for (Tensor& y : outs) y = detached_unless(y, cg);
     hand_out(jvp, r, outputs, &outs);
@@ -358,7 +354,7 @@ AG_API ag_status ag_hvp(ag_tensor** hvp, ag_tensor** output, ag_fn fn, void* use
     }
     Tensors hv = g_used.empty() ? Tensors(xs.size()) : api::grads_of(g_used, v_used, xs, cg);
     Tensors r;
-    for (size_t i = 0; i < xs.size(); ++i) r.push_back(result_of(std::move(hv[i]), xs[i], cg));
+    for (size_t i = 0; i < xs.size(); ++i) r.push_back(result_of(hv[i], xs[i], cg));
     for (Tensor& t : outs) t = detached_unless(t, cg);
     hand_out(hvp, r, output, &outs);
   });
