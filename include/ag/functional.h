@@ -9,17 +9,18 @@
  * computes outputs[0..num_outputs) (new references; ag takes them over;
  * every entry must be set) from inputs[0..num_inputs) (borrowed), usually
  * with ag ops. It runs with grad mode on (it may take gradients itself with
- * ag_grad). It fails by returning a status other than AG_OK,
- * after ag_set_callback_error(message) (ag/hooks.h) to give its reason; the
- * call then fails with AG_ERR_CALLBACK and "fn failed (<status>): <message>".
+ * ag_grad). It fails by returning a status other than AG_OK, after
+ * ag_set_callback_error(message) (ag/hooks.h) to give its reason; the call
+ * then fails with AG_ERR_CALLBACK and "fn failed (<status>): <message>".
  * ag checks what it returns: live tensors of the inputs' context, floating
  * dtype (f32 or f64), and one element where the call needs a scalar function
  * (ag_hessian, ag_hvp); anything else is AG_ERR_CALLBACK naming the output.
  * No user_data destroy callback is taken: nothing keeps fn after the call.
  *
- * The inputs. Differentiation is with respect to every input, which must be
- * a floating tensor (f32 or f64) of one context; whether it requires grad
- * does not matter. fn sees each input as a new tensor sharing its data, so
+ * The inputs. The helpers (all but the gradient checks, which say their own
+ * rules) differentiate with respect to every input, which must be a floating
+ * tensor (f32 or f64; dtypes may differ) of one context; whether it requires
+ * grad does not matter. fn sees each input as a new tensor sharing its data, so
  * the caller's graph is not touched; with create_graph, an input that
  * requires grad keeps its history, so the results can be differentiated
  * again with respect to the caller's inputs.
