@@ -114,6 +114,8 @@ AG_API ag_status ag_jacobian(ag_tensor **jacobian, ag_fn fn, void *user_data, co
  * @param[out] hessian  num_inputs * num_inputs entries: hessian[i * num_inputs
  *   + j] has shape inputs[i].shape + inputs[j].shape, element [p, q] =
  *   d^2 f / d inputs[i][p] d inputs[j][q], and the dtype of inputs[j].
+ * With strict, an input the output does not depend on, and a block (i, j)
+ * whose gradient i does not depend on input j (a linear f), are AG_ERR_GRAPH.
  * @return as ag_jacobian; AG_ERR_CALLBACK also for an output with numel != 1.
  */
 AG_API ag_status ag_hessian(ag_tensor **hessian, ag_fn fn, void *user_data, const ag_tensor *const *inputs,
@@ -128,6 +130,8 @@ AG_API ag_status ag_hessian(ag_tensor **hessian, ag_fn fn, void *user_data, cons
  * @param v            num_inputs entries as in ag_jvp (NULL entries for
  *                     one-element inputs stand for 1; NULL v only if every
  *                     input has one element).
+ * With strict, an input that <grad f, v> does not depend on (a linear f) is
+ * AG_ERR_GRAPH, as in ag_hessian.
  * @return as ag_vjp; AG_ERR_CALLBACK also for an output with numel != 1.
  */
 AG_API ag_status ag_hvp(ag_tensor **hvp, ag_tensor **output, ag_fn fn, void *user_data,

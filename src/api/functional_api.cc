@@ -354,7 +354,10 @@ AG_API ag_status ag_hvp(ag_tensor** hvp, ag_tensor** output, ag_fn fn, void* use
     }
     Tensors hv = g_used.empty() ? Tensors(xs.size()) : api::grads_of(g_used, v_used, xs, cg);
     Tensors r;
-    for (size_t i = 0; i < xs.size(); ++i) r.push_back(result_of(hv[i], xs[i], cg));
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (!hv[i] && opts.strict) fail(AG_ERR_GRAPH, "<grad f, v> does not depend on inputs[", i, "] (strict)");
+      r.push_back(result_of(hv[i], xs[i], cg));
+    }
     for (Tensor& t : outs) t = detached_unless(t, cg);
     hand_out(hvp, r, output, &outs);
   });

@@ -548,6 +548,91 @@ static void test_results_in_handle_scope(void) {
   ag_context_release(ctx);
 }
 
+/* sum(2 x): a linear function, whose Hessian is zero */
+static ag_status fn_linear(void *ud, const ag_tensor *const *in, int32_t n, ag_tensor **out, int32_t m) {
+  ag_tensor *t = NULL;
+  ag_status st;
+  (void)ud;
+  if (n != 1 || m != 1)
+    return AG_ERR_INTERNAL;
+  st = ag_op_add(&t, in[0], in[0]);
+  if (st == AG_OK)
+    st = ag_op_sum(&out[0], t);
+  ag_tensor_release(t);
+  return st;
+}
+
+/* zeros shaped like the input, made without using it */
+static ag_status fn_constant(void *ud, const ag_tensor *const *in, int32_t n, ag_tensor **out, int32_t m) {
+  ag_context *c = NULL;
+  ag_status st;
+  (void)ud;
+  if (n != 1 || m != 1)
+    return AG_ERR_INTERNAL;
+  st = ag_tensor_context(&c, in[0]);
+  if (st == AG_OK)
+    st = ag_tensor_zeros(&out[0], c, AG_F64, s3, 1);
+  ag_context_release(c);
+  return st;
+}
+
+static void test_strict_jvp_hessian_hvp(void) {
+  ag_context *ctx = NEW_CTX();
+  double xv[3] = {1, 2, 3}, zero[9] = {0};
+  ag_tensor *x, *r[1] = {NULL};
+  const ag_tensor *ins[1];
+  ag_functional_options o = AG_FUNCTIONAL_OPTIONS_INIT;
+  REQUIRE(ctx);
+  x = F64(ctx, s3, 1, xv);
+  ins[0] = x;
+  REQUIRE_OK(ag_jvp(r, NULL, fn_constant, NULL, ins, 1, ins, 1, &o));
+  CHECK_VALUES(r[0], zero, 3, 0);
+  release_all(r, 1);
+  REQUIRE_OK(ag_hessian(r, fn_linear, NULL, ins, 1, &o));
+  CHECK_VALUES(r[0], zero, 9, 0);
+  release_all(r, 1);
+  REQUIRE_OK(ag_hvp(r, NULL, fn_linear, NULL, ins, 1, ins, &o));
+  CHECK_VALUES(r[0], zero, 3, 0);
+  release_all(r, 1);
+  o.strict = 1;
+  r[0] = SENT_T;
+  CHECK_ERR(ag_jvp(r, NULL, fn_constant, NULL, ins, 1, ins, 1, &o), AG_ERR_GRAPH, "ag_jvp");
+  CHECK_MSG_HAS("outputs[0] depends on no input (strict)");
+  CHECK_ERR(ag_hessian(r, fn_linear, NULL, ins, 1, &o), AG_ERR_GRAPH, "ag_hessian");
+  CHECK_MSG_HAS("the gradient with respect to inputs[0] does not depend on inputs[0] (strict)");
+  CHECK_ERR(ag_hvp(r, NULL, fn_linear, NULL, ins, 1, ins, &o), AG_ERR_GRAPH, "ag_hvp");
+  CHECK_MSG_HAS("<grad f, v> does not depend on inputs[0] (strict)");
+  CHECK(r[0] == SENT_T);
+  /* strict is no obstacle where everything depends on everything */
+  REQUIRE_OK(ag_hessian(r, fn_sum_cube, NULL, ins, 1, &o));
+  release_all(r, 1);
+  REL(x);
+  ag_context_release(ctx);
+}
+
+/* With create_graph, the Hessian can be differentiated again: d/dx sum(diag(6 x)) = 6. */
+static void test_hessian_create_graph_third_derivative(void) {
+  ag_context *ctx = NEW_CTX();
+  double xv[3] = {1, -2, 3}, six[3] = {6, 6, 6};
+  ag_tensor *x, *h[1] = {NULL}, *s = NULL, *g[1] = {NULL};
+  const ag_tensor *ins[1], *roots[1];
+  ag_functional_options o = AG_FUNCTIONAL_OPTIONS_INIT;
+  REQUIRE(ctx);
+  x = LEAF(ctx, s3, 1, xv);
+  ins[0] = x;
+  o.create_graph = 1;
+  REQUIRE_OK(ag_hessian(h, fn_sum_cube, NULL, ins, 1, &o));
+  REQUIRE_OK(ag_op_sum(&s, h[0]));
+  roots[0] = s;
+  REQUIRE_OK(ag_grad(g, roots, NULL, 1, ins, 1, NULL));
+  CHECK_VALUES(g[0], six, 3, 1e-12);
+  release_all(g, 1);
+  REL(s);
+  release_all(h, 1);
+  REL(x);
+  ag_context_release(ctx);
+}
+
 static void test_strict_and_unused_inputs(void) {
   ag_context *ctx = NEW_CTX();
   double xv[3] = {1, 2, 3}, zero[3] = {0, 0, 0}, two[3] = {2, 2, 2};
@@ -725,6 +810,8 @@ int main(int argc, char **argv) {
   RUN(test_hvp_closed_form_and_create_graph);
   RUN(test_results_in_handle_scope);
   RUN(test_strict_and_unused_inputs);
+  RUN(test_strict_jvp_hessian_hvp);
+  RUN(test_hessian_create_graph_third_derivative);
   RUN(test_callback_failures);
   RUN(test_bad_arguments);
   return h_finish();
