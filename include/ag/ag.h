@@ -44,5 +44,6 @@
 #include "ag/anomaly.h"
 #include "ag/graph.h"
 #include "ag/ops_norm.h"
+#include "ag/functional.h"
 
 #endif /* AG_AG_H */

@@ -10,14 +10,11 @@
 
 using namespace ag;
 
-namespace {
-
-// The seed of one root: 1 for a one-element root when `given` is NULL, else
-// `given`, checked against the root.
-Tensor seed_for(const Tensor& r, const ag_tensor* given, const char* what, const char* root_name) {
+Tensor api::seed_for(const Tensor& r, const ag_tensor* given, const char* what, const char* root_name,
+                     const char* kind) {
   if (given == nullptr) {
     if (r->numel() != 1) {
-      fail(AG_ERR_SHAPE, what, " may be NULL only for a root with one element; ", root_name, " has shape ",
+      fail(AG_ERR_SHAPE, what, " may be NULL only for ", kind, " with one element; ", root_name, " has shape ",
            shape_str(r->shape()));
     }
     return ops::full(r->context(), r->dtype(), r->shape(), 1.0);
@@ -34,6 +31,8 @@ Tensor seed_for(const Tensor& r, const ag_tensor* given, const char* what, const
   }
   return seed;
 }
+
+namespace {
 
 // The inputs of a restricted pass: live tensors of the root's context that require grad.
 std::vector<Tensor> input_list(const ag_tensor* const* inputs, int32_t n, const TensorImpl& root) {
@@ -150,7 +149,7 @@ AG_API ag_status ag_backward(ag_tensor* root, const ag_tensor* grad_root, const 
     }
     ExecuteRequest req;
     req.roots.push_back(r);
-    req.seeds.push_back(seed_for(r, grad_root, "grad_root", "root"));
+    req.seeds.push_back(api::seed_for(r, grad_root, "grad_root", "root"));
     req.inputs = input_list(opts.inputs, opts.num_inputs, *r);
     req.accumulate = true;
     req.opts.retain_graph = opts.retain_graph != 0;
@@ -189,7 +188,7 @@ AG_API ag_status ag_grad(ag_tensor** grads, const ag_tensor* const* outputs, con
         fail(AG_ERR_CONTEXT, what, " belongs to another context than outputs[0]");
       }
       if (!requires_grad(*r)) fail(AG_ERR_GRAPH, what, " does not require grad");
-      req.seeds.push_back(seed_for(r, grad_outputs ? grad_outputs[i] : nullptr,
+      req.seeds.push_back(api::seed_for(r, grad_outputs ? grad_outputs[i] : nullptr,
                                    str("grad_outputs[", i, "]").c_str(), what.c_str()));
       req.roots.push_back(std::move(r));
     }

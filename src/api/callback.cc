@@ -22,6 +22,24 @@ Tensor take_returned(ag_tensor* h, const std::string& what) {
   return t;
 }
 
+std::vector<Tensor> take_returned_all(std::vector<ag_tensor*>& hs, const std::string& what, bool allow_null) {
+  std::vector<Tensor> out(hs.size());
+  std::string problem;
+  for (size_t i = 0; i < hs.size(); ++i) {
+    if (hs[i] == nullptr) {
+      if (!allow_null && problem.empty()) problem = str(what, " left entry ", i, " NULL");
+    } else if (!impl(hs[i])->handle_valid()) {
+      if (problem.empty()) problem = str(what, " returned a dead tensor handle in entry ", i, " (released?)");
+      hs[i] = nullptr;  // nothing of it is ours
+    }
+  }
+  for (size_t i = 0; i < hs.size(); ++i) {
+    if (hs[i]) out[i] = take_returned(hs[i], what);
+  }
+  if (!problem.empty()) fail(AG_ERR_CALLBACK, problem);
+  return out;
+}
+
 void clear_callback_message() noexcept { tl_callback_message.clear(); }
 
 void check_callback(ag_status st, const std::string& what, uint64_t errors_before) {

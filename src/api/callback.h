@@ -5,6 +5,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "api/guard.h"
 
@@ -29,6 +30,11 @@ class Lent {
 // Takes over the handle reference a callback returned in an out-parameter.
 // Throws AG_ERR_CALLBACK (naming `what`) for a handle that is not live.
 Tensor take_returned(ag_tensor* h, const std::string& what);
+
+// Takes over the handles a callback wrote into `hs`; all or nothing, so a
+// bad entry leaks none of the good ones. A NULL entry is AG_ERR_CALLBACK
+// unless allow_null; dead handles are dropped from `hs` and are AG_ERR_CALLBACK.
+std::vector<Tensor> take_returned_all(std::vector<ag_tensor*>& hs, const std::string& what, bool allow_null);
 
 // Clears the callback message of this thread; call before invoking a callback.
 void clear_callback_message() noexcept;

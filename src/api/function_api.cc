@@ -96,26 +96,6 @@ FunctionCtx& ctx_in(const ag_function_ctx* c, Phase phase) {
   return ctx;
 }
 
-// Takes over the handles a callback wrote into `hs`; all or nothing, so a
-// bad entry leaks none of the good ones.
-std::vector<Tensor> take_all(std::vector<ag_tensor*>& hs, const std::string& what, bool allow_null) {
-  std::vector<Tensor> out(hs.size());
-  std::string problem;
-  for (size_t i = 0; i < hs.size(); ++i) {
-    if (hs[i] == nullptr) {
-      if (!allow_null && problem.empty()) problem = str(what, " left entry ", i, " NULL");
-    } else if (!api::impl(hs[i])->handle_valid()) {
-      if (problem.empty()) problem = str(what, " returned a dead tensor handle in entry ", i, " (released?)");
-      hs[i] = nullptr;  // nothing of it is ours
-    }
-  }
-  for (size_t i = 0; i < hs.size(); ++i) {
-    if (hs[i]) out[i] = api::take_returned(hs[i], what);
-  }
-  if (!problem.empty()) fail(AG_ERR_CALLBACK, problem);
-  return out;
-}
-
 void FunctionNode::apply(TensorList& grads, TensorList& out) {
   const bool once = (flags & AG_FUNCTION_ONCE_DIFFERENTIABLE) != 0;
   const bool create_graph = grad_enabled();
@@ -147,13 +127,13 @@ void FunctionNode::apply(TensorList& grads, TensorList& out) {
       });
     } catch (...) {
       try {
-        take_all(gi, what, true);
+        api::take_returned_all(gi, what, true);
       } catch (...) {
       }
       throw;
     }
   }
-  std::vector<Tensor> result = take_all(gi, what, true);
+  std::vector<Tensor> result = api::take_returned_all(gi, what, true);
   // Under create_graph the result of a once-differentiable backward depends
   // on the gradients and on the inputs (through what it saved) in ways ag
   // did not record: it leads to a node that fails when reached.
@@ -266,13 +246,13 @@ AG_API ag_status ag_function_apply(ag_tensor** outputs, int32_t num_outputs, con
         });
       } catch (...) {
         try {
-          take_all(outs, what, true);
+          api::take_returned_all(outs, what, true);
         } catch (...) {
         }
         throw;
       }
     }
-    std::vector<Tensor> out = take_all(outs, what, false);
+    std::vector<Tensor> out = api::take_returned_all(outs, what, false);
     std::vector<const TensorImpl*> in_ptrs, out_ptrs;
     for (const Tensor& t : in) in_ptrs.push_back(t.get());
     for (size_t i = 0; i < out.size(); ++i) {

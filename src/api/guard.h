@@ -93,6 +93,12 @@ inline ag_tensor* to_handle(Tensor t) {
   return reinterpret_cast<ag_tensor*>(p);
 }
 
+// The gradient seed of root r: 1 for a one-element r when `given` is NULL,
+// else `given`, checked against r (context, dtype, shape). `what` and
+// `root_name` name both in messages; `kind` says what r is ("a root").
+Tensor seed_for(const Tensor& r, const ag_tensor* given, const char* what, const char* root_name,
+                const char* kind = "a root");
+
 inline DType dtype_arg(ag_dtype d) {
   if (!dtype_valid(d)) fail(AG_ERR_DTYPE, "dtype ", d, " is not one of AG_F32, AG_F64, AG_I64, AG_BOOL");
   return static_cast<DType>(d);

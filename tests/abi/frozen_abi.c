@@ -94,3 +94,28 @@ FROZEN(AG_RNG_DEFAULT_SEED == 0x9E3779B97F4A7C15ull);
 /* Graph export formats. */
 FROZEN(AG_GRAPH_DOT == 1);
 FROZEN(AG_GRAPH_JSON == 2);
+/* ag_functional_options: struct_size, create_graph, strict. */
+FROZEN(sizeof(ag_functional_options) == 12);
+FROZEN(offsetof(ag_functional_options, struct_size) == 0);
+FROZEN(offsetof(ag_functional_options, create_graph) == 4);
+FROZEN(offsetof(ag_functional_options, strict) == 8);
+
+/* ag_gradcheck_options: struct_size, reserved, eps, atol, rtol. */
+FROZEN(sizeof(ag_gradcheck_options) == 32);
+FROZEN(offsetof(ag_gradcheck_options, struct_size) == 0);
+FROZEN(offsetof(ag_gradcheck_options, reserved) == 4);
+FROZEN(offsetof(ag_gradcheck_options, eps) == 8);
+FROZEN(offsetof(ag_gradcheck_options, atol) == 16);
+FROZEN(offsetof(ag_gradcheck_options, rtol) == 24);
+
+/* ag_gradcheck_result: struct_size, passed, indices, elements, values, count. */
+FROZEN(sizeof(ag_gradcheck_result) == 56);
+FROZEN(offsetof(ag_gradcheck_result, struct_size) == 0);
+FROZEN(offsetof(ag_gradcheck_result, passed) == 4);
+FROZEN(offsetof(ag_gradcheck_result, input_index) == 8);
+FROZEN(offsetof(ag_gradcheck_result, output_index) == 12);
+FROZEN(offsetof(ag_gradcheck_result, input_element) == 16);
+FROZEN(offsetof(ag_gradcheck_result, output_element) == 24);
+FROZEN(offsetof(ag_gradcheck_result, analytical) == 32);
+FROZEN(offsetof(ag_gradcheck_result, numerical) == 40);
+FROZEN(offsetof(ag_gradcheck_result, num_compared) == 48);

@@ -15,7 +15,10 @@
   X(ag_backward_options, AG_BACKWARD_OPTIONS_INIT, ag_backward_options_init) \
   X(ag_memory_stats, AG_MEMORY_STATS_INIT, ag_memory_stats_init)         \
   X(ag_grad_options, AG_GRAD_OPTIONS_INIT, ag_grad_options_init)         \
-  X(ag_function_def, AG_FUNCTION_DEF_INIT, ag_function_def_init)
+  X(ag_function_def, AG_FUNCTION_DEF_INIT, ag_function_def_init)         \
+  X(ag_functional_options, AG_FUNCTIONAL_OPTIONS_INIT, ag_functional_options_init) \
+  X(ag_gradcheck_options, AG_GRADCHECK_OPTIONS_INIT, ag_gradcheck_options_init) \
+  X(ag_gradcheck_result, AG_GRADCHECK_RESULT_INIT, ag_gradcheck_result_init)
 
 /* The macro and the function give the same bytes, whatever the memory held
  * before; struct_size is the size of the struct and every other byte is 0. */
