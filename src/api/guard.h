@@ -76,6 +76,9 @@ class Borrowed {
 
 inline Tensor tensor_ref(const ag_tensor* t, const char* what) { return Tensor::share(&tensor_arg(t, what)); }
 
+// An optional tensor argument: NULL gives an empty Tensor.
+inline Tensor optional_tensor(const ag_tensor* t, const char* what) { return t ? tensor_ref(t, what) : Tensor(); }
+
 inline Context& context_arg(const ag_context* c) {
   if (c == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "context is NULL");
   Context* p = impl(c);

@@ -17,8 +17,6 @@ ops::Size2d required_pair(const int64_t* p, const char* what) {
   return ops::Size2d{p[0], p[1]};
 }
 
-Tensor optional_tensor(const ag_tensor* t, const char* what) { return t ? api::tensor_ref(t, what) : Tensor(); }
-
 }  // namespace
 
 extern "C" {
@@ -50,7 +48,7 @@ AG_API ag_status ag_op_conv2d(ag_tensor** out, const ag_tensor* x, const ag_tens
   return api::call("ag_op_conv2d", [&] {
     api::check_out(out);
     api::Borrowed tx(x, "x"), tw(weight, "weight");
-    *out = api::to_handle(ops::conv2d(tx, tw, optional_tensor(bias, "bias"), pair_arg(stride, {1, 1}),
+    *out = api::to_handle(ops::conv2d(tx, tw, api::optional_tensor(bias, "bias"), pair_arg(stride, {1, 1}),
                                       pair_arg(padding, {0, 0}), pair_arg(dilation, {1, 1}), groups));
   });
 }
@@ -60,7 +58,7 @@ AG_API ag_status ag_op_conv1d(ag_tensor** out, const ag_tensor* x, const ag_tens
   return api::call("ag_op_conv1d", [&] {
     api::check_out(out);
     api::Borrowed tx(x, "x"), tw(weight, "weight");
-    *out = api::to_handle(ops::conv1d(tx, tw, optional_tensor(bias, "bias"), stride, padding, dilation, groups));
+    *out = api::to_handle(ops::conv1d(tx, tw, api::optional_tensor(bias, "bias"), stride, padding, dilation, groups));
   });
 }
 

@@ -25,7 +25,7 @@ AG_API ag_status ag_op_linear(ag_tensor** out, const ag_tensor* x, const ag_tens
   return api::call("ag_op_linear", [&] {
     api::check_out(out);
     api::Borrowed tx(x, "x"), tw(weight, "weight");
-    const Tensor tb = bias ? api::tensor_ref(bias, "bias") : Tensor();
+    const Tensor tb = api::optional_tensor(bias, "bias");
     *out = api::to_handle(ops::linear(tx, tw, tb));
   });
 }

@@ -5,6 +5,24 @@
 
 using namespace ag;
 
+using ops::Reduction;
+
+namespace {
+
+// The body shared by the loss shims: input and target borrowed under those
+// names, the reduction checked, then the loss itself.
+template <class Loss>
+ag_status loss_call(const char* fn, ag_tensor** out, const ag_tensor* input, const ag_tensor* target, int32_t reduction,
+                    Loss loss) noexcept {
+  return api::call(fn, [&] {
+    api::check_out(out);
+    api::Borrowed ti(input, "input"), tt(target, "target");
+    *out = api::to_handle(loss(ti.get(), tt.get(), ops::reduction_arg(reduction)));
+  });
+}
+
+}  // namespace
+
 extern "C" {
 
 AG_API ag_status ag_op_softmax_backward(ag_tensor** out, const ag_tensor* grad, const ag_tensor* y,
@@ -27,65 +45,46 @@ AG_API ag_status ag_op_log_softmax_backward(ag_tensor** out, const ag_tensor* gr
 
 AG_API ag_status ag_op_cross_entropy(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
                                      int32_t reduction, int64_t ignore_index, double label_smoothing) noexcept {
-  return api::call("ag_op_cross_entropy", [&] {
-    api::check_out(out);
-    api::Borrowed ti(input, "input"), tt(target, "target");
-    *out = api::to_handle(ops::cross_entropy(ti, tt, ops::reduction_arg(reduction), ignore_index, label_smoothing));
-  });
+  return loss_call("ag_op_cross_entropy", out, input, target, reduction,
+                   [&](const Tensor& i, const Tensor& t, Reduction r) {
+                     return ops::cross_entropy(i, t, r, ignore_index, label_smoothing);
+                   });
 }
 
 AG_API ag_status ag_op_nll_loss(ag_tensor** out, const ag_tensor* input, const ag_tensor* target, int32_t reduction,
                                 int64_t ignore_index) noexcept {
-  return api::call("ag_op_nll_loss", [&] {
-    api::check_out(out);
-    api::Borrowed ti(input, "input"), tt(target, "target");
-    *out = api::to_handle(ops::nll_loss(ti, tt, ops::reduction_arg(reduction), ignore_index));
-  });
+  return loss_call("ag_op_nll_loss", out, input, target, reduction,
+                   [&](const Tensor& i, const Tensor& t, Reduction r) { return ops::nll_loss(i, t, r, ignore_index); });
 }
 
 AG_API ag_status ag_op_mse_loss(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
                                 int32_t reduction) noexcept {
-  return api::call("ag_op_mse_loss", [&] {
-    api::check_out(out);
-    api::Borrowed ti(input, "input"), tt(target, "target");
-    *out = api::to_handle(ops::mse_loss(ti, tt, ops::reduction_arg(reduction)));
-  });
+  return loss_call("ag_op_mse_loss", out, input, target, reduction,
+                   [](const Tensor& i, const Tensor& t, Reduction r) { return ops::mse_loss(i, t, r); });
 }
 
 AG_API ag_status ag_op_l1_loss(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
                                int32_t reduction) noexcept {
-  return api::call("ag_op_l1_loss", [&] {
-    api::check_out(out);
-    api::Borrowed ti(input, "input"), tt(target, "target");
-    *out = api::to_handle(ops::l1_loss(ti, tt, ops::reduction_arg(reduction)));
-  });
+  return loss_call("ag_op_l1_loss", out, input, target, reduction,
+                   [](const Tensor& i, const Tensor& t, Reduction r) { return ops::l1_loss(i, t, r); });
 }
 
 AG_API ag_status ag_op_smooth_l1_loss(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
                                       int32_t reduction, double beta) noexcept {
-  return api::call("ag_op_smooth_l1_loss", [&] {
-    api::check_out(out);
-    api::Borrowed ti(input, "input"), tt(target, "target");
-    *out = api::to_handle(ops::smooth_l1_loss(ti, tt, ops::reduction_arg(reduction), beta));
-  });
+  return loss_call("ag_op_smooth_l1_loss", out, input, target, reduction,
+                   [&](const Tensor& i, const Tensor& t, Reduction r) { return ops::smooth_l1_loss(i, t, r, beta); });
 }
 
 AG_API ag_status ag_op_huber_loss(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
                                   int32_t reduction, double delta) noexcept {
-  return api::call("ag_op_huber_loss", [&] {
-    api::check_out(out);
-    api::Borrowed ti(input, "input"), tt(target, "target");
-    *out = api::to_handle(ops::huber_loss(ti, tt, ops::reduction_arg(reduction), delta));
-  });
+  return loss_call("ag_op_huber_loss", out, input, target, reduction,
+                   [&](const Tensor& i, const Tensor& t, Reduction r) { return ops::huber_loss(i, t, r, delta); });
 }
 
 AG_API ag_status ag_op_binary_cross_entropy(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
                                             int32_t reduction) noexcept {
-  return api::call("ag_op_binary_cross_entropy", [&] {
-    api::check_out(out);
-    api::Borrowed ti(input, "input"), tt(target, "target");
-    *out = api::to_handle(ops::binary_cross_entropy(ti, tt, ops::reduction_arg(reduction)));
-  });
+  return loss_call("ag_op_binary_cross_entropy", out, input, target, reduction,
+                   [](const Tensor& i, const Tensor& t, Reduction r) { return ops::binary_cross_entropy(i, t, r); });
 }
 
 AG_API ag_status ag_op_binary_cross_entropy_with_logits(ag_tensor** out, const ag_tensor* input,
@@ -94,7 +93,7 @@ AG_API ag_status ag_op_binary_cross_entropy_with_logits(ag_tensor** out, const a
   return api::call("ag_op_binary_cross_entropy_with_logits", [&] {
     api::check_out(out);
     api::Borrowed ti(input, "input"), tt(target, "target");
-    const Ref<TensorImpl> pw = pos_weight ? api::tensor_ref(pos_weight, "pos_weight") : Ref<TensorImpl>();
+    const Tensor pw = api::optional_tensor(pos_weight, "pos_weight");
     *out = api::to_handle(
         ops::binary_cross_entropy_with_logits(ti, tt, pos_weight ? &pw : nullptr, ops::reduction_arg(reduction)));
   });

@@ -18,6 +18,19 @@ Spec spec_arg(ag_dtype dtype, const int64_t* shape, int32_t ndim) {
   return {dt, checked_shape(shape, ndim, itemsize(dt))};
 }
 
+// The body shared by the shims of the ops that draw a new (dtype, shape)
+// tensor from ctx's generator.
+template <class Draw>
+ag_status draw_call(const char* fn, ag_tensor** out, ag_context* ctx, ag_dtype dtype, const int64_t* shape,
+                    int32_t ndim, Draw draw) noexcept {
+  return api::call(fn, [&] {
+    api::check_out(out);
+    Context& c = api::context_arg(ctx);
+    const Spec s = spec_arg(dtype, shape, ndim);
+    *out = api::to_handle(draw(&c, s.dtype, s.shape));
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -51,42 +64,26 @@ AG_API ag_status ag_context_set_rng_state(ag_context* ctx, uint64_t seed, uint64
 
 AG_API ag_status ag_op_rand(ag_tensor** out, ag_context* ctx, ag_dtype dtype, const int64_t* shape,
                             int32_t ndim) noexcept {
-  return api::call("ag_op_rand", [&] {
-    api::check_out(out);
-    Context& c = api::context_arg(ctx);
-    const Spec s = spec_arg(dtype, shape, ndim);
-    *out = api::to_handle(ops::rand(&c, s.dtype, s.shape));
-  });
+  return draw_call("ag_op_rand", out, ctx, dtype, shape, ndim,
+                   [](Context* c, DType dt, const Dims& sh) { return ops::rand(c, dt, sh); });
 }
 
 AG_API ag_status ag_op_randn(ag_tensor** out, ag_context* ctx, ag_dtype dtype, const int64_t* shape,
                              int32_t ndim) noexcept {
-  return api::call("ag_op_randn", [&] {
-    api::check_out(out);
-    Context& c = api::context_arg(ctx);
-    const Spec s = spec_arg(dtype, shape, ndim);
-    *out = api::to_handle(ops::randn(&c, s.dtype, s.shape));
-  });
+  return draw_call("ag_op_randn", out, ctx, dtype, shape, ndim,
+                   [](Context* c, DType dt, const Dims& sh) { return ops::randn(c, dt, sh); });
 }
 
 AG_API ag_status ag_op_uniform(ag_tensor** out, ag_context* ctx, ag_dtype dtype, const int64_t* shape, int32_t ndim,
                                double low, double high) noexcept {
-  return api::call("ag_op_uniform", [&] {
-    api::check_out(out);
-    Context& c = api::context_arg(ctx);
-    const Spec s = spec_arg(dtype, shape, ndim);
-    *out = api::to_handle(ops::uniform(&c, s.dtype, s.shape, low, high));
-  });
+  return draw_call("ag_op_uniform", out, ctx, dtype, shape, ndim,
+                   [&](Context* c, DType dt, const Dims& sh) { return ops::uniform(c, dt, sh, low, high); });
 }
 
 AG_API ag_status ag_op_normal(ag_tensor** out, ag_context* ctx, ag_dtype dtype, const int64_t* shape, int32_t ndim,
                               double mean, double std) noexcept {
-  return api::call("ag_op_normal", [&] {
-    api::check_out(out);
-    Context& c = api::context_arg(ctx);
-    const Spec s = spec_arg(dtype, shape, ndim);
-    *out = api::to_handle(ops::normal(&c, s.dtype, s.shape, mean, std));
-  });
+  return draw_call("ag_op_normal", out, ctx, dtype, shape, ndim,
+                   [&](Context* c, DType dt, const Dims& sh) { return ops::normal(c, dt, sh, mean, std); });
 }
 
 AG_API ag_status ag_op_bernoulli(ag_tensor** out, const ag_tensor* p) noexcept {
@@ -98,12 +95,8 @@ AG_API ag_status ag_op_bernoulli(ag_tensor** out, const ag_tensor* p) noexcept {
 
 AG_API ag_status ag_op_bernoulli_scalar(ag_tensor** out, ag_context* ctx, ag_dtype dtype, const int64_t* shape,
                                         int32_t ndim, double p) noexcept {
-  return api::call("ag_op_bernoulli_scalar", [&] {
-    api::check_out(out);
-    Context& c = api::context_arg(ctx);
-    const Spec s = spec_arg(dtype, shape, ndim);
-    *out = api::to_handle(ops::bernoulli_scalar(&c, s.dtype, s.shape, p));
-  });
+  return draw_call("ag_op_bernoulli_scalar", out, ctx, dtype, shape, ndim,
+                   [&](Context* c, DType dt, const Dims& sh) { return ops::bernoulli_scalar(c, dt, sh, p); });
 }
 
 AG_API ag_status ag_op_randint(ag_tensor** out, ag_context* ctx, const int64_t* shape, int32_t ndim, int64_t low,

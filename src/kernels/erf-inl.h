@@ -172,7 +172,7 @@ HWY_INLINE V Erf(D d, V x) {
     const V big = hn::CopySign(hn::Sub(hn::Set(d, T(1)), erf_detail::ErfcLarge(d, a, e)), x);
     y = hn::IfThenElse(small, y, big);
   }
-  return hn::IfThenElse(hn::IsNaN(x), x, y);
+  return KeepNaN(x, y);
 }
 
 // Phi(x) = erfc(-x / sqrt 2) / 2, the standard normal CDF: Phi(-inf) = 0,
@@ -197,7 +197,7 @@ HWY_INLINE V NormalCdf(D d, V x) {
     const V c = hn::Mul(half, erf_detail::ErfcLarge(d, a, e));
     y = hn::IfThenElse(small, y, hn::IfThenElse(negative, c, hn::Sub(hn::Set(d, T(1)), c)));
   }
-  return hn::IfThenElse(hn::IsNaN(x), x, y);
+  return KeepNaN(x, y);
 }
 
 }  // namespace ag::kernels::HWY_NAMESPACE

@@ -76,6 +76,16 @@ HWY_INLINE void RowStats(const T* HWY_RESTRICT x, size_t n, double eps, T* mean,
   *rstd = static_cast<T>(1.0 / std::sqrt(static_cast<double>(var) + eps));
 }
 
+// The statistics of row r: those the forward stored when rstd is given (mean
+// only if kCenter), else recomputed from the row (the same bits).
+template <bool kCenter, class T>
+HWY_INLINE void StoredOrRowStats(const T* HWY_RESTRICT x, size_t n, double eps, const T* mean, const T* rstd, int64_t r,
+                                 T* m, T* rs) {
+  if (rstd == nullptr) return RowStats<kCenter>(x, n, eps, m, rs);
+  *m = kCenter ? mean[r] : T(0);
+  *rs = rstd[r];
+}
+
 // y = (x - mean) * rstd [* w] [+ b] over one row.
 template <class T>
 HWY_NOINLINE void NormRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT w, const T* HWY_RESTRICT b, T* HWY_RESTRICT y,
@@ -174,13 +184,8 @@ void NormBackwardRowsTyped(const char* gc, const char* xc, const char* wc, const
   const T* rstd = reinterpret_cast<const T*>(rstdc);
   T* out = reinterpret_cast<T*>(outc);
   for (int64_t r = 0; r < rows; ++r) {
-    T m = 0, rs;
-    if (rstd) {
-      rs = rstd[r];
-      if (kCenter) m = mean[r];
-    } else {
-      RowStats<kCenter>(x + r * n, static_cast<size_t>(n), eps, &m, &rs);
-    }
+    T m, rs;
+    StoredOrRowStats<kCenter>(x + r * n, static_cast<size_t>(n), eps, mean, rstd, r, &m, &rs);
     NormBackwardRow<kCenter>(g + r * n, x + r * n, w, out + r * n, static_cast<size_t>(n), m, rs);
   }
 }
@@ -198,13 +203,8 @@ void NormWeightGradRowsTyped(const char* gc, const char* xc, const char* meanc, 
   T* acc = reinterpret_cast<T*>(accc);
   const size_t len = static_cast<size_t>(n);
   for (int64_t r = 0; r < rows; ++r) {
-    T m = 0, rs;
-    if (rstd) {
-      rs = rstd[r];
-      if (kCenter) m = mean[r];
-    } else {
-      RowStats<kCenter>(x + r * n, len, eps, &m, &rs);
-    }
+    T m, rs;
+    StoredOrRowStats<kCenter>(x + r * n, len, eps, mean, rstd, r, &m, &rs);
     const auto vm = hn::Set(d, m), vr = hn::Set(d, rs);
     const T* gr = g + r * n;
     const T* xr = x + r * n;

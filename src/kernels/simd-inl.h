@@ -57,6 +57,19 @@ HWY_INLINE void StoreTail(D d, hn::Vec<D> v, hn::TFromD<D>* HWY_RESTRICT p, size
   hn::BlendedStore(v, hn::FirstN(d, n), d, p);
 }
 
+// v in every lane, rounded once to the lane type.
+template <class D>
+HWY_INLINE hn::Vec<D> Const(D d, double v) {
+  return hn::Set(d, static_cast<hn::TFromD<D>>(v));
+}
+
+// NaN lanes of x replace the lanes of y (Highway's math returns finite
+// values or even 0 for NaN inputs).
+template <class V>
+HWY_INLINE V KeepNaN(V x, V y) {
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
 // Kernel functors: op(d, v) on one vector. The math ones wrap Highway's
 // contrib math and fix the edges it gets wrong.
 //
@@ -92,9 +105,8 @@ struct ExpK {
   template <class D, class V>
   HWY_INLINE V operator()(D d, V x) const {
     using T = hn::TFromD<D>;
-    const V hi = hn::Set(d, static_cast<T>(sizeof(T) == 4 ? 100.0 : 1000.0));
-    const V y = hn::Exp(d, hn::Min(x, hi));
-    return hn::IfThenElse(hn::IsNaN(x), x, y);
+    const V hi = Const(d, sizeof(T) == 4 ? 100.0 : 1000.0);
+    return KeepNaN(x, hn::Exp(d, hn::Min(x, hi)));
   }
 };
 
@@ -128,7 +140,7 @@ struct LogK {
 struct TanhK {
   template <class D, class V>
   HWY_INLINE V operator()(D d, V x) const {
-    return hn::IfThenElse(hn::IsNaN(x), x, hn::Tanh(d, x));
+    return KeepNaN(x, hn::Tanh(d, x));
   }
 };
 

@@ -22,18 +22,6 @@
 HWY_BEFORE_NAMESPACE();
 namespace ag::kernels::HWY_NAMESPACE {
 
-template <class D>
-HWY_INLINE hn::Vec<D> Const(D d, double v) {
-  return hn::Set(d, static_cast<hn::TFromD<D>>(v));
-}
-
-// NaN lanes of x replace the lanes of y (Highway's math returns finite
-// values or even 0 for NaN inputs).
-template <class V>
-HWY_INLINE V KeepNaN(V x, V y) {
-  return hn::IfThenElse(hn::IsNaN(x), x, y);
-}
-
 // |x|. sign bit cleared, NaN stays NaN.
 struct AbsK {
   template <class D, class V>

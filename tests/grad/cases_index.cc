@@ -14,20 +14,6 @@ using X = const std::vector<ag_tensor*>&;
 
 Input index(Shape s, std::vector<double> v) { return fixed_input(AG_I64, std::move(s), std::move(v)); }
 
-// c followed by y * y.
-Case squared(Case c) {
-  Case::Call f = c.call;
-  c.label += " squared";
-  c.call = [f](ag_tensor** out, X x) {
-    ag_tensor* t = nullptr;
-    ag_status st = f(&t, x);
-    if (st == AG_OK) st = ag_op_mul(out, t, t);
-    ag_tensor_release(t);
-    return st;
-  };
-  return c;
-}
-
 // x[0] transposed in its last two dims before `op`.
 template <class Op>
 ag_status transposed(ag_tensor** out, X x, Op op) {

@@ -25,21 +25,6 @@ ag_status chain(ag_tensor** out, First first, Op op) {
 // x transposed in its last two dims: a non-contiguous input.
 ag_status tr(ag_tensor** out, const ag_tensor* x) { return ag_op_transpose(out, x, -2, -1); }
 
-// c followed by y * y: the gradient then depends on x, so the second-order
-// check runs through the op's backward (views and copies are linear).
-Case squared(Case c) {
-  Case::Call f = c.call;
-  c.label += " squared";
-  c.call = [f](ag_tensor** out, X x) {
-    ag_tensor* t = nullptr;
-    ag_status st = f(&t, x);
-    if (st == AG_OK) st = ag_op_mul(out, t, t);
-    ag_tensor_release(t);
-    return st;
-  };
-  return c;
-}
-
 }  // namespace
 
 Cases cases_flatten() {

@@ -72,6 +72,22 @@ using Cases = std::vector<Case>;
 #include "ops/ops.def"
 #undef AG_OP
 
+// c followed by y * y: the gradient then depends on x, so the second-order
+// check runs through the op's backward (for ops linear in x: views, copies,
+// gathers and scatters).
+inline Case squared(Case c) {
+  Case::Call f = c.call;
+  c.label += " squared";
+  c.call = [f](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+    ag_tensor* t = nullptr;
+    ag_status st = f(&t, x);
+    if (st == AG_OK) st = ag_op_mul(out, t, t);
+    ag_tensor_release(t);
+    return st;
+  };
+  return c;
+}
+
 // For ops without tensor inputs (creation, random): a non-differentiable
 // case whose call gets a context that lives as long as the test process.
 Case no_input_case(std::string label, std::function<ag_status(ag_tensor**, ag_context*)> fn);

@@ -1,5 +1,5 @@
 // Shared helpers of the kernel tests that run on every compiled Highway
-// target (test_kernels_targets.cc, test_kernels_math_targets.cc): target
+// target (test_kernels_*targets.cc, test_*_kernel.cc, test_gemm.cc): target
 // forcing, guard-page buffers, ulp distances, edge inputs.
 #pragma once
 
@@ -53,6 +53,18 @@ class ForceTarget {
   ForceTarget(const ForceTarget&) = delete;
   ForceTarget& operator=(const ForceTarget&) = delete;
 };
+
+// Base of the fixtures parameterized by target: the test body runs with
+// GetParam() forced; derived fixtures check that their kernels reached it.
+class OnTargetTest : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override { hwy::SetSupportedTargetsForTest(GetParam()); }
+  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
+  const char* target() const { return hwy::TargetName(GetParam()); }
+};
+
+// Test names per target: INSTANTIATE_TEST_SUITE_P(Kernels, F, ValuesIn(targets_to_cover()), target_name).
+inline std::string target_name(const ::testing::TestParamInfo<int64_t>& info) { return hwy::TargetName(info.param); }
 
 // ---------------------------------------------------------------- helpers
 

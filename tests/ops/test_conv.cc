@@ -14,77 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "ag/ag.h"
+#include "api_util.h"
 
 namespace {
 
-using Shape = std::vector<int64_t>;
+using namespace apitest;
 using P = std::array<int64_t, 2>;
-
-#define ASSERT_AG(call) ASSERT_EQ((call), AG_OK) << ag_last_error_message()
-
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-class Ctx {
- public:
-  explicit Ctx(int32_t threads = 0) {
-    ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
-    o.num_threads = threads;
-    ag_context_create(&ctx_, &o);
-  }
-  ~Ctx() { ag_context_release(ctx_); }
-  ag_context* get() const { return ctx_; }
-
- private:
-  ag_context* ctx_ = nullptr;
-};
-
-struct Host {
-  Shape shape;
-  std::vector<double> v;
-  double at(int64_t i) const { return v[static_cast<size_t>(i)]; }
-};
-
-Host random_host(const Shape& s, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  Host h{s, std::vector<double>(static_cast<size_t>(numel(s)))};
-  for (double& x : h.v) x = u(rng);
-  return h;
-}
-
-ag_tensor* make(ag_context* ctx, ag_dtype dt, const Host& h) {
-  ag_tensor* t = nullptr;
-  if (dt == AG_F64) {
-    ag_tensor_create(&t, ctx, dt, h.shape.data(), static_cast<int32_t>(h.shape.size()), h.v.data());
-  } else {
-    std::vector<float> f(h.v.begin(), h.v.end());
-    ag_tensor_create(&t, ctx, dt, h.shape.data(), static_cast<int32_t>(h.shape.size()), f.data());
-  }
-  return t;
-}
-
-Host read(const ag_tensor* t) {
-  Host h;
-  h.shape.resize(static_cast<size_t>(ag_tensor_ndim(t)));
-  ag_tensor_shape(t, h.shape.data(), static_cast<int32_t>(h.shape.size()));
-  h.v.resize(static_cast<size_t>(ag_tensor_numel(t)));
-  if (ag_tensor_dtype(t) == AG_F64) {
-    ag_tensor_copy_data(t, h.v.data(), h.v.size() * sizeof(double));
-  } else if (ag_tensor_dtype(t) == AG_I64) {
-    std::vector<int64_t> i(h.v.size());
-    ag_tensor_copy_data(t, i.data(), i.size() * sizeof(int64_t));
-    h.v.assign(i.begin(), i.end());
-  } else {
-    std::vector<float> f(h.v.size());
-    ag_tensor_copy_data(t, f.data(), f.size() * sizeof(float));
-    h.v.assign(f.begin(), f.end());
-  }
-  return h;
-}
 
 // Values rounded to f32 where the test runs in f32, so references see the same inputs.
 Host as_dtype(Host h, ag_dtype dt) {
@@ -267,26 +202,27 @@ TEST(Conv2d, MatchesDirectConvolution) {
   std::mt19937_64 rng(3);
   for (const ConvCase& c : cases) {
     for (ag_dtype dt : {AG_F32, AG_F64}) {
-      Ctx ctx;
+      Ctx ctx(0);
       const Host x = as_dtype(random_host(c.x, rng), dt), w = as_dtype(random_host(c.w, rng), dt);
       const Host b = as_dtype(random_host({c.w[0]}, rng), dt);
-      ag_tensor *tx = make(ctx.get(), dt, x), *tw = make(ctx.get(), dt, w), *tb = make(ctx.get(), dt, b), *y = nullptr;
+      ag_tensor *tx = new_tensor(ctx.get(), dt, x), *tw = new_tensor(ctx.get(), dt, w),
+                *tb = new_tensor(ctx.get(), dt, b), *y = nullptr;
       ASSERT_AG(ag_op_conv2d(&y, tx, tw, c.bias ? tb : nullptr, c.s.data(), c.p.data(), c.d.data(), c.groups));
-      expect_close(read(y), ref_conv2d(x, w, c.bias ? &b : nullptr, c.s, c.p, c.d, c.groups), dt, "conv2d");
+      expect_close(host_of(y), ref_conv2d(x, w, c.bias ? &b : nullptr, c.s, c.p, c.d, c.groups), dt, "conv2d");
       for (ag_tensor* t : {tx, tw, tb, y}) ag_tensor_release(t);
     }
   }
 }
 
 TEST(Conv2d, DefaultsUnbatchedAndStridedInput) {
-  Ctx ctx;
+  Ctx ctx(0);
   std::mt19937_64 rng(4);
   const Host x = random_host({2, 5, 6}, rng), w = random_host({3, 2, 2, 3}, rng);
-  ag_tensor *tx = make(ctx.get(), AG_F64, x), *tw = make(ctx.get(), AG_F64, w), *y = nullptr;
+  ag_tensor *tx = new_tensor(ctx.get(), AG_F64, x), *tw = new_tensor(ctx.get(), AG_F64, w), *y = nullptr;
   ASSERT_AG(ag_op_conv2d(&y, tx, tw, nullptr, nullptr, nullptr, nullptr, 1));
   Host want = ref_conv2d(Host{{1, 2, 5, 6}, x.v}, w, nullptr, {1, 1}, {0, 0}, {1, 1}, 1);
   want.shape.erase(want.shape.begin());
-  expect_close(read(y), want, AG_F64, "unbatched conv2d");
+  expect_close(host_of(y), want, AG_F64, "unbatched conv2d");
   ag_tensor_release(y);
   // A transposed (non-contiguous) input: x^T over (H, W).
   ag_tensor* xt = nullptr;
@@ -298,7 +234,7 @@ TEST(Conv2d, DefaultsUnbatchedAndStridedInput) {
       for (int64_t v = 0; v < 5; ++v) xtr.v.push_back(x.at((c * 5 + v) * 6 + h));
   want = ref_conv2d(xtr, w, nullptr, {1, 1}, {0, 0}, {1, 1}, 1);
   want.shape.erase(want.shape.begin());
-  expect_close(read(y), want, AG_F64, "conv2d of a transposed input");
+  expect_close(host_of(y), want, AG_F64, "conv2d of a transposed input");
   for (ag_tensor* t : {tx, tw, xt, y}) ag_tensor_release(t);
 }
 
@@ -311,17 +247,18 @@ TEST(Conv1d, MatchesDirectConvolution) {
   for (const C1& c : std::vector<C1>{{{2, 3, 11}, {4, 3, 3}, 1, 0, 1, 1}, {{1, 4, 12}, {2, 2, 3}, 2, 2, 2, 2},
                                     {{3, 9}, {2, 3, 4}, 3, 1, 1, 1}}) {
     for (ag_dtype dt : {AG_F32, AG_F64}) {
-      Ctx ctx;
+      Ctx ctx(0);
       const Host x = as_dtype(random_host(c.x, rng), dt), w = as_dtype(random_host(c.w, rng), dt);
       const Host b = as_dtype(random_host({c.w[0]}, rng), dt);
-      ag_tensor *tx = make(ctx.get(), dt, x), *tw = make(ctx.get(), dt, w), *tb = make(ctx.get(), dt, b), *y = nullptr;
+      ag_tensor *tx = new_tensor(ctx.get(), dt, x), *tw = new_tensor(ctx.get(), dt, w),
+                *tb = new_tensor(ctx.get(), dt, b), *y = nullptr;
       ASSERT_AG(ag_op_conv1d(&y, tx, tw, tb, c.s, c.p, c.d, c.g));
       const bool batched = c.x.size() == 3;
       const Host x4{{batched ? c.x[0] : 1, c.x[batched ? 1 : 0], 1, c.x.back()}, x.v};
       Host want = ref_conv2d(x4, Host{{c.w[0], c.w[1], 1, c.w[2]}, w.v}, &b, {1, c.s}, {0, c.p}, {1, c.d}, c.g);
       want.shape.erase(want.shape.begin() + 2);
       if (!batched) want.shape.erase(want.shape.begin());
-      expect_close(read(y), want, dt, "conv1d");
+      expect_close(host_of(y), want, dt, "conv1d");
       for (ag_tensor* t : {tx, tw, tb, y}) ag_tensor_release(t);
     }
   }
@@ -337,17 +274,17 @@ TEST(UnfoldFold, MatchReferences) {
                                    {{1, 2, 9, 7}, {3, 2}, {2, 1}, {1, 2}, {2, 3}},
                                    {{1, 1, 3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}}) {
     for (ag_dtype dt : {AG_F32, AG_F64}) {
-      Ctx ctx;
+      Ctx ctx(0);
       const Host x = as_dtype(random_host(c.x, rng), dt);
-      ag_tensor *tx = make(ctx.get(), dt, x), *cols = nullptr, *back = nullptr;
+      ag_tensor *tx = new_tensor(ctx.get(), dt, x), *cols = nullptr, *back = nullptr;
       ASSERT_AG(ag_op_unfold(&cols, tx, c.k.data(), c.d.data(), c.p.data(), c.s.data()));
-      expect_close(read(cols), ref_unfold(x, c.k, c.d, c.p, c.s), dt, "unfold");
+      expect_close(host_of(cols), ref_unfold(x, c.k, c.d, c.p, c.s), dt, "unfold");
       // fold of random blocks.
-      const Host blocks = as_dtype(random_host(read(cols).shape, rng), dt);
-      ag_tensor* tb = make(ctx.get(), dt, blocks);
+      const Host blocks = as_dtype(random_host(host_of(cols).shape, rng), dt);
+      ag_tensor* tb = new_tensor(ctx.get(), dt, blocks);
       const P out{c.x[2], c.x[3]};
       ASSERT_AG(ag_op_fold(&back, tb, out.data(), c.k.data(), c.d.data(), c.p.data(), c.s.data()));
-      expect_close(read(back), ref_fold(blocks, out, c.k, c.d, c.p, c.s), dt, "fold");
+      expect_close(host_of(back), ref_fold(blocks, out, c.k, c.d, c.p, c.s), dt, "fold");
       for (ag_tensor* t : {tx, cols, back, tb}) ag_tensor_release(t);
     }
   }
@@ -365,35 +302,35 @@ TEST(MaxPool2d, MatchesReferenceWithIndices) {
                                    {{1, 2, 8, 9}, {3, 2}, {1, 2}, {1, 1}, {2, 3}, false},
                                    {{2, 1, 5, 5}, {2, 2}, {2, 2}, {1, 1}, {1, 1}, true}}) {
     for (ag_dtype dt : {AG_F32, AG_F64}) {
-      Ctx ctx;
+      Ctx ctx(0);
       const Host x = as_dtype(random_host(c.x, rng), dt);
-      ag_tensor *tx = make(ctx.get(), dt, x), *y = nullptr, *idx = nullptr;
+      ag_tensor *tx = new_tensor(ctx.get(), dt, x), *y = nullptr, *idx = nullptr;
       ASSERT_AG(ag_op_max_pool2d_with_indices(&y, &idx, tx, c.k.data(), c.s.data(), c.p.data(), c.d.data(), c.ceil));
       Host want_idx;
-      expect_close(read(y), ref_max_pool(x, c.k, c.s, c.p, c.d, c.ceil, &want_idx), dt, "max_pool2d");
+      expect_close(host_of(y), ref_max_pool(x, c.k, c.s, c.p, c.d, c.ceil, &want_idx), dt, "max_pool2d");
       EXPECT_EQ(ag_tensor_dtype(idx), AG_I64);
-      EXPECT_EQ(read(idx).v, want_idx.v);
+      EXPECT_EQ(host_of(idx).v, want_idx.v);
       for (ag_tensor* t : {tx, y, idx}) ag_tensor_release(t);
     }
   }
 }
 
 TEST(MaxPool2d, TiesNaNAndInfinity) {
-  Ctx ctx;
+  Ctx ctx(0);
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
   // Plane 2x4, windows 2x2 stride 2: [1 1 | nan 5 ; 1 0 | 2 nan] and a window of -inf.
   const Host x{{1, 2, 2, 4}, {1, 1, nan, 5, 1, 0, 2, nan, -inf, -inf, 3, 3, -inf, -inf, 3, 4}};
   for (ag_dtype dt : {AG_F32, AG_F64}) {
-    ag_tensor *tx = make(ctx.get(), dt, x), *y = nullptr, *idx = nullptr;
+    ag_tensor *tx = new_tensor(ctx.get(), dt, x), *y = nullptr, *idx = nullptr;
     const P k{2, 2};
     ASSERT_AG(ag_op_max_pool2d_with_indices(&y, &idx, tx, k.data(), nullptr, nullptr, nullptr, 0));
-    const Host got = read(y);
+    const Host got = host_of(y);
     EXPECT_EQ(got.v[0], 1.0);
     EXPECT_TRUE(std::isnan(got.v[1]));
     EXPECT_EQ(got.v[2], -inf);
     EXPECT_EQ(got.v[3], 4.0);
     // First maximum wins; the last NaN; all -inf: the window's first element.
-    EXPECT_EQ(read(idx).v, (std::vector<double>{0, 7, 0, 7}));
+    EXPECT_EQ(host_of(idx).v, (std::vector<double>{0, 7, 0, 7}));
     for (ag_tensor* t : {tx, y, idx}) ag_tensor_release(t);
   }
 }
@@ -413,11 +350,11 @@ TEST(AvgPool2d, MatchesReference) {
                                    {{1, 2, 6, 8}, {3, 2}, {2, 3}, {1, 0}, true, false, 0},
                                    {{2, 1, 5, 5}, {2, 2}, {1, 1}, {1, 1}, false, true, 3}}) {
     for (ag_dtype dt : {AG_F32, AG_F64}) {
-      Ctx ctx;
+      Ctx ctx(0);
       const Host x = as_dtype(random_host(c.x, rng), dt);
-      ag_tensor *tx = make(ctx.get(), dt, x), *y = nullptr;
+      ag_tensor *tx = new_tensor(ctx.get(), dt, x), *y = nullptr;
       ASSERT_AG(ag_op_avg_pool2d(&y, tx, c.k.data(), c.s.data(), c.p.data(), c.ceil, c.include, c.div));
-      expect_close(read(y), ref_avg_pool(x, c.k, c.s, c.p, c.ceil, c.include, c.div), dt, "avg_pool2d");
+      expect_close(host_of(y), ref_avg_pool(x, c.k, c.s, c.p, c.ceil, c.include, c.div), dt, "avg_pool2d");
       for (ag_tensor* t : {tx, y}) ag_tensor_release(t);
     }
   }
@@ -428,11 +365,11 @@ TEST(AdaptiveAvgPool2d, MatchesReference) {
   for (const auto& [s, o] : std::vector<std::pair<Shape, P>>{
            {{2, 3, 7, 5}, {3, 2}}, {{1, 2, 4, 4}, {1, 1}}, {{1, 1, 3, 2}, {5, 4}}, {{1, 2, 10, 9}, {4, 9}}}) {
     for (ag_dtype dt : {AG_F32, AG_F64}) {
-      Ctx ctx;
+      Ctx ctx(0);
       const Host x = as_dtype(random_host(s, rng), dt);
-      ag_tensor *tx = make(ctx.get(), dt, x), *y = nullptr;
+      ag_tensor *tx = new_tensor(ctx.get(), dt, x), *y = nullptr;
       ASSERT_AG(ag_op_adaptive_avg_pool2d(&y, tx, o.data()));
-      expect_close(read(y), ref_adaptive(x, o), dt, "adaptive_avg_pool2d");
+      expect_close(host_of(y), ref_adaptive(x, o), dt, "adaptive_avg_pool2d");
       for (ag_tensor* t : {tx, y}) ag_tensor_release(t);
     }
   }
@@ -449,23 +386,23 @@ TEST(ConvPool, TransposedInputsMatchReferences) {
       for (int64_t v = 0; v < 6; ++v) xt.v.push_back(x.at((pl * 6 + v) * 7 + h));
   const P k{3, 2}, s{2, 1}, p{1, 1}, d{1, 1}, o{3, 4};
   for (ag_dtype dt : {AG_F32, AG_F64}) {
-    Ctx ctx;
+    Ctx ctx(0);
     const Host want_in = as_dtype(xt, dt);
-    ag_tensor *tx = make(ctx.get(), dt, as_dtype(x, dt)), *view = nullptr, *y = nullptr, *idx = nullptr;
+    ag_tensor *tx = new_tensor(ctx.get(), dt, as_dtype(x, dt)), *view = nullptr, *y = nullptr, *idx = nullptr;
     ASSERT_AG(ag_op_transpose(&view, tx, 2, 3));
     ASSERT_AG(ag_op_unfold(&y, view, k.data(), d.data(), p.data(), s.data()));
-    expect_close(read(y), ref_unfold(want_in, k, d, p, s), dt, "unfold");
+    expect_close(host_of(y), ref_unfold(want_in, k, d, p, s), dt, "unfold");
     ag_tensor_release(y);
     ASSERT_AG(ag_op_max_pool2d_with_indices(&y, &idx, view, k.data(), s.data(), p.data(), d.data(), 1));
     Host want_idx;
-    expect_close(read(y), ref_max_pool(want_in, k, s, p, d, true, &want_idx), dt, "max_pool2d");
-    EXPECT_EQ(read(idx).v, want_idx.v);
+    expect_close(host_of(y), ref_max_pool(want_in, k, s, p, d, true, &want_idx), dt, "max_pool2d");
+    EXPECT_EQ(host_of(idx).v, want_idx.v);
     ag_tensor_release(y);
     ASSERT_AG(ag_op_avg_pool2d(&y, view, k.data(), s.data(), p.data(), 1, 0, 0));
-    expect_close(read(y), ref_avg_pool(want_in, k, s, p, true, false, 0), dt, "avg_pool2d");
+    expect_close(host_of(y), ref_avg_pool(want_in, k, s, p, true, false, 0), dt, "avg_pool2d");
     ag_tensor_release(y);
     ASSERT_AG(ag_op_adaptive_avg_pool2d(&y, view, o.data()));
-    expect_close(read(y), ref_adaptive(want_in, o), dt, "adaptive_avg_pool2d");
+    expect_close(host_of(y), ref_adaptive(want_in, o), dt, "adaptive_avg_pool2d");
     for (ag_tensor* t : {tx, view, y, idx}) ag_tensor_release(t);
   }
 }
@@ -473,7 +410,7 @@ TEST(ConvPool, TransposedInputsMatchReferences) {
 // ---- empty batches and thread counts ----
 
 TEST(ConvPool, EmptyBatchGivesEmptyResults) {
-  Ctx ctx;
+  Ctx ctx(0);
   ag_tensor *x = nullptr, *w = nullptr, *y = nullptr;
   const Shape xs{0, 2, 5, 5}, ws{3, 2, 3, 3};
   ASSERT_AG(ag_tensor_zeros(&x, ctx.get(), AG_F32, xs.data(), 4));
@@ -481,7 +418,7 @@ TEST(ConvPool, EmptyBatchGivesEmptyResults) {
   const P k{2, 2}, one{1, 1}, o{2, 3};
   auto expect_shape = [&](ag_status st, const Shape& want, const char* what) {
     ASSERT_EQ(st, AG_OK) << what << ": " << ag_last_error_message();
-    EXPECT_EQ(read(y).shape, want) << what;
+    EXPECT_EQ(host_of(y).shape, want) << what;
     ag_tensor_release(y);
     y = nullptr;
   };
@@ -500,7 +437,8 @@ TEST(Conv2d, SameBitsOnOneAndTwoThreads) {
   std::vector<Host> results;
   for (int32_t threads : {1, 2}) {
     Ctx ctx(threads);
-    ag_tensor *tx = make(ctx.get(), AG_F32, x), *tw = make(ctx.get(), AG_F32, w), *tb = make(ctx.get(), AG_F32, b);
+    ag_tensor *tx = new_tensor(ctx.get(), AG_F32, x), *tw = new_tensor(ctx.get(), AG_F32, w),
+              *tb = new_tensor(ctx.get(), AG_F32, b);
     ag_tensor_requires_grad(tx, 1);
     ag_tensor_requires_grad(tw, 1);
     ag_tensor *y = nullptr, *pooled = nullptr, *loss = nullptr, *gx = nullptr, *gw = nullptr;
@@ -511,7 +449,7 @@ TEST(Conv2d, SameBitsOnOneAndTwoThreads) {
     ASSERT_AG(ag_backward(loss, nullptr, nullptr));
     ASSERT_AG(ag_tensor_grad(&gx, tx));
     ASSERT_AG(ag_tensor_grad(&gw, tw));
-    for (ag_tensor* t : {y, gx, gw}) results.push_back(read(t));
+    for (ag_tensor* t : {y, gx, gw}) results.push_back(host_of(t));
     for (ag_tensor* t : {tx, tw, tb, y, pooled, loss, gx, gw}) ag_tensor_release(t);
   }
   for (size_t i = 0; i < 3; ++i) {
@@ -523,24 +461,16 @@ TEST(Conv2d, SameBitsOnOneAndTwoThreads) {
 
 // ---- bad input: status, message, *out untouched ----
 
-class ConvErrors : public ::testing::Test {
+class ConvErrors : public ApiTest {
  protected:
   ag_tensor* zeros(const Shape& s, ag_dtype dt = AG_F32) {
     ag_tensor* t = nullptr;
-    ag_tensor_zeros(&t, ctx_.get(), dt, s.data(), static_cast<int32_t>(s.size()));
-    owned_.push_back(t);
-    return t;
+    ag_tensor_zeros(&t, ctx_, dt, s.data(), static_cast<int32_t>(s.size()));
+    return own(t);
   }
   void expect_error(ag_status st, ag_status want, const std::string& message) {
-    EXPECT_EQ(st, want) << message;
-    EXPECT_EQ(out_, sentinel_) << "out-parameter written on failure";
-    EXPECT_EQ(std::string(ag_last_error_message()), message);
+    expect_error_untouched(st, out_, sentinel_, want, message);
   }
-  void TearDown() override {
-    for (ag_tensor* t : owned_) ag_tensor_release(t);
-  }
-  Ctx ctx_;
-  std::vector<ag_tensor*> owned_;
   ag_tensor* const sentinel_ = reinterpret_cast<ag_tensor*>(0x1);
   ag_tensor* out_ = sentinel_;
 };

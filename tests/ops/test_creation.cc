@@ -8,53 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "ag/ag.h"
+#include "api_util.h"
 
 namespace {
 
-#define ASSERT_AG(call) ASSERT_EQ((call), AG_OK) << ag_last_error_message()
+using namespace apitest;
 
-using Shape = std::vector<int64_t>;
-
-class Creation : public ::testing::Test {
- protected:
-  void SetUp() override { ctx_ = make_ctx(0); }
-  void TearDown() override {
-    for (ag_tensor* t : owned_) ag_tensor_release(t);
-    for (ag_context* c : ctxs_) ag_context_release(c);
-  }
-  ag_context* make_ctx(int32_t threads) {
-    ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
-    o.num_threads = threads;
-    ag_context* c = nullptr;
-    EXPECT_EQ(ag_context_create(&c, &o), AG_OK);
-    ctxs_.push_back(c);
-    return c;
-  }
-  ag_tensor* own(ag_tensor* t) {
-    owned_.push_back(t);
-    return t;
-  }
-  static Shape shape(const ag_tensor* t) {
-    Shape s(static_cast<size_t>(ag_tensor_ndim(t)));
-    ag_tensor_shape(t, s.data(), static_cast<int32_t>(s.size()));
-    return s;
-  }
-  template <class T>
-  static std::vector<T> data(const ag_tensor* t) {
-    std::vector<T> v(static_cast<size_t>(ag_tensor_numel(t)));
-    EXPECT_EQ(ag_tensor_copy_data(t, v.data(), v.size() * sizeof(T)), AG_OK);
-    return v;
-  }
-  void expect_error(ag_status got, ag_status want, const std::string& message) {
-    EXPECT_EQ(got, want);
-    EXPECT_EQ(std::string(ag_last_error_message()), message);
-  }
-
-  ag_context* ctx_ = nullptr;
-  std::vector<ag_context*> ctxs_;
-  std::vector<ag_tensor*> owned_;
-};
+class Creation : public ApiTest {};
 
 // PyTorch's length: ceil((end - start) / step); element i = start + i * step in double.
 template <class T>
@@ -71,10 +31,10 @@ TEST_F(Creation, ArangeValues) {
     ag_tensor* y = nullptr;
     ASSERT_AG(ag_op_arange(&y, ctx_, AG_F64, c[0], c[1], c[2]));
     own(y);
-    EXPECT_EQ(data<double>(y), arange_ref<double>(c[0], c[1], c[2])) << c[0] << " " << c[1] << " " << c[2];
+    EXPECT_EQ(data_of<double>(y), arange_ref<double>(c[0], c[1], c[2])) << c[0] << " " << c[1] << " " << c[2];
     ASSERT_AG(ag_op_arange(&y, ctx_, AG_F32, c[0], c[1], c[2]));
     own(y);
-    EXPECT_EQ(data<float>(y), arange_ref<float>(c[0], c[1], c[2]));
+    EXPECT_EQ(data_of<float>(y), arange_ref<float>(c[0], c[1], c[2]));
     EXPECT_EQ(ag_tensor_dtype(y), AG_F32);
     EXPECT_EQ(ag_tensor_get_requires_grad(y), 0);
   }
@@ -88,13 +48,13 @@ TEST_F(Creation, ArangeI64) {
   ag_tensor* y = nullptr;
   ASSERT_AG(ag_op_arange(&y, ctx_, AG_I64, 1, 10, 3));
   own(y);
-  EXPECT_EQ(data<int64_t>(y), (std::vector<int64_t>{1, 4, 7}));
+  EXPECT_EQ(data_of<int64_t>(y), (std::vector<int64_t>{1, 4, 7}));
   ASSERT_AG(ag_op_arange(&y, ctx_, AG_I64, 5, -6, -5));
   own(y);
-  EXPECT_EQ(data<int64_t>(y), (std::vector<int64_t>{5, 0, -5}));
+  EXPECT_EQ(data_of<int64_t>(y), (std::vector<int64_t>{5, 0, -5}));
   ASSERT_AG(ag_op_arange(&y, ctx_, AG_I64, 0, 2.5, 1));  // a fractional end counts as for floats
   own(y);
-  EXPECT_EQ(data<int64_t>(y), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(data_of<int64_t>(y), (std::vector<int64_t>{0, 1, 2}));
 }
 
 TEST_F(Creation, ArangeEmpty) {
@@ -117,12 +77,12 @@ TEST_F(Creation, LargeRangesSameAtOneAndTwoThreads) {
   ASSERT_AG(ag_op_linspace(&l1, c1, AG_F64, -3, 7, n));
   ASSERT_AG(ag_op_linspace(&l2, c2, AG_F64, -3, 7, n));
   own(a1), own(a2), own(l1), own(l2);
-  EXPECT_EQ(data<float>(a1), data<float>(a2));
-  EXPECT_EQ(data<double>(l1), data<double>(l2));
-  const auto a = data<float>(a1);
+  EXPECT_EQ(data_of<float>(a1), data_of<float>(a2));
+  EXPECT_EQ(data_of<double>(l1), data_of<double>(l2));
+  const auto a = data_of<float>(a1);
   ASSERT_EQ(static_cast<int64_t>(a.size()), n);
   for (int64_t i = 0; i < n; i += 997) EXPECT_EQ(a[i], static_cast<float>(-1 + static_cast<double>(i) * 1e-3));
-  const auto l = data<double>(l1);
+  const auto l = data_of<double>(l1);
   EXPECT_EQ(l.front(), -3.0);
   EXPECT_EQ(l.back(), 7.0);
 }
@@ -149,16 +109,16 @@ TEST_F(Creation, LinspaceValues) {
     ASSERT_AG(ag_op_linspace(&y, ctx_, AG_F64, c[0], c[1], steps));
     own(y);
     EXPECT_EQ(shape(y), Shape{steps});
-    EXPECT_EQ(data<double>(y), linspace_ref<double>(c[0], c[1], steps));
+    EXPECT_EQ(data_of<double>(y), linspace_ref<double>(c[0], c[1], steps));
     ASSERT_AG(ag_op_linspace(&y, ctx_, AG_F32, c[0], c[1], steps));
     own(y);
-    EXPECT_EQ(data<float>(y), linspace_ref<float>(c[0], c[1], steps));
+    EXPECT_EQ(data_of<float>(y), linspace_ref<float>(c[0], c[1], steps));
   }
   // Both end points exact, and the points evenly spaced.
   ag_tensor* y = nullptr;
   ASSERT_AG(ag_op_linspace(&y, ctx_, AG_F32, 0.1, 0.7, 13));
   own(y);
-  const auto v = data<float>(y);
+  const auto v = data_of<float>(y);
   EXPECT_EQ(v.front(), 0.1f);
   EXPECT_EQ(v.back(), 0.7f);
   for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], 0.1 + 0.05 * static_cast<double>(i), 1e-6);
@@ -169,16 +129,16 @@ TEST_F(Creation, Eye) {
   ASSERT_AG(ag_op_eye(&y, ctx_, AG_F64, 3, -1));
   own(y);
   EXPECT_EQ(shape(y), (Shape{3, 3}));
-  EXPECT_EQ(data<double>(y), (std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0, 1}));
+  EXPECT_EQ(data_of<double>(y), (std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0, 1}));
   ASSERT_AG(ag_op_eye(&y, ctx_, AG_F32, 2, 4));
   own(y);
-  EXPECT_EQ(data<float>(y), (std::vector<float>{1, 0, 0, 0, 0, 1, 0, 0}));
+  EXPECT_EQ(data_of<float>(y), (std::vector<float>{1, 0, 0, 0, 0, 1, 0, 0}));
   ASSERT_AG(ag_op_eye(&y, ctx_, AG_I64, 3, 1));
   own(y);
-  EXPECT_EQ(data<int64_t>(y), (std::vector<int64_t>{1, 0, 0}));
+  EXPECT_EQ(data_of<int64_t>(y), (std::vector<int64_t>{1, 0, 0}));
   ASSERT_AG(ag_op_eye(&y, ctx_, AG_BOOL, 2, 2));
   own(y);
-  EXPECT_EQ(data<uint8_t>(y), (std::vector<uint8_t>{1, 0, 0, 1}));
+  EXPECT_EQ(data_of<uint8_t>(y), (std::vector<uint8_t>{1, 0, 0, 1}));
   ASSERT_AG(ag_op_eye(&y, ctx_, AG_F32, 0, 3));
   own(y);
   EXPECT_EQ(shape(y), (Shape{0, 3}));
@@ -190,35 +150,43 @@ TEST_F(Creation, Eye) {
 TEST_F(Creation, Errors) {
   ag_tensor* y = reinterpret_cast<ag_tensor*>(&y);  // must stay untouched
   ag_tensor* const sentinel = y;
-  expect_error(ag_op_arange(&y, ctx_, AG_F32, 0, 5, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_arange] step must be nonzero");
-  expect_error(ag_op_arange(&y, ctx_, AG_F32, 5, 0, 1), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_arange] end 0 is below start 5 but step 1 is positive");
-  expect_error(ag_op_arange(&y, ctx_, AG_F64, 0, 1, -0.5), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_arange] end 1 is above start 0 but step -0.5 is negative");
-  expect_error(ag_op_arange(&y, ctx_, AG_F64, 0, INFINITY, 1), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_arange] end inf is not finite");
-  expect_error(ag_op_arange(&y, ctx_, AG_F64, NAN, 1, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_arange] start nan is not finite");
-  expect_error(ag_op_arange(&y, ctx_, AG_BOOL, 0, 2, 1), AG_ERR_DTYPE, "[ag_op_arange] dtype must be f32, f64 or i64, got bool");
-  expect_error(ag_op_arange(&y, ctx_, AG_I64, 0, 2, 0.5), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_arange] step 0.5 is not an integer (dtype i64)");
-  expect_error(ag_op_arange(&y, ctx_, AG_I64, 0.5, 2, 1), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_arange] start 0.5 is not an integer (dtype i64)");
-  expect_error(ag_op_arange(&y, ctx_, AG_I64, 0, 1e30, 1e29), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_arange] start and end must lie within +-9.2e18 for i64, got 1e+30");
-  expect_error(ag_op_arange(&y, ctx_, AG_F32, 0, 1e300, 1e-3), AG_ERR_OUT_OF_MEMORY,
-               "[ag_op_arange] the result would have 1e+303 elements");
-  expect_error(ag_op_arange(&y, ctx_, static_cast<ag_dtype>(9), 0, 2, 1), AG_ERR_DTYPE,
-               "[ag_op_arange] dtype 9 is not one of AG_F32, AG_F64, AG_I64, AG_BOOL");
-  expect_error(ag_op_arange(&y, nullptr, AG_F32, 0, 2, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_arange] context is NULL");
-  expect_error(ag_op_arange(nullptr, ctx_, AG_F32, 0, 2, 1), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_arange] the output pointer is NULL");
-  expect_error(ag_op_linspace(&y, ctx_, AG_F32, 0, 1, -1), AG_ERR_INVALID_ARGUMENT, "[ag_op_linspace] steps -1 is negative");
-  expect_error(ag_op_linspace(&y, ctx_, AG_I64, 0, 1, 3), AG_ERR_DTYPE, "[ag_op_linspace] dtype must be f32 or f64, got i64");
-  expect_error(ag_op_linspace(&y, nullptr, AG_F32, 0, 1, 3), AG_ERR_INVALID_ARGUMENT, "[ag_op_linspace] context is NULL");
-  expect_error(ag_op_eye(&y, ctx_, AG_F32, -1, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_eye] n -1 is negative");
-  expect_error(ag_op_eye(&y, ctx_, AG_F32, 2, -2), AG_ERR_INVALID_ARGUMENT, "[ag_op_eye] m -2 is negative (-1 means m = n)");
-  expect_error(ag_op_eye(&y, ctx_, static_cast<ag_dtype>(0), 2, 2), AG_ERR_DTYPE,
-               "[ag_op_eye] dtype 0 is not one of AG_F32, AG_F64, AG_I64, AG_BOOL");
+  EXPECT_AG_ERROR(ag_op_arange(&y, ctx_, AG_F32, 0, 5, 0), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_arange] step must be nonzero");
+  EXPECT_AG_ERROR(ag_op_arange(&y, ctx_, AG_F32, 5, 0, 1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_arange] end 0 is below start 5 but step 1 is positive");
+  EXPECT_AG_ERROR(ag_op_arange(&y, ctx_, AG_F64, 0, 1, -0.5), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_arange] end 1 is above start 0 but step -0.5 is negative");
+  EXPECT_AG_ERROR(ag_op_arange(&y, ctx_, AG_F64, 0, INFINITY, 1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_arange] end inf is not finite");
+  EXPECT_AG_ERROR(ag_op_arange(&y, ctx_, AG_F64, NAN, 1, 1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_arange] start nan is not finite");
+  EXPECT_AG_ERROR(ag_op_arange(&y, ctx_, AG_BOOL, 0, 2, 1), AG_ERR_DTYPE,
+                  "[ag_op_arange] dtype must be f32, f64 or i64, got bool");
+  EXPECT_AG_ERROR(ag_op_arange(&y, ctx_, AG_I64, 0, 2, 0.5), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_arange] step 0.5 is not an integer (dtype i64)");
+  EXPECT_AG_ERROR(ag_op_arange(&y, ctx_, AG_I64, 0.5, 2, 1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_arange] start 0.5 is not an integer (dtype i64)");
+  EXPECT_AG_ERROR(ag_op_arange(&y, ctx_, AG_I64, 0, 1e30, 1e29), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_arange] start and end must lie within +-9.2e18 for i64, got 1e+30");
+  EXPECT_AG_ERROR(ag_op_arange(&y, ctx_, AG_F32, 0, 1e300, 1e-3), AG_ERR_OUT_OF_MEMORY,
+                  "[ag_op_arange] the result would have 1e+303 elements");
+  EXPECT_AG_ERROR(ag_op_arange(&y, ctx_, static_cast<ag_dtype>(9), 0, 2, 1), AG_ERR_DTYPE,
+                  "[ag_op_arange] dtype 9 is not one of AG_F32, AG_F64, AG_I64, AG_BOOL");
+  EXPECT_AG_ERROR(ag_op_arange(&y, nullptr, AG_F32, 0, 2, 1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_arange] context is NULL");
+  EXPECT_AG_ERROR(ag_op_arange(nullptr, ctx_, AG_F32, 0, 2, 1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_arange] the output pointer is NULL");
+  EXPECT_AG_ERROR(ag_op_linspace(&y, ctx_, AG_F32, 0, 1, -1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_linspace] steps -1 is negative");
+  EXPECT_AG_ERROR(ag_op_linspace(&y, ctx_, AG_I64, 0, 1, 3), AG_ERR_DTYPE,
+                  "[ag_op_linspace] dtype must be f32 or f64, got i64");
+  EXPECT_AG_ERROR(ag_op_linspace(&y, nullptr, AG_F32, 0, 1, 3), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_linspace] context is NULL");
+  EXPECT_AG_ERROR(ag_op_eye(&y, ctx_, AG_F32, -1, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_eye] n -1 is negative");
+  EXPECT_AG_ERROR(ag_op_eye(&y, ctx_, AG_F32, 2, -2), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_eye] m -2 is negative (-1 means m = n)");
+  EXPECT_AG_ERROR(ag_op_eye(&y, ctx_, static_cast<ag_dtype>(0), 2, 2), AG_ERR_DTYPE,
+                  "[ag_op_eye] dtype 0 is not one of AG_F32, AG_F64, AG_I64, AG_BOOL");
   EXPECT_EQ(y, sentinel);
 }
 

@@ -15,35 +15,23 @@
 #include <vector>
 
 #include "core/context.h"
-#include "hwy/targets.h"
+#include "kernel_test_support.h"
 #include "kernels/gemm.h"
-#include "kernels/targets.h"
 
 namespace ag::kernels {
 namespace {
 
-std::vector<int64_t> targets_to_cover() {
-  hwy::SetSupportedTargetsForTest(0);
-  std::vector<int64_t> out;
-  for (int64_t bits = compiled_targets() & hwy::SupportedTargets(); bits != 0; bits &= bits - 1) {
-    out.push_back(bits & -bits);
-  }
-  return out;
-}
+using namespace ag::kernels::testing;
 
-class GemmOnTarget : public ::testing::TestWithParam<int64_t> {
+class GemmOnTarget : public OnTargetTest {
  protected:
   void SetUp() override {
-    hwy::SetSupportedTargetsForTest(GetParam());
+    OnTargetTest::SetUp();
     ASSERT_EQ(gemm_target(), GetParam()) << "dispatch did not reach the target";
   }
-  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
 };
 
-INSTANTIATE_TEST_SUITE_P(Kernels, GemmOnTarget, ::testing::ValuesIn(targets_to_cover()),
-                         [](const ::testing::TestParamInfo<int64_t>& info) {
-                           return std::string(hwy::TargetName(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Kernels, GemmOnTarget, ::testing::ValuesIn(targets_to_cover()), target_name);
 
 // How an operand is laid out in its buffer.
 enum class Layout { RowMajor, ColMajor, Strided };
@@ -65,11 +53,6 @@ struct Matrix {
   int64_t rows, cols, rs = 1, cs = 1;
   std::vector<T> data;
 };
-
-template <class T>
-DType dtype_of() {
-  return sizeof(T) == 8 ? DType::F64 : DType::F32;
-}
 
 // Runs every task of the product, in order (one thread).
 void run_all(const GemmArgs& g) {

@@ -9,80 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "ag/ag.h"
+#include "api_util.h"
 
 namespace {
 
-#define ASSERT_AG(call) ASSERT_EQ((call), AG_OK) << ag_last_error_message()
+using namespace apitest;
 
-using Shape = std::vector<int64_t>;
-
-class IndexOps : public ::testing::Test {
- protected:
-  void SetUp() override { ctx_ = make_ctx(0); }
-  void TearDown() override {
-    for (ag_tensor* t : owned_) ag_tensor_release(t);
-    for (ag_context* c : ctxs_) ag_context_release(c);
-  }
-  ag_context* make_ctx(int32_t threads) {
-    ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
-    o.num_threads = threads;
-    ag_context* c = nullptr;
-    EXPECT_EQ(ag_context_create(&c, &o), AG_OK);
-    ctxs_.push_back(c);
-    return c;
-  }
-  ag_tensor* own(ag_tensor* t) {
-    owned_.push_back(t);
-    return t;
-  }
-  ag_tensor* f64(const Shape& s, const std::vector<double>& v, ag_context* c = nullptr) {
-    ag_tensor* t = nullptr;
-    EXPECT_EQ(ag_tensor_create(&t, c ? c : ctx_, AG_F64, s.data(), static_cast<int32_t>(s.size()), v.data()), AG_OK);
-    return own(t);
-  }
-  ag_tensor* iota(const Shape& s) {
-    int64_t n = 1;
-    for (int64_t d : s) n *= d;
-    std::vector<double> v(static_cast<size_t>(n));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
-    return f64(s, v);
-  }
-  ag_tensor* i64(const Shape& s, const std::vector<int64_t>& v, ag_context* c = nullptr) {
-    ag_tensor* t = nullptr;
-    EXPECT_EQ(ag_tensor_create(&t, c ? c : ctx_, AG_I64, s.data(), static_cast<int32_t>(s.size()), v.data()), AG_OK);
-    return own(t);
-  }
-  ag_tensor* mask(const Shape& s, const std::vector<uint8_t>& v) {
-    ag_tensor* t = nullptr;
-    EXPECT_EQ(ag_tensor_create(&t, ctx_, AG_BOOL, s.data(), static_cast<int32_t>(s.size()), v.data()), AG_OK);
-    return own(t);
-  }
-  static std::vector<double> values(const ag_tensor* t) {
-    std::vector<double> v(static_cast<size_t>(ag_tensor_numel(t)));
-    EXPECT_EQ(ag_tensor_copy_data(t, v.data(), v.size() * sizeof(double)), AG_OK) << ag_last_error_message();
-    return v;
-  }
-  static std::vector<int64_t> ivalues(const ag_tensor* t) {
-    std::vector<int64_t> v(static_cast<size_t>(ag_tensor_numel(t)));
-    EXPECT_EQ(ag_tensor_copy_data(t, v.data(), v.size() * sizeof(int64_t)), AG_OK) << ag_last_error_message();
-    return v;
-  }
-  static Shape shape(const ag_tensor* t) {
-    Shape s(static_cast<size_t>(ag_tensor_ndim(t)));
-    EXPECT_EQ(ag_tensor_shape(t, s.data(), static_cast<int32_t>(s.size())), AG_OK);
-    return s;
-  }
-  static void expect_error(ag_status got, ag_status status, const std::string& text) {
-    EXPECT_EQ(got, status) << ag_last_error_message();
-    EXPECT_NE(std::string(ag_last_error_message()).find(text), std::string::npos)
-        << "message: " << ag_last_error_message() << "\nexpected to contain: " << text;
-  }
-
-  ag_context* ctx_ = nullptr;
-  std::vector<ag_context*> ctxs_;
-  std::vector<ag_tensor*> owned_;
-};
+class IndexOps : public ApiTest {};
 
 TEST_F(IndexOps, IndexSelectValues) {
   ag_tensor* x = iota({3, 4});
@@ -295,43 +228,59 @@ TEST_F(IndexOps, Errors) {
   ag_tensor* neg = i64({2}, {-1, 0});
   ag_tensor* idx2 = i64({2, 2}, {0, 1, 3, 1});
   ag_tensor* fidx = f64({2}, {0, 1});
-  expect_error(ag_op_index_select(&y, x, 1, bad), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_index_select] index 5 at position (1) is out of range for dim 1 of size 4 (valid: 0..3)");
-  expect_error(ag_op_index_select(&y, x, 0, neg), AG_ERR_INVALID_ARGUMENT, "[ag_op_index_select] index -1 at position (0)");
-  expect_error(ag_op_index_select(&y, x, 0, idx2), AG_ERR_SHAPE, "[ag_op_index_select] index must be 1-D, got shape (2,2)");
-  expect_error(ag_op_index_select(&y, x, 0, fidx), AG_ERR_DTYPE, "[ag_op_index_select] index must be i64, got f64");
-  expect_error(ag_op_index_select(&y, x, 2, bad), AG_ERR_INVALID_ARGUMENT, "[ag_op_index_select] dim 2 is out of range");
-  expect_error(ag_op_index_select(&y, x, 0, nullptr), AG_ERR_INVALID_ARGUMENT, "[ag_op_index_select] tensor index is NULL");
-  expect_error(ag_op_gather(&y, x, 0, idx2), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_gather] index 3 at position (1,0) is out of range for dim 0 of size 3 (valid: 0..2)");
+  EXPECT_AG_ERROR_CONTAINS(
+      ag_op_index_select(&y, x, 1, bad), AG_ERR_INVALID_ARGUMENT,
+      "[ag_op_index_select] index 5 at position (1) is out of range for dim 1 of size 4 (valid: 0..3)");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_index_select(&y, x, 0, neg), AG_ERR_INVALID_ARGUMENT,
+                           "[ag_op_index_select] index -1 at position (0)");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_index_select(&y, x, 0, idx2), AG_ERR_SHAPE,
+                           "[ag_op_index_select] index must be 1-D, got shape (2,2)");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_index_select(&y, x, 0, fidx), AG_ERR_DTYPE,
+                           "[ag_op_index_select] index must be i64, got f64");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_index_select(&y, x, 2, bad), AG_ERR_INVALID_ARGUMENT,
+                           "[ag_op_index_select] dim 2 is out of range");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_index_select(&y, x, 0, nullptr), AG_ERR_INVALID_ARGUMENT,
+                           "[ag_op_index_select] tensor index is NULL");
+  EXPECT_AG_ERROR_CONTAINS(
+      ag_op_gather(&y, x, 0, idx2), AG_ERR_INVALID_ARGUMENT,
+      "[ag_op_gather] index 3 at position (1,0) is out of range for dim 0 of size 3 (valid: 0..2)");
   ag_tensor* wide = i64({1, 5}, {0, 0, 0, 0, 0});
-  expect_error(ag_op_gather(&y, x, 0, wide), AG_ERR_SHAPE, "[ag_op_gather] index of shape (1,5) does not fit x of shape (3,4)");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_gather(&y, x, 0, wide), AG_ERR_SHAPE,
+                           "[ag_op_gather] index of shape (1,5) does not fit x of shape (3,4)");
   ag_tensor* src = f64({1, 2}, {1, 2});
   ag_tensor* i12 = i64({1, 3}, {0, 0, 0});
-  expect_error(ag_op_scatter_add(&y, x, 0, i12, src), AG_ERR_SHAPE,
-               "[ag_op_scatter_add] index of shape (1,3) does not fit src of shape (1,2)");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_scatter_add(&y, x, 0, i12, src), AG_ERR_SHAPE,
+                           "[ag_op_scatter_add] index of shape (1,3) does not fit src of shape (1,2)");
   ag_tensor* isrc = i64({1, 3}, {1, 1, 1});
-  expect_error(ag_op_scatter_add(&y, x, 0, i12, isrc), AG_ERR_DTYPE, "[ag_op_scatter_add] src has dtype i64 but x has f64");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_scatter_add(&y, x, 0, i12, isrc), AG_ERR_DTYPE,
+                           "[ag_op_scatter_add] src has dtype i64 but x has f64");
   ag_tensor* src3 = f64({2, 3}, {1, 2, 3, 4, 5, 6});
   ag_tensor* i2 = i64({2}, {0, 1});
-  expect_error(ag_op_index_add(&y, x, 0, i2, src3), AG_ERR_SHAPE,
-               "[ag_op_index_add] src has shape (2,3) but x (3,4) and index (2) need (2,4)");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_index_add(&y, x, 0, i2, src3), AG_ERR_SHAPE,
+                           "[ag_op_index_add] src has shape (2,3) but x (3,4) and index (2) need (2,4)");
   ag_tensor* fm = f64({4}, {0, 1, 0, 1});
   ag_tensor* m5 = mask({5}, {0, 1, 0, 1, 0});
-  expect_error(ag_op_masked_fill(&y, x, fm, 0), AG_ERR_DTYPE, "[ag_op_masked_fill] mask must be bool, got f64");
-  expect_error(ag_op_masked_fill(&y, x, m5, 0), AG_ERR_SHAPE, "[ag_op_masked_fill] cannot broadcast shapes (3,4) and (5)");
-  expect_error(ag_op_embedding(&y, x, bad), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_embedding] index 5 at position (1) is out of range for weight's 3 rows (valid: 0..2)");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_masked_fill(&y, x, fm, 0), AG_ERR_DTYPE,
+                           "[ag_op_masked_fill] mask must be bool, got f64");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_masked_fill(&y, x, m5, 0), AG_ERR_SHAPE,
+                           "[ag_op_masked_fill] cannot broadcast shapes (3,4) and (5)");
+  EXPECT_AG_ERROR_CONTAINS(
+      ag_op_embedding(&y, x, bad), AG_ERR_INVALID_ARGUMENT,
+      "[ag_op_embedding] index 5 at position (1) is out of range for weight's 3 rows (valid: 0..2)");
   ag_tensor* v = iota({3});
-  expect_error(ag_op_embedding(&y, v, i2), AG_ERR_SHAPE, "[ag_op_embedding] weight must be 2-D (V, D), got shape (3)");
-  expect_error(ag_op_one_hot(&y, neg, 3), AG_ERR_INVALID_ARGUMENT, "[ag_op_one_hot] index -1 at position (0) is negative");
-  expect_error(ag_op_one_hot(&y, bad, 3), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_one_hot] index 5 at position (1) is out of range for 3 classes (valid: 0..2)");
-  expect_error(ag_op_one_hot(&y, i64({0}, {}), -1), AG_ERR_INVALID_ARGUMENT, "[ag_op_one_hot] cannot infer num_classes from an empty tensor");
-  expect_error(ag_op_one_hot(&y, x, 3), AG_ERR_DTYPE, "[ag_op_one_hot] indices must be i64, got f64");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_embedding(&y, v, i2), AG_ERR_SHAPE,
+                           "[ag_op_embedding] weight must be 2-D (V, D), got shape (3)");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_one_hot(&y, neg, 3), AG_ERR_INVALID_ARGUMENT,
+                           "[ag_op_one_hot] index -1 at position (0) is negative");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_one_hot(&y, bad, 3), AG_ERR_INVALID_ARGUMENT,
+                           "[ag_op_one_hot] index 5 at position (1) is out of range for 3 classes (valid: 0..2)");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_one_hot(&y, i64({0}, {}), -1), AG_ERR_INVALID_ARGUMENT,
+                           "[ag_op_one_hot] cannot infer num_classes from an empty tensor");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_one_hot(&y, x, 3), AG_ERR_DTYPE, "[ag_op_one_hot] indices must be i64, got f64");
   ag_context* other = make_ctx(1);
   ag_tensor* oi = i64({1}, {0}, other);
-  expect_error(ag_op_index_select(&y, x, 0, oi), AG_ERR_CONTEXT, "[ag_op_index_select] index belongs to another context");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_index_select(&y, x, 0, oi), AG_ERR_CONTEXT,
+                           "[ag_op_index_select] index belongs to another context");
   EXPECT_EQ(y, nullptr);
 }
 

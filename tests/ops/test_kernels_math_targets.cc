@@ -14,21 +14,16 @@ namespace {
 using namespace ag::kernels::testing;
 using LD = long double;
 
-class MathOnTarget : public ::testing::TestWithParam<int64_t> {
+class MathOnTarget : public OnTargetTest {
  protected:
   void SetUp() override {
-    hwy::SetSupportedTargetsForTest(GetParam());
+    OnTargetTest::SetUp();
     ASSERT_EQ(elementwise_target(), GetParam()) << "dispatch did not reach the target";
     ASSERT_EQ(select_target(), GetParam()) << "dispatch did not reach the target";
   }
-  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
-  const char* target() const { return hwy::TargetName(GetParam()); }
 };
 
-INSTANTIATE_TEST_SUITE_P(Kernels, MathOnTarget, ::testing::ValuesIn(targets_to_cover()),
-                         [](const ::testing::TestParamInfo<int64_t>& info) {
-                           return std::string(hwy::TargetName(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Kernels, MathOnTarget, ::testing::ValuesIn(targets_to_cover()), target_name);
 
 // ---------------------------------------------------------------- unary
 

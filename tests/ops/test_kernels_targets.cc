@@ -62,21 +62,16 @@ TEST(KernelTargets, EverySupportedTargetIsCovered) {
   EXPECT_EQ(reduce_target(), cover.front());
 }
 
-class OnTarget : public ::testing::TestWithParam<int64_t> {
+class OnTarget : public OnTargetTest {
  protected:
   void SetUp() override {
-    hwy::SetSupportedTargetsForTest(GetParam());
+    OnTargetTest::SetUp();
     ASSERT_EQ(elementwise_target(), GetParam()) << "dispatch did not reach the target";
     ASSERT_EQ(reduce_target(), GetParam()) << "dispatch did not reach the target";
   }
-  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
-  const char* target() const { return hwy::TargetName(GetParam()); }
 };
 
-INSTANTIATE_TEST_SUITE_P(Kernels, OnTarget, ::testing::ValuesIn(targets_to_cover()),
-                         [](const ::testing::TestParamInfo<int64_t>& info) {
-                           return std::string(hwy::TargetName(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Kernels, OnTarget, ::testing::ValuesIn(targets_to_cover()), target_name);
 
 template <class T>
 T ref_unary(UnaryKind k, T x, T p) {

@@ -10,72 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "ag/ag.h"
+#include "api_util.h"
 
 namespace {
 
-using Shape = std::vector<int64_t>;
-
-#define ASSERT_AG(call) ASSERT_EQ((call), AG_OK) << ag_last_error_message()
-
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-class Ctx {
- public:
-  explicit Ctx(int32_t threads = 0) {
-    ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
-    o.num_threads = threads;
-    ag_context_create(&ctx_, &o);
-  }
-  ~Ctx() { ag_context_release(ctx_); }
-  ag_context* get() const { return ctx_; }
-
- private:
-  ag_context* ctx_ = nullptr;
-};
-
-// A host tensor: values in double, shape.
-struct Host {
-  Shape shape;
-  std::vector<double> v;
-};
-
-Host random_host(const Shape& s, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  Host h{s, std::vector<double>(static_cast<size_t>(numel(s)))};
-  for (double& x : h.v) x = u(rng);
-  return h;
-}
-
-ag_tensor* make(ag_context* ctx, ag_dtype dt, const Host& h) {
-  ag_tensor* t = nullptr;
-  if (dt == AG_F64) {
-    ag_tensor_create(&t, ctx, dt, h.shape.data(), static_cast<int32_t>(h.shape.size()), h.v.data());
-  } else {
-    std::vector<float> f(h.v.begin(), h.v.end());
-    ag_tensor_create(&t, ctx, dt, h.shape.data(), static_cast<int32_t>(h.shape.size()), f.data());
-  }
-  return t;
-}
-
-Host read(const ag_tensor* t) {
-  Host h;
-  h.shape.resize(static_cast<size_t>(ag_tensor_ndim(t)));
-  ag_tensor_shape(t, h.shape.data(), static_cast<int32_t>(h.shape.size()));
-  h.v.resize(static_cast<size_t>(ag_tensor_numel(t)));
-  if (ag_tensor_dtype(t) == AG_F64) {
-    ag_tensor_copy_data(t, h.v.data(), h.v.size() * sizeof(double));
-  } else {
-    std::vector<float> f(h.v.size());
-    ag_tensor_copy_data(t, f.data(), f.size() * sizeof(float));
-    h.v.assign(f.begin(), f.end());
-  }
-  return h;
-}
+using namespace apitest;
 
 // NumPy matmul, element by element.
 Host ref_matmul(Host a, Host b) {
@@ -144,9 +83,9 @@ using Binary = ag_status (*)(ag_tensor**, const ag_tensor*, const ag_tensor*);
 void check_binary(Binary fn, const Shape& sa, const Shape& sb) {
   std::mt19937_64 rng(numel(sa) * 31 + numel(sb));
   for (ag_dtype dt : {AG_F32, AG_F64}) {
-    Ctx ctx;
+    Ctx ctx(0);
     const Host a = random_host(sa, rng), b = random_host(sb, rng);
-    ag_tensor *ta = make(ctx.get(), dt, a), *tb = make(ctx.get(), dt, b), *y = nullptr;
+    ag_tensor *ta = new_tensor(ctx.get(), dt, a), *tb = new_tensor(ctx.get(), dt, b), *y = nullptr;
     ASSERT_AG(fn(&y, ta, tb));
     const int64_t k = sa.empty() ? 0 : sa.back();
     Host want;
@@ -155,7 +94,7 @@ void check_binary(Binary fn, const Shape& sa, const Shape& sb) {
     } else {
       want = ref_matmul(a, b);
     }
-    expect_close(read(y), want, dt, k, str(sa) + " x " + str(sb));
+    expect_close(host_of(y), want, dt, k, str(sa) + " x " + str(sb));
     EXPECT_EQ(ag_tensor_dtype(y), dt);
     ag_tensor_release(y);
     ag_tensor_release(ta);
@@ -196,7 +135,7 @@ TEST(Linear, MatchesReference) {
   for (ag_dtype dt : {AG_F32, AG_F64}) {
     for (const auto& [sx, sw] : shapes) {
       for (bool with_bias : {true, false}) {
-        Ctx ctx;
+        Ctx ctx(0);
         const Host x = random_host(sx, rng), w = random_host(sw, rng), b = random_host({sw[0]}, rng);
         Host wt{{sw[1], sw[0]}, std::vector<double>(w.v.size())};
         for (int64_t o = 0; o < sw[0]; ++o) {
@@ -206,9 +145,10 @@ TEST(Linear, MatchesReference) {
         if (with_bias) {
           for (size_t i = 0; i < want.v.size(); ++i) want.v[i] += b.v[i % b.v.size()];
         }
-        ag_tensor *tx = make(ctx.get(), dt, x), *tw = make(ctx.get(), dt, w), *tb = make(ctx.get(), dt, b), *y = nullptr;
+        ag_tensor *tx = new_tensor(ctx.get(), dt, x), *tw = new_tensor(ctx.get(), dt, w),
+                  *tb = new_tensor(ctx.get(), dt, b), *y = nullptr;
         ASSERT_AG(ag_op_linear(&y, tx, tw, with_bias ? tb : nullptr));
-        expect_close(read(y), want, dt, sx.back() + 1, "linear " + str(sx) + " " + str(sw));
+        expect_close(host_of(y), want, dt, sx.back() + 1, "linear " + str(sx) + " " + str(sw));
         for (ag_tensor* t : {y, tx, tw, tb}) ag_tensor_release(t);
       }
     }
@@ -218,9 +158,10 @@ TEST(Linear, MatchesReference) {
 // A stride-0 operand (expanded along k and along the batch) is read in place.
 TEST(Matmul, ExpandedOperands) {
   std::mt19937_64 rng(5);
-  Ctx ctx;
+  Ctx ctx(0);
   const Host a = random_host({40, 1}, rng), b = random_host({1, 50, 30}, rng);
-  ag_tensor *ta = make(ctx.get(), AG_F64, a), *tb = make(ctx.get(), AG_F64, b), *ea = nullptr, *eb = nullptr, *y = nullptr;
+  ag_tensor *ta = new_tensor(ctx.get(), AG_F64, a), *tb = new_tensor(ctx.get(), AG_F64, b), *ea = nullptr,
+            *eb = nullptr, *y = nullptr;
   const int64_t sa[] = {40, 50}, sb[] = {3, 50, 30};
   ASSERT_AG(ag_op_expand(&ea, ta, sa, 2));
   ASSERT_AG(ag_op_expand(&eb, tb, sb, 3));
@@ -228,13 +169,13 @@ TEST(Matmul, ExpandedOperands) {
   Host full_a{{40, 50}, {}}, full_b{{3, 50, 30}, {}};
   for (int64_t i = 0; i < 40; ++i) full_a.v.insert(full_a.v.end(), 50, a.v[static_cast<size_t>(i)]);
   for (int r = 0; r < 3; ++r) full_b.v.insert(full_b.v.end(), b.v.begin(), b.v.end());
-  expect_close(read(y), ref_matmul(full_a, full_b), AG_F64, 50, "expanded");
+  expect_close(host_of(y), ref_matmul(full_a, full_b), AG_F64, 50, "expanded");
   for (ag_tensor* t : {y, ta, tb, ea, eb}) ag_tensor_release(t);
 }
 
 // NumPy: k = 0 gives zeros, an empty outer or batch dim an empty result.
 TEST(Matmul, EmptyDims) {
-  Ctx ctx;
+  Ctx ctx(0);
   struct Case {
     Shape a, b, out;
   };
@@ -248,7 +189,7 @@ TEST(Matmul, EmptyDims) {
     ASSERT_AG(ag_tensor_zeros(&a, ctx.get(), AG_F32, c.a.data(), static_cast<int32_t>(c.a.size())));
     ASSERT_AG(ag_tensor_zeros(&b, ctx.get(), AG_F32, c.b.data(), static_cast<int32_t>(c.b.size())));
     ASSERT_AG(ag_op_matmul(&y, a, b));
-    const Host h = read(y);
+    const Host h = host_of(y);
     EXPECT_EQ(h.shape, c.out) << str(c.a) << " x " << str(c.b);
     for (double v : h.v) ASSERT_EQ(v, 0.0);
     for (ag_tensor* t : {y, a, b}) ag_tensor_release(t);
@@ -273,9 +214,9 @@ TEST(Matmul, SameBitsOnOneAndTwoThreads) {
     for (int32_t threads : {1, 2}) {
       Ctx ctx(threads);
       ASSERT_EQ(ag_context_num_threads(ctx.get()), threads);
-      ag_tensor *ta = make(ctx.get(), AG_F32, a), *tb = make(ctx.get(), AG_F32, b), *y = nullptr;
+      ag_tensor *ta = new_tensor(ctx.get(), AG_F32, a), *tb = new_tensor(ctx.get(), AG_F32, b), *y = nullptr;
       ASSERT_AG(ag_op_matmul(&y, ta, tb));
-      results.push_back(read(y));
+      results.push_back(host_of(y));
       for (ag_tensor* t : {y, ta, tb}) ag_tensor_release(t);
     }
     ASSERT_EQ(results[0].v.size(), results[1].v.size());
@@ -291,14 +232,8 @@ struct Bad {
   const char* message;
 };
 
-void expect_error(ag_status st, ag_tensor* out, ag_tensor* sentinel, ag_status want, const std::string& message) {
-  EXPECT_EQ(st, want) << message;
-  EXPECT_EQ(out, sentinel) << "out-parameter written on failure";
-  EXPECT_EQ(std::string(ag_last_error_message()), message);
-}
-
 TEST(LinalgErrors, Shapes) {
-  Ctx ctx;
+  Ctx ctx(0);
   const std::vector<Bad> cases = {
       {"matmul", {2, 3}, {4, 5}, "[ag_op_matmul] cannot multiply shapes (2,3) and (4,5): inner dims 3 and 4 differ"},
       {"matmul", {3}, {4}, "[ag_op_matmul] cannot multiply shapes (3) and (4): inner dims 3 and 4 differ"},
@@ -320,14 +255,14 @@ TEST(LinalgErrors, Shapes) {
     ag_tensor* out = sentinel;
     const std::string fn = c.fn;
     const Binary f = fn == "matmul" ? ag_op_matmul : fn == "bmm" ? ag_op_bmm : fn == "dot" ? ag_op_dot : ag_op_outer;
-    expect_error(f(&out, a, b), out, sentinel, AG_ERR_SHAPE, c.message);
+    expect_error_untouched(f(&out, a, b), out, sentinel, AG_ERR_SHAPE, c.message);
     ag_tensor_release(a);
     ag_tensor_release(b);
   }
 }
 
 TEST(LinalgErrors, Linear) {
-  Ctx ctx;
+  Ctx ctx(0);
   auto zeros = [&](const Shape& s, ag_dtype dt = AG_F32) {
     ag_tensor* t = nullptr;
     ag_tensor_zeros(&t, ctx.get(), dt, s.data(), static_cast<int32_t>(s.size()));
@@ -337,24 +272,25 @@ TEST(LinalgErrors, Linear) {
             *bbad = zeros({3}), *x0 = zeros({}), *w64 = zeros({4, 3}, AG_F64);
   ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
   ag_tensor* out = sentinel;
-  expect_error(ag_op_linear(&out, x, w1, b), out, sentinel, AG_ERR_SHAPE,
-               "[ag_op_linear] weight must be 2-D (out_features, in_features), got shape (3)");
-  expect_error(ag_op_linear(&out, x, wbad, b), out, sentinel, AG_ERR_SHAPE,
-               "[ag_op_linear] input shape (2,3) does not fit weight shape (4,5): in_features 3 and 5 differ");
-  expect_error(ag_op_linear(&out, x, w, bbad), out, sentinel, AG_ERR_SHAPE,
-               "[ag_op_linear] bias shape (3) does not fit weight shape (4,3): expected (4)");
-  expect_error(ag_op_linear(&out, x0, w, b), out, sentinel, AG_ERR_SHAPE,
-               "[ag_op_linear] input must have at least 1 dim, got shape ()");
+  expect_error_untouched(ag_op_linear(&out, x, w1, b), out, sentinel, AG_ERR_SHAPE,
+                         "[ag_op_linear] weight must be 2-D (out_features, in_features), got shape (3)");
+  expect_error_untouched(
+      ag_op_linear(&out, x, wbad, b), out, sentinel, AG_ERR_SHAPE,
+      "[ag_op_linear] input shape (2,3) does not fit weight shape (4,5): in_features 3 and 5 differ");
+  expect_error_untouched(ag_op_linear(&out, x, w, bbad), out, sentinel, AG_ERR_SHAPE,
+                         "[ag_op_linear] bias shape (3) does not fit weight shape (4,3): expected (4)");
+  expect_error_untouched(ag_op_linear(&out, x0, w, b), out, sentinel, AG_ERR_SHAPE,
+                         "[ag_op_linear] input must have at least 1 dim, got shape ()");
   EXPECT_EQ(ag_op_linear(&out, x, w64, nullptr), AG_ERR_DTYPE);
   EXPECT_EQ(out, sentinel);
-  expect_error(ag_op_linear(&out, x, nullptr, b), out, sentinel, AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_linear] tensor weight is NULL");
+  expect_error_untouched(ag_op_linear(&out, x, nullptr, b), out, sentinel, AG_ERR_INVALID_ARGUMENT,
+                         "[ag_op_linear] tensor weight is NULL");
   EXPECT_EQ(ag_op_linear(nullptr, x, w, b), AG_ERR_INVALID_ARGUMENT);
   for (ag_tensor* t : {x, w, w1, wbad, b, bbad, x0, w64}) ag_tensor_release(t);
 }
 
 TEST(LinalgErrors, DtypesAndHandles) {
-  Ctx ctx;
+  Ctx ctx(0);
   const Shape s{2, 2};
   ag_tensor *a = nullptr, *b64 = nullptr, *i64 = nullptr;
   ASSERT_AG(ag_tensor_zeros(&a, ctx.get(), AG_F32, s.data(), 2));
@@ -362,15 +298,17 @@ TEST(LinalgErrors, DtypesAndHandles) {
   ASSERT_AG(ag_tensor_zeros(&i64, ctx.get(), AG_I64, s.data(), 2));
   ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
   ag_tensor* out = sentinel;
-  expect_error(ag_op_matmul(&out, a, b64), out, sentinel, AG_ERR_DTYPE,
-               "[ag_op_matmul] dtypes f32 and f64 differ (no implicit promotion; convert with ag_op_cast)");
+  expect_error_untouched(ag_op_matmul(&out, a, b64), out, sentinel, AG_ERR_DTYPE,
+                         "[ag_op_matmul] dtypes f32 and f64 differ (no implicit promotion; convert with ag_op_cast)");
   EXPECT_EQ(ag_op_bmm(&out, i64, i64), AG_ERR_DTYPE);
   EXPECT_EQ(std::string(ag_last_error_message()), "[ag_op_bmm] expects a floating tensor (f32 or f64), got i64");
-  expect_error(ag_op_dot(&out, nullptr, a), out, sentinel, AG_ERR_INVALID_ARGUMENT, "[ag_op_dot] tensor a is NULL");
-  expect_error(ag_op_outer(&out, a, nullptr), out, sentinel, AG_ERR_INVALID_ARGUMENT, "[ag_op_outer] tensor b is NULL");
+  expect_error_untouched(ag_op_dot(&out, nullptr, a), out, sentinel, AG_ERR_INVALID_ARGUMENT,
+                         "[ag_op_dot] tensor a is NULL");
+  expect_error_untouched(ag_op_outer(&out, a, nullptr), out, sentinel, AG_ERR_INVALID_ARGUMENT,
+                         "[ag_op_outer] tensor b is NULL");
   EXPECT_EQ(ag_op_matmul(nullptr, a, a), AG_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(std::string(ag_last_error_message()), "[ag_op_matmul] the output pointer is NULL");
-  Ctx other;
+  Ctx other(0);
   ag_tensor* c = nullptr;
   ASSERT_AG(ag_tensor_zeros(&c, other.get(), AG_F32, s.data(), 2));
   EXPECT_EQ(ag_op_matmul(&out, a, c), AG_ERR_CONTEXT);

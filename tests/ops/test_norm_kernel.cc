@@ -5,77 +5,27 @@
 // reference in long double: odd sizes and tails (rows end at a PROT_NONE
 // page, so an access past the end faults), with and without weight and bias,
 // a large common offset (f32 precision), NaN and infinities.
-#include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <random>
-#include <string>
 #include <vector>
 
-#include "hwy/targets.h"
-#include "kernels/kernels.h"
-#include "kernels/targets.h"
+#include "kernel_test_support.h"
 
 namespace ag::kernels {
 namespace {
 
-std::vector<int64_t> targets_to_cover() {
-  hwy::SetSupportedTargetsForTest(0);
-  std::vector<int64_t> out;
-  for (int64_t bits = compiled_targets() & hwy::SupportedTargets(); bits != 0; bits &= bits - 1) {
-    out.push_back(bits & -bits);
-  }
-  return out;
-}
+using namespace ag::kernels::testing;
 
-// n elements ending exactly at an inaccessible page.
-template <class T>
-class Guarded {
- public:
-  explicit Guarded(size_t n) {
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    const size_t bytes = n * sizeof(T);
-    span_ = (bytes + page - 1) / page * page + page;
-    void* p = mmap(nullptr, span_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) std::abort();
-    base_ = static_cast<char*>(p);
-    if (mprotect(base_ + span_ - page, page, PROT_NONE) != 0) std::abort();
-    data_ = reinterpret_cast<T*>(base_ + span_ - page - bytes);
-  }
-  ~Guarded() { munmap(base_, span_); }
-  Guarded(const Guarded&) = delete;
-  Guarded& operator=(const Guarded&) = delete;
-  T& operator[](size_t i) { return data_[i]; }
-  char* bytes() { return reinterpret_cast<char*>(data_); }
-
- private:
-  size_t span_ = 0;
-  char* base_ = nullptr;
-  T* data_ = nullptr;
-};
-
-class NormOnTarget : public ::testing::TestWithParam<int64_t> {
+class NormOnTarget : public OnTargetTest {
  protected:
   void SetUp() override {
-    hwy::SetSupportedTargetsForTest(GetParam());
-    ASSERT_EQ(norm_target(), GetParam()) << "norm_rows did not dispatch to " << hwy::TargetName(GetParam());
+    OnTargetTest::SetUp();
+    ASSERT_EQ(norm_target(), GetParam()) << "norm_rows did not dispatch to " << target();
   }
-  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
 };
 
-INSTANTIATE_TEST_SUITE_P(Kernels, NormOnTarget, ::testing::ValuesIn(targets_to_cover()),
-                         [](const ::testing::TestParamInfo<int64_t>& info) {
-                           return std::string(hwy::TargetName(info.param));
-                         });
-
-template <class T>
-constexpr DType dtype_of() {
-  return sizeof(T) == 4 ? DType::F32 : DType::F64;
-}
+INSTANTIATE_TEST_SUITE_P(Kernels, NormOnTarget, ::testing::ValuesIn(targets_to_cover()), target_name);
 
 // The reference for one row: statistics in long double, two passes.
 template <class T>

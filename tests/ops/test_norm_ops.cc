@@ -35,14 +35,6 @@ std::vector<double> ref_rows(const std::vector<double>& x, size_t n, const std::
   return y;
 }
 
-void expect_close(const std::vector<double>& got, const std::vector<double>& want, double tol,
-                  const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::fabs(want[i]))) << what << " element " << i;
-  }
-}
-
 std::vector<double> as_f32(std::vector<double> v) {
   for (double& e : v) e = static_cast<float>(e);
   return v;

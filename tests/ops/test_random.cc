@@ -12,14 +12,13 @@
 #include <thread>
 #include <vector>
 
-#include "ag/ag.h"
+#include "api_util.h"
 #include "kernels/philox.h"
 
 namespace {
 
-#define ASSERT_AG(call) ASSERT_EQ((call), AG_OK) << ag_last_error_message()
+using namespace apitest;
 
-using Shape = std::vector<int64_t>;
 using ag::kernels::philox4x32_10;
 using ag::kernels::PhiloxWords;
 
@@ -44,36 +43,8 @@ TEST(Philox, KnownAnswers) {
   for (const Kat& k : kats) EXPECT_EQ(philox4x32_10(k.ctr, k.key[0], k.key[1]), k.want);
 }
 
-class Random : public ::testing::Test {
+class Random : public ApiTest {
  protected:
-  void SetUp() override { ctx_ = make_ctx(0); }
-  void TearDown() override {
-    for (ag_tensor* t : owned_) ag_tensor_release(t);
-    for (ag_context* c : ctxs_) ag_context_release(c);
-  }
-  ag_context* make_ctx(int32_t threads) {
-    ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
-    o.num_threads = threads;
-    ag_context* c = nullptr;
-    EXPECT_EQ(ag_context_create(&c, &o), AG_OK);
-    ctxs_.push_back(c);
-    return c;
-  }
-  ag_tensor* own(ag_tensor* t) {
-    owned_.push_back(t);
-    return t;
-  }
-  template <class T>
-  static std::vector<T> data(const ag_tensor* t) {
-    std::vector<T> v(static_cast<size_t>(ag_tensor_numel(t)));
-    EXPECT_EQ(ag_tensor_copy_data(t, v.data(), v.size() * sizeof(T)), AG_OK);
-    return v;
-  }
-  static Shape shape(const ag_tensor* t) {
-    Shape s(static_cast<size_t>(ag_tensor_ndim(t)));
-    ag_tensor_shape(t, s.data(), static_cast<int32_t>(s.size()));
-    return s;
-  }
   ag_tensor* rand(ag_context* c, ag_dtype dt, const Shape& s) {
     ag_tensor* t = nullptr;
     EXPECT_EQ(ag_op_rand(&t, c, dt, s.data(), static_cast<int32_t>(s.size())), AG_OK) << ag_last_error_message();
@@ -84,24 +55,11 @@ class Random : public ::testing::Test {
     EXPECT_EQ(ag_op_randn(&t, c, dt, s.data(), static_cast<int32_t>(s.size())), AG_OK) << ag_last_error_message();
     return own(t);
   }
-  ag_tensor* f64(const Shape& s, const std::vector<double>& v, ag_context* c = nullptr) {
-    ag_tensor* t = nullptr;
-    EXPECT_EQ(ag_tensor_create(&t, c ? c : ctx_, AG_F64, s.data(), static_cast<int32_t>(s.size()), v.data()), AG_OK);
-    return own(t);
-  }
   static uint64_t offset(ag_context* c) {
     uint64_t seed = 0, off = 0;
     EXPECT_EQ(ag_context_rng_state(c, &seed, &off), AG_OK);
     return off;
   }
-  void expect_error(ag_status got, ag_status want, const std::string& message) {
-    EXPECT_EQ(got, want);
-    EXPECT_EQ(std::string(ag_last_error_message()), message);
-  }
-
-  ag_context* ctx_ = nullptr;
-  std::vector<ag_context*> ctxs_;
-  std::vector<ag_tensor*> owned_;
 };
 
 // The reference: the words of block b under seed s, as the generator's
@@ -147,15 +105,15 @@ TEST_F(Random, DefaultStateAndSeeding) {
 
 TEST_F(Random, ValuesMatchTheReference) {
   ASSERT_AG(ag_context_set_rng_state(ctx_, 77, 5));
-  const auto u32 = data<float>(rand(ctx_, AG_F32, {3, 3}));
+  const auto u32 = data_of<float>(rand(ctx_, AG_F32, {3, 3}));
   for (int64_t e = 0; e < 9; ++e) EXPECT_EQ(u32[e], ref_uniform_f32(77, 5, e)) << e;
   const uint64_t off = offset(ctx_);
   EXPECT_EQ(off, 8u);
-  const auto u64 = data<double>(rand(ctx_, AG_F64, {5}));
+  const auto u64 = data_of<double>(rand(ctx_, AG_F64, {5}));
   for (int64_t e = 0; e < 5; ++e) EXPECT_EQ(u64[e], ref_uniform_f64(77, off, e)) << e;
   // Box-Muller on (u1, u2) of one f64 block.
   ASSERT_AG(ag_context_set_rng_state(ctx_, 77, 40));
-  const auto z = data<double>(randn(ctx_, AG_F64, {4}));
+  const auto z = data_of<double>(randn(ctx_, AG_F64, {4}));
   for (int64_t e = 0; e < 4; ++e) {
     const double u1 = ref_uniform_f64(77, 40, (e / 2) * 2, 0), u2 = ref_uniform_f64(77, 40, (e / 2) * 2, 1);
     const double r = std::sqrt(-2.0 * std::log(1.0 - u1)), t = 2.0 * M_PI * u2;
@@ -167,7 +125,7 @@ TEST_F(Random, ValuesMatchTheReference) {
   const int64_t s[1] = {6};
   ASSERT_AG(ag_op_bernoulli_scalar(&b, ctx_, AG_F64, s, 1, 0.4));
   own(b);
-  const auto bv = data<double>(b);
+  const auto bv = data_of<double>(b);
   for (int64_t e = 0; e < 6; ++e) {
     EXPECT_EQ(bv[e], block(9, e / 4)[e % 4] / 4294967296.0 < 0.4 ? 1.0 : 0.0) << e;
   }
@@ -177,9 +135,9 @@ TEST_F(Random, ValuesMatchTheReference) {
 // draw equals a short draw that starts at that block.
 TEST_F(Random, ElementsDependOnlyOnTheirCounter) {
   ASSERT_AG(ag_context_set_rng_state(ctx_, 5, 100));
-  const auto whole = data<float>(rand(ctx_, AG_F32, {12}));
+  const auto whole = data_of<float>(rand(ctx_, AG_F32, {12}));
   ASSERT_AG(ag_context_set_rng_state(ctx_, 5, 102));
-  const auto tail = data<float>(rand(ctx_, AG_F32, {4}));
+  const auto tail = data_of<float>(rand(ctx_, AG_F32, {4}));
   EXPECT_EQ(std::vector<float>(whole.begin() + 8, whole.end()), tail);
 }
 
@@ -188,28 +146,28 @@ TEST_F(Random, SameSeedSameBitsOtherSeedOtherBits) {
   ag_context* b = make_ctx(1);
   ASSERT_AG(ag_context_manual_seed(a, 7));
   ASSERT_AG(ag_context_manual_seed(b, 7));
-  EXPECT_EQ(data<double>(randn(a, AG_F64, {100})), data<double>(randn(b, AG_F64, {100})));
-  EXPECT_EQ(data<float>(rand(a, AG_F32, {100})), data<float>(rand(b, AG_F32, {100})));
+  EXPECT_EQ(data_of<double>(randn(a, AG_F64, {100})), data_of<double>(randn(b, AG_F64, {100})));
+  EXPECT_EQ(data_of<float>(rand(a, AG_F32, {100})), data_of<float>(rand(b, AG_F32, {100})));
   ASSERT_AG(ag_context_manual_seed(b, 8));
   ASSERT_AG(ag_context_manual_seed(a, 7));
-  const auto x = data<float>(rand(a, AG_F32, {100}));
-  const auto y = data<float>(rand(b, AG_F32, {100}));
+  const auto x = data_of<float>(rand(a, AG_F32, {100}));
+  const auto y = data_of<float>(rand(b, AG_F32, {100}));
   int same = 0;
   for (size_t i = 0; i < x.size(); ++i) same += x[i] == y[i];
   EXPECT_LT(same, 3);
   // Consecutive draws differ too.
-  EXPECT_NE(data<float>(rand(a, AG_F32, {100})), x);
+  EXPECT_NE(data_of<float>(rand(a, AG_F32, {100})), x);
 }
 
 TEST_F(Random, StateSaveAndRestoreReplays) {
   rand(ctx_, AG_F32, {7});
   uint64_t seed = 0, off = 0;
   ASSERT_AG(ag_context_rng_state(ctx_, &seed, &off));
-  const auto a = data<double>(randn(ctx_, AG_F64, {33}));
-  const auto a2 = data<float>(rand(ctx_, AG_F32, {5}));
+  const auto a = data_of<double>(randn(ctx_, AG_F64, {33}));
+  const auto a2 = data_of<float>(rand(ctx_, AG_F32, {5}));
   ASSERT_AG(ag_context_set_rng_state(ctx_, seed, off));
-  EXPECT_EQ(data<double>(randn(ctx_, AG_F64, {33})), a);
-  EXPECT_EQ(data<float>(rand(ctx_, AG_F32, {5})), a2);
+  EXPECT_EQ(data_of<double>(randn(ctx_, AG_F64, {33})), a);
+  EXPECT_EQ(data_of<float>(rand(ctx_, AG_F32, {5})), a2);
 }
 
 TEST_F(Random, BitwiseSameAtOneAndTwoThreads) {
@@ -217,14 +175,14 @@ TEST_F(Random, BitwiseSameAtOneAndTwoThreads) {
   ag_context* c2 = make_ctx(2);
   const Shape big = {3, 100001};  // several parallel chunks, a short last one
   for (ag_context* c : {c1, c2}) ASSERT_AG(ag_context_manual_seed(c, 99));
-  EXPECT_EQ(data<float>(rand(c1, AG_F32, big)), data<float>(rand(c2, AG_F32, big)));
-  EXPECT_EQ(data<double>(randn(c1, AG_F64, big)), data<double>(randn(c2, AG_F64, big)));
-  EXPECT_EQ(data<float>(randn(c1, AG_F32, big)), data<float>(randn(c2, AG_F32, big)));
+  EXPECT_EQ(data_of<float>(rand(c1, AG_F32, big)), data_of<float>(rand(c2, AG_F32, big)));
+  EXPECT_EQ(data_of<double>(randn(c1, AG_F64, big)), data_of<double>(randn(c2, AG_F64, big)));
+  EXPECT_EQ(data_of<float>(randn(c1, AG_F32, big)), data_of<float>(randn(c2, AG_F32, big)));
   ag_tensor *r1 = nullptr, *r2 = nullptr, *d1 = nullptr, *d2 = nullptr;
   ASSERT_AG(ag_op_randint(&r1, c1, big.data(), 2, -5, 1000));
   ASSERT_AG(ag_op_randint(&r2, c2, big.data(), 2, -5, 1000));
   own(r1), own(r2);
-  EXPECT_EQ(data<int64_t>(r1), data<int64_t>(r2));
+  EXPECT_EQ(data_of<int64_t>(r1), data_of<int64_t>(r2));
   ag_tensor* x1 = nullptr;
   ag_tensor* x2 = nullptr;
   ASSERT_AG(ag_tensor_ones(&x1, c1, AG_F32, big.data(), 2));
@@ -233,12 +191,12 @@ TEST_F(Random, BitwiseSameAtOneAndTwoThreads) {
   ASSERT_AG(ag_op_dropout(&d1, x1, 0.2, 1));
   ASSERT_AG(ag_op_dropout(&d2, x2, 0.2, 1));
   own(d1), own(d2);
-  EXPECT_EQ(data<float>(d1), data<float>(d2));
+  EXPECT_EQ(data_of<float>(d1), data_of<float>(d2));
   ag_tensor *b1 = nullptr, *b2 = nullptr;
   ASSERT_AG(ag_op_bernoulli(&b1, rand(c1, AG_F64, big)));
   ASSERT_AG(ag_op_bernoulli(&b2, rand(c2, AG_F64, big)));
   own(b1), own(b2);
-  EXPECT_EQ(data<double>(b1), data<double>(b2));
+  EXPECT_EQ(data_of<double>(b1), data_of<double>(b2));
   EXPECT_EQ(offset(c1), offset(c2));
 }
 
@@ -258,34 +216,34 @@ Moments moments(const std::vector<T>& v) {
 // Means and variances within about 5 standard errors over 1e6 samples.
 TEST_F(Random, Statistics) {
   const Shape n = {1000000};
-  const Moments u = moments(data<float>(rand(ctx_, AG_F32, n)));
+  const Moments u = moments(data_of<float>(rand(ctx_, AG_F32, n)));
   EXPECT_NEAR(u.mean, 0.5, 5 * std::sqrt(1.0 / 12 / 1e6));
   EXPECT_NEAR(u.var, 1.0 / 12, 5 * std::sqrt(1.0 / 180 / 1e6));
   EXPECT_GE(u.lo, 0.0);
   EXPECT_LT(u.hi, 1.0);
-  const Moments z = moments(data<double>(randn(ctx_, AG_F64, n)));
+  const Moments z = moments(data_of<double>(randn(ctx_, AG_F64, n)));
   EXPECT_NEAR(z.mean, 0.0, 5e-3);
   EXPECT_NEAR(z.var, 1.0, 5 * std::sqrt(2.0 / 1e6));
-  const Moments z32 = moments(data<float>(randn(ctx_, AG_F32, n)));
+  const Moments z32 = moments(data_of<float>(randn(ctx_, AG_F32, n)));
   EXPECT_NEAR(z32.mean, 0.0, 5e-3);
   EXPECT_NEAR(z32.var, 1.0, 5 * std::sqrt(2.0 / 1e6));
   EXPECT_LT(std::max(-z32.lo, z32.hi), 5.8);
 
   ag_tensor* t = nullptr;
   ASSERT_AG(ag_op_uniform(&t, ctx_, AG_F64, n.data(), 1, -2, 3));
-  const Moments w = moments(data<double>(own(t)));
+  const Moments w = moments(data_of<double>(own(t)));
   EXPECT_NEAR(w.mean, 0.5, 5 * 5 * std::sqrt(1.0 / 12 / 1e6));
   EXPECT_GE(w.lo, -2.0);
   EXPECT_LT(w.hi, 3.0);
   ASSERT_AG(ag_op_normal(&t, ctx_, AG_F32, n.data(), 1, 1.5, 2));
-  const Moments g = moments(data<float>(own(t)));
+  const Moments g = moments(data_of<float>(own(t)));
   EXPECT_NEAR(g.mean, 1.5, 5 * 2e-3);
   EXPECT_NEAR(g.var, 4.0, 5 * 4 * std::sqrt(2.0 / 1e6));
   ASSERT_AG(ag_op_bernoulli_scalar(&t, ctx_, AG_F64, n.data(), 1, 0.3));
-  const Moments b = moments(data<double>(own(t)));
+  const Moments b = moments(data_of<double>(own(t)));
   EXPECT_NEAR(b.mean, 0.3, 5 * std::sqrt(0.21 / 1e6));
   ASSERT_AG(ag_op_randint(&t, ctx_, n.data(), 1, -3, 7));
-  const auto ri = data<int64_t>(own(t));
+  const auto ri = data_of<int64_t>(own(t));
   std::vector<int64_t> counts(10, 0);
   for (int64_t v : ri) {
     ASSERT_GE(v, -3);
@@ -311,7 +269,7 @@ TEST_F(Random, BernoulliOfATensor) {
   own(y);
   EXPECT_EQ(shape(y), (Shape{cols, 4}));
   EXPECT_EQ(ag_tensor_dtype(y), AG_F64);
-  const auto v = data<double>(y);
+  const auto v = data_of<double>(y);
   double sums[4] = {};
   for (int64_t c = 0; c < cols; ++c)
     for (int r = 0; r < 4; ++r) {
@@ -325,15 +283,15 @@ TEST_F(Random, BernoulliOfATensor) {
 }
 
 TEST_F(Random, NormalIsFiniteAndUniformStaysBelowHigh) {
-  const auto z = data<float>(randn(ctx_, AG_F32, {1 << 20}));
+  const auto z = data_of<float>(randn(ctx_, AG_F32, {1 << 20}));
   for (float v : z) ASSERT_TRUE(std::isfinite(v));
   ag_tensor* t = nullptr;
   const int64_t n[1] = {1 << 16};
   // A range so narrow in f32 that low + (high - low) u rounds to high often.
   ASSERT_AG(ag_op_uniform(&t, ctx_, AG_F32, n, 1, 1.0, 1.0000001));
-  for (float v : data<float>(own(t))) ASSERT_TRUE(v >= 1.0f && v < 1.0000001f) << v;
+  for (float v : data_of<float>(own(t))) ASSERT_TRUE(v >= 1.0f && v < 1.0000001f) << v;
   ASSERT_AG(ag_op_uniform(&t, ctx_, AG_F64, n, 1, 2.5, 2.5));
-  for (double v : data<double>(own(t))) ASSERT_EQ(v, 2.5);
+  for (double v : data_of<double>(own(t))) ASSERT_EQ(v, 2.5);
 }
 
 TEST_F(Random, EmptyAndZeroDim) {
@@ -364,7 +322,7 @@ TEST_F(Random, DropoutScalesAndItsGradientIsTheMask) {
   ag_tensor* y = nullptr;
   ASSERT_AG(ag_op_dropout(&y, x, 0.25, 1));
   own(y);
-  const auto yv = data<double>(y);
+  const auto yv = data_of<double>(y);
   int64_t kept = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (yv[i] != 0.0) {
@@ -380,7 +338,7 @@ TEST_F(Random, DropoutScalesAndItsGradientIsTheMask) {
   ag_tensor* g = nullptr;
   ASSERT_AG(ag_tensor_grad(&g, x));
   own(g);
-  const auto gv = data<double>(g);
+  const auto gv = data_of<double>(g);
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(gv[i], yv[i] == 0.0 ? 0.0 : 1.0 / 0.75) << i;
 }
 
@@ -391,7 +349,7 @@ TEST_F(Random, DropoutPassThroughAndAllDropped) {
     ag_tensor* y = nullptr;
     ASSERT_AG(ag_op_dropout(&y, x, p, training));
     own(y);
-    const auto v = data<double>(y);
+    const auto v = data_of<double>(y);
     EXPECT_EQ(v[0], 1.0);
     EXPECT_TRUE(std::isnan(v[3]));
   }
@@ -400,7 +358,7 @@ TEST_F(Random, DropoutPassThroughAndAllDropped) {
   ASSERT_AG(ag_op_dropout(&y, x, 1.0, 1));
   own(y);
   EXPECT_EQ(offset(ctx_), before);
-  const auto v = data<double>(y);
+  const auto v = data_of<double>(y);
   EXPECT_EQ(v[0], 0.0);
   EXPECT_EQ(v[2], 0.0);
   EXPECT_TRUE(std::isnan(v[3]));  // NaN * 0, as PyTorch
@@ -417,8 +375,8 @@ TEST_F(Random, DropoutMaskSameForF32AndF64) {
   ASSERT_AG(ag_context_manual_seed(ctx_, 3));
   ASSERT_AG(ag_op_dropout(&yb, b, 0.6, 1));
   own(ya), own(yb);
-  const auto va = data<float>(ya);
-  const auto vb = data<double>(yb);
+  const auto va = data_of<float>(ya);
+  const auto vb = data_of<double>(yb);
   for (size_t i = 0; i < va.size(); ++i) ASSERT_EQ(va[i] == 0.0f, vb[i] == 0.0) << i;
 }
 
@@ -462,49 +420,63 @@ TEST_F(Random, Errors) {
   const int64_t s[2] = {2, 3};
   const int64_t neg[1] = {-2};
   const uint64_t before = offset(ctx_);
-  expect_error(ag_op_rand(&y, ctx_, AG_I64, s, 2), AG_ERR_DTYPE, "[ag_op_rand] dtype must be f32 or f64, got i64");
-  expect_error(ag_op_randn(&y, ctx_, AG_BOOL, s, 2), AG_ERR_DTYPE, "[ag_op_randn] dtype must be f32 or f64, got bool");
-  expect_error(ag_op_rand(&y, ctx_, static_cast<ag_dtype>(7), s, 2), AG_ERR_DTYPE,
-               "[ag_op_rand] dtype 7 is not one of AG_F32, AG_F64, AG_I64, AG_BOOL");
-  expect_error(ag_op_rand(&y, ctx_, AG_F32, neg, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_rand] size -2 of dim 0 is negative");
-  expect_error(ag_op_rand(&y, ctx_, AG_F32, nullptr, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_rand] shape is NULL but ndim is 1");
-  expect_error(ag_op_randn(&y, ctx_, AG_F32, s, 17), AG_ERR_INVALID_ARGUMENT, "[ag_op_randn] ndim 17 is outside 0..16");
-  expect_error(ag_op_rand(&y, nullptr, AG_F32, s, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_rand] context is NULL");
-  expect_error(ag_op_rand(nullptr, ctx_, AG_F32, s, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_rand] the output pointer is NULL");
-  expect_error(ag_op_uniform(&y, ctx_, AG_F32, s, 2, 2, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_uniform] low 2 is above high 1");
-  expect_error(ag_op_uniform(&y, ctx_, AG_F32, s, 2, 0, INFINITY), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_uniform] high inf is not finite");
-  expect_error(ag_op_uniform(&y, ctx_, AG_F64, s, 2, -1e308, 1e308), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_uniform] high - low overflows (low -1e+308, high 1e+308)");
-  expect_error(ag_op_normal(&y, ctx_, AG_F64, s, 2, 0, -1), AG_ERR_INVALID_ARGUMENT, "[ag_op_normal] std -1 is negative");
-  expect_error(ag_op_normal(&y, ctx_, AG_F64, s, 2, NAN, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_normal] mean nan is not finite");
-  expect_error(ag_op_bernoulli_scalar(&y, ctx_, AG_F64, s, 2, 1.5), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_bernoulli_scalar] p 1.5 is outside [0, 1]");
-  expect_error(ag_op_randint(&y, ctx_, s, 2, 5, 5), AG_ERR_INVALID_ARGUMENT, "[ag_op_randint] low 5 is not below high 5");
+  EXPECT_AG_ERROR(ag_op_rand(&y, ctx_, AG_I64, s, 2), AG_ERR_DTYPE, "[ag_op_rand] dtype must be f32 or f64, got i64");
+  EXPECT_AG_ERROR(ag_op_randn(&y, ctx_, AG_BOOL, s, 2), AG_ERR_DTYPE,
+                  "[ag_op_randn] dtype must be f32 or f64, got bool");
+  EXPECT_AG_ERROR(ag_op_rand(&y, ctx_, static_cast<ag_dtype>(7), s, 2), AG_ERR_DTYPE,
+                  "[ag_op_rand] dtype 7 is not one of AG_F32, AG_F64, AG_I64, AG_BOOL");
+  EXPECT_AG_ERROR(ag_op_rand(&y, ctx_, AG_F32, neg, 1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_rand] size -2 of dim 0 is negative");
+  EXPECT_AG_ERROR(ag_op_rand(&y, ctx_, AG_F32, nullptr, 1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_rand] shape is NULL but ndim is 1");
+  EXPECT_AG_ERROR(ag_op_randn(&y, ctx_, AG_F32, s, 17), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_randn] ndim 17 is outside 0..16");
+  EXPECT_AG_ERROR(ag_op_rand(&y, nullptr, AG_F32, s, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_rand] context is NULL");
+  EXPECT_AG_ERROR(ag_op_rand(nullptr, ctx_, AG_F32, s, 2), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_rand] the output pointer is NULL");
+  EXPECT_AG_ERROR(ag_op_uniform(&y, ctx_, AG_F32, s, 2, 2, 1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_uniform] low 2 is above high 1");
+  EXPECT_AG_ERROR(ag_op_uniform(&y, ctx_, AG_F32, s, 2, 0, INFINITY), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_uniform] high inf is not finite");
+  EXPECT_AG_ERROR(ag_op_uniform(&y, ctx_, AG_F64, s, 2, -1e308, 1e308), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_uniform] high - low overflows (low -1e+308, high 1e+308)");
+  EXPECT_AG_ERROR(ag_op_normal(&y, ctx_, AG_F64, s, 2, 0, -1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_normal] std -1 is negative");
+  EXPECT_AG_ERROR(ag_op_normal(&y, ctx_, AG_F64, s, 2, NAN, 1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_normal] mean nan is not finite");
+  EXPECT_AG_ERROR(ag_op_bernoulli_scalar(&y, ctx_, AG_F64, s, 2, 1.5), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_bernoulli_scalar] p 1.5 is outside [0, 1]");
+  EXPECT_AG_ERROR(ag_op_randint(&y, ctx_, s, 2, 5, 5), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_randint] low 5 is not below high 5");
   ag_tensor* p = f64({3}, {0.5, -0.25, 2});
-  expect_error(ag_op_bernoulli(&y, p), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_bernoulli] probability -0.25 at flat index 1 is outside [0, 1]");
+  EXPECT_AG_ERROR(ag_op_bernoulli(&y, p), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_bernoulli] probability -0.25 at flat index 1 is outside [0, 1]");
   ag_tensor* pn = f64({2}, {0.5, NAN});
-  expect_error(ag_op_bernoulli(&y, pn), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_bernoulli] probability nan at flat index 1 is outside [0, 1]");
+  EXPECT_AG_ERROR(ag_op_bernoulli(&y, pn), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_bernoulli] probability nan at flat index 1 is outside [0, 1]");
   ag_tensor* idx = nullptr;
   ASSERT_AG(ag_tensor_zeros(&idx, ctx_, AG_I64, s, 2));
   own(idx);
-  expect_error(ag_op_bernoulli(&y, idx), AG_ERR_DTYPE, "[ag_op_bernoulli] expects a floating tensor (f32 or f64), got i64");
-  expect_error(ag_op_bernoulli(&y, nullptr), AG_ERR_INVALID_ARGUMENT, "[ag_op_bernoulli] tensor p is NULL");
-  expect_error(ag_op_dropout(&y, p, 1.5, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_dropout] p 1.5 is outside [0, 1]");
-  expect_error(ag_op_dropout(&y, p, -0.1, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_dropout] p -0.1 is outside [0, 1]");
-  expect_error(ag_op_dropout(&y, idx, 0.5, 1), AG_ERR_DTYPE, "[ag_op_dropout] expects a floating tensor (f32 or f64), got i64");
-  expect_error(ag_op_dropout(&y, nullptr, 0.5, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_dropout] tensor x is NULL");
+  EXPECT_AG_ERROR(ag_op_bernoulli(&y, idx), AG_ERR_DTYPE,
+                  "[ag_op_bernoulli] expects a floating tensor (f32 or f64), got i64");
+  EXPECT_AG_ERROR(ag_op_bernoulli(&y, nullptr), AG_ERR_INVALID_ARGUMENT, "[ag_op_bernoulli] tensor p is NULL");
+  EXPECT_AG_ERROR(ag_op_dropout(&y, p, 1.5, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_dropout] p 1.5 is outside [0, 1]");
+  EXPECT_AG_ERROR(ag_op_dropout(&y, p, -0.1, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_dropout] p -0.1 is outside [0, 1]");
+  EXPECT_AG_ERROR(ag_op_dropout(&y, idx, 0.5, 1), AG_ERR_DTYPE,
+                  "[ag_op_dropout] expects a floating tensor (f32 or f64), got i64");
+  EXPECT_AG_ERROR(ag_op_dropout(&y, nullptr, 0.5, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_dropout] tensor x is NULL");
   EXPECT_EQ(y, sentinel);
   EXPECT_EQ(offset(ctx_), before);  // failed calls draw nothing
 
   uint64_t seed = 0;
-  expect_error(ag_context_manual_seed(nullptr, 1), AG_ERR_INVALID_ARGUMENT, "[ag_context_manual_seed] context is NULL");
-  expect_error(ag_context_seed(ctx_, nullptr), AG_ERR_INVALID_ARGUMENT, "[ag_context_seed] seed is NULL");
-  expect_error(ag_context_seed(nullptr, &seed), AG_ERR_INVALID_ARGUMENT, "[ag_context_seed] context is NULL");
-  expect_error(ag_context_rng_state(ctx_, &seed, nullptr), AG_ERR_INVALID_ARGUMENT, "[ag_context_rng_state] offset is NULL");
-  expect_error(ag_context_set_rng_state(nullptr, 1, 2), AG_ERR_INVALID_ARGUMENT, "[ag_context_set_rng_state] context is NULL");
+  EXPECT_AG_ERROR(ag_context_manual_seed(nullptr, 1), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_context_manual_seed] context is NULL");
+  EXPECT_AG_ERROR(ag_context_seed(ctx_, nullptr), AG_ERR_INVALID_ARGUMENT, "[ag_context_seed] seed is NULL");
+  EXPECT_AG_ERROR(ag_context_seed(nullptr, &seed), AG_ERR_INVALID_ARGUMENT, "[ag_context_seed] context is NULL");
+  EXPECT_AG_ERROR(ag_context_rng_state(ctx_, &seed, nullptr), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_context_rng_state] offset is NULL");
+  EXPECT_AG_ERROR(ag_context_set_rng_state(nullptr, 1, 2), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_context_set_rng_state] context is NULL");
   EXPECT_EQ(seed, 0u);
 }
 

@@ -31,13 +31,6 @@ std::vector<double> ref_softmax(const std::vector<double>& x, const Shape& shape
   return y;
 }
 
-void expect_close(const std::vector<double>& got, const std::vector<double>& want, double tol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::fabs(want[i]))) << what << " element " << i;
-  }
-}
-
 using Op = ag_status (*)(ag_tensor**, const ag_tensor*, int64_t);
 
 TEST(Softmax, ValuesAlongEveryDim) {
