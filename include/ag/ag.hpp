@@ -111,6 +111,15 @@ class Context {
     detail::check(ag_context_seed(c_, &s));
     return s;
   }
+  /** The generator state (seed, offset): set_rng_state replays the numbers drawn from it. */
+  std::pair<uint64_t, uint64_t> rng_state() const {
+    uint64_t s = 0, offset = 0;
+    detail::check(ag_context_rng_state(c_, &s, &offset));
+    return std::make_pair(s, offset);
+  }
+  void set_rng_state(const std::pair<uint64_t, uint64_t> &state) {
+    detail::check(ag_context_set_rng_state(c_, state.first, state.second));
+  }
 
  private:
   Context(ag_context *c, int) noexcept : c_(c) {}

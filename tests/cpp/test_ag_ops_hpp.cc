@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -345,6 +346,13 @@ TEST(AgOpsHpp, CreationAndRandomFollowTheSeed) {
     EXPECT_GE(v, -3);
     EXPECT_LT(v, 4);
   }
+  // The state read back replays the draws.
+  const std::pair<uint64_t, uint64_t> state = ctx.rng_state();
+  ag::Tensor first = ag::randn(ctx, {5}, AG_F64);
+  ctx.set_rng_state(state);
+  expect_same(ag::randn(ctx, {5}, AG_F64), first);
+  EXPECT_EQ(ctx.rng_state().first, 1234u);
+
   ag::Tensor x = ag::ones(ctx, {3});
   EXPECT_EQ(ag::dropout(x, 0.5, false).get(), x.get());  // eval mode: x itself
   expect_error([&] { ag::rand(ctx, {2}, AG_I64); }, AG_ERR_DTYPE,
