@@ -16,15 +16,17 @@
  *   wrapper adds nothing to the exported ABI and works with any C++ compiler
  *   whatever compiler built libag.
  * - One named function per op of the library: ag/ag_ops.hpp, included at the
- *   end. In-place ops are Tensor members (x.add_(y)); ag::Scope wraps the
- *   handle scopes of ag/scope.h.
+ *   end. In-place ops are Tensor members (x.add_(y)); Tensor::register_hook
+ *   takes a C++ callable; ag::Scope wraps the handle scopes of ag/scope.h.
  */
 #ifndef AG_AG_HPP
 #define AG_AG_HPP
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <stdexcept>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -126,6 +128,70 @@ class Context {
   ag_context *c_;
 };
 
+/**
+ * A hook handle (ag/hooks.h), move-only. Destroying it keeps the hook
+ * registered for the life of its tensor; remove() unregisters it.
+ */
+class Hook {
+ public:
+  Hook() noexcept : h_(nullptr) {}
+  static Hook adopt(ag_hook *h) noexcept {
+    Hook hook;
+    hook.h_ = h;
+    return hook;
+  }
+  Hook(Hook &&other) noexcept : h_(other.h_) { other.h_ = nullptr; }
+  Hook &operator=(Hook &&other) noexcept {
+    std::swap(h_, other.h_);
+    return *this;
+  }
+  Hook(const Hook &) = delete;
+  Hook &operator=(const Hook &) = delete;
+  ~Hook() { ag_hook_release(h_); }
+
+  /** Unregisters the hook (it runs no more) and empties this handle. */
+  void remove() noexcept {
+    ag_hook_remove(h_);
+    h_ = nullptr;
+  }
+  explicit operator bool() const noexcept { return h_ != nullptr; }
+
+ private:
+  ag_hook *h_;
+};
+
+class Tensor;
+
+namespace detail {
+
+/* A C++ callback run by the C library: its exceptions become the status and
+ * message of the pass (no exception crosses the C boundary). */
+template <typename Body> ag_status run_callback(Body body) noexcept {
+  try {
+    body();
+    return AG_OK;
+  } catch (const Error &e) {
+    ag_set_callback_error(e.what());
+    return e.status();
+  } catch (const std::bad_alloc &) {
+    ag_set_callback_error("out of memory");
+    return AG_ERR_OUT_OF_MEMORY;
+  } catch (const std::exception &e) {
+    ag_set_callback_error(e.what());
+    return AG_ERR_CALLBACK;
+  } catch (...) {
+    ag_set_callback_error("unknown exception");
+    return AG_ERR_CALLBACK;
+  }
+}
+
+template <typename F> struct TensorHook {
+  static ag_status call(void *user_data, const ag_tensor *grad, ag_tensor **replacement) noexcept;
+  static void destroy(void *user_data) noexcept { delete static_cast<F *>(user_data); }
+};
+
+}  // namespace detail
+
 /** A tensor handle (ag_tensor). An empty Tensor holds NULL. */
 class Tensor {
  public:
@@ -223,6 +289,21 @@ class Tensor {
     detail::check(ag_backward(t_, grad_root.t_, &opts));
   }
 
+  /**
+   * Registers fn(const Tensor &grad) -> Tensor on the gradient flowing into
+   * this tensor (ag_tensor_register_hook): a non-empty result replaces the
+   * gradient. An exception thrown by fn stops the pass with AG_ERR_CALLBACK
+   * and its message. fn is destroyed when the hook ends.
+   */
+  template <typename F> Hook register_hook(F fn) {
+    typedef typename std::decay<F>::type Fn;
+    ag_hook *h = nullptr;
+    // The registration owns the copy from here on, and destroys it itself when it fails.
+    detail::check(ag_tensor_register_hook(&h, t_, &detail::TensorHook<Fn>::call, new Fn(std::move(fn)),
+                                          &detail::TensorHook<Fn>::destroy));
+    return Hook::adopt(h);
+  }
+
   /* ---- in place (ag/ops_inplace.h): overwrite this tensor, bump its version, return *this ---- */
 
   Tensor &add_(const Tensor &other) { return done(ag_op_add_(t_, other.t_)); }
@@ -248,6 +329,15 @@ class Tensor {
   }
   ag_tensor *t_;
 };
+
+template <typename F>
+ag_status detail::TensorHook<F>::call(void *user_data, const ag_tensor *grad, ag_tensor **replacement) noexcept {
+  return run_callback([&] {
+    const Tensor g = Tensor::adopt(ag_tensor_retain(const_cast<ag_tensor *>(grad)));
+    Tensor r = (*static_cast<F *>(user_data))(g);
+    if (r) *replacement = r.release_handle();
+  });
+}
 
 /** Turns grad mode off on this thread for its lifetime, then restores it. */
 class NoGradGuard {

@@ -7,6 +7,9 @@
 #include <cmath>
 #include <cstddef>
 #include <iterator>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -210,6 +213,47 @@ TEST(AgHpp, FailuresThrowTheStatusAndMessage) {
   } catch (const ag::Error &e) {
     EXPECT_EQ(e.status(), AG_ERR_GRAPH);
   }
+}
+
+TEST(AgHpp, HooksRunCppCallables) {
+  ag::Context ctx(1);
+  ag::Tensor x = ag::tensor<double>(ctx, {1, 2}, {2});
+  x.set_requires_grad();
+  std::shared_ptr<int> calls = std::make_shared<int>(0);
+  ag::Tensor y = x * x;
+  ag::Hook doubling = y.register_hook([calls](const ag::Tensor &g) {
+    ++*calls;
+    return g * 2.0;
+  });
+  ag::Hook watching = x.register_hook([calls](const ag::Tensor &) {
+    ++*calls;
+    return ag::Tensor();  // keep the gradient
+  });
+  EXPECT_EQ(calls.use_count(), 3);
+  ag::sum(y).backward(ag::Tensor(), /*retain_graph=*/true);
+  EXPECT_EQ(*calls, 2);
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{4, 8}));  // 2 * 2x
+
+  doubling.remove();
+  EXPECT_FALSE(doubling);
+  EXPECT_EQ(calls.use_count(), 2);  // the removed hook's callable was destroyed
+  x.set_grad(ag::Tensor());
+  ag::sum(y).backward(ag::Tensor(), true);
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{2, 4}));
+
+  // An exception in the callable stops the pass with its message.
+  ag::Hook failing = y.register_hook([](const ag::Tensor &g) -> ag::Tensor {
+    if (g.numel() > 0) throw std::runtime_error("gradient refused");
+    return g;
+  });
+  try {
+    ag::sum(y).backward();
+    FAIL() << "no exception";
+  } catch (const ag::Error &e) {
+    EXPECT_EQ(e.status(), AG_ERR_CALLBACK);
+    EXPECT_NE(std::string(e.what()).find("gradient refused"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ag::zeros(ctx, {2}).register_hook([](const ag::Tensor &g) { return g; }), ag::Error);
 }
 
 TEST(AgHpp, HeadersMatchTheLibrary) { EXPECT_TRUE(ag::library_compatible()); }
