@@ -15,15 +15,18 @@
  * - Everything here is inline and calls only the C functions of ag.h, so the
  *   wrapper adds nothing to the exported ABI and works with any C++ compiler
  *   whatever compiler built libag.
- * - One named function per op of the library, declared by one line per op in
- *   the family lists at the end.
+ * - One named function per op of the library: ag/ag_ops.hpp, included at the
+ *   end. In-place ops are Tensor members (x.add_(y)); Tensor::register_hook
+ *   takes a C++ callable; ag::Scope wraps the handle scopes of ag/scope.h.
  */
 #ifndef AG_AG_HPP
 #define AG_AG_HPP
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <stdexcept>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,10 +105,92 @@ class Context {
   }
   void trim() { detail::check(ag_context_trim(c_)); }
 
+  /** Seeds the generator of the random ops and resets its offset (ag/random.h). */
+  void manual_seed(uint64_t seed) { detail::check(ag_context_manual_seed(c_, seed)); }
+  /** The last seed set, or AG_RNG_DEFAULT_SEED. */
+  uint64_t seed() const {
+    uint64_t s = 0;
+    detail::check(ag_context_seed(c_, &s));
+    return s;
+  }
+  /** The generator state (seed, offset): set_rng_state replays the numbers drawn from it. */
+  std::pair<uint64_t, uint64_t> rng_state() const {
+    uint64_t s = 0, offset = 0;
+    detail::check(ag_context_rng_state(c_, &s, &offset));
+    return std::make_pair(s, offset);
+  }
+  void set_rng_state(const std::pair<uint64_t, uint64_t> &state) {
+    detail::check(ag_context_set_rng_state(c_, state.first, state.second));
+  }
+
  private:
   Context(ag_context *c, int) noexcept : c_(c) {}
   ag_context *c_;
 };
+
+/**
+ * A hook handle (ag/hooks.h), move-only. Destroying it keeps the hook
+ * registered for the life of its tensor; remove() unregisters it.
+ */
+class Hook {
+ public:
+  Hook() noexcept : h_(nullptr) {}
+  static Hook adopt(ag_hook *h) noexcept {
+    Hook hook;
+    hook.h_ = h;
+    return hook;
+  }
+  Hook(Hook &&other) noexcept : h_(other.h_) { other.h_ = nullptr; }
+  Hook &operator=(Hook &&other) noexcept {
+    std::swap(h_, other.h_);
+    return *this;
+  }
+  Hook(const Hook &) = delete;
+  Hook &operator=(const Hook &) = delete;
+  ~Hook() { ag_hook_release(h_); }
+
+  /** Unregisters the hook (it runs no more) and empties this handle. */
+  void remove() noexcept {
+    ag_hook_remove(h_);
+    h_ = nullptr;
+  }
+  explicit operator bool() const noexcept { return h_ != nullptr; }
+
+ private:
+  ag_hook *h_;
+};
+
+class Tensor;
+
+namespace detail {
+
+/* A C++ callback run by the C library: its exceptions become the status and
+ * message of the pass (no exception crosses the C boundary). */
+template <typename Body> ag_status run_callback(Body body) noexcept {
+  try {
+    body();
+    return AG_OK;
+  } catch (const Error &e) {
+    ag_set_callback_error(e.what());
+    return e.status();
+  } catch (const std::bad_alloc &) {
+    ag_set_callback_error("out of memory");
+    return AG_ERR_OUT_OF_MEMORY;
+  } catch (const std::exception &e) {
+    ag_set_callback_error(e.what());
+    return AG_ERR_CALLBACK;
+  } catch (...) {
+    ag_set_callback_error("unknown exception");
+    return AG_ERR_CALLBACK;
+  }
+}
+
+template <typename F> struct TensorHook {
+  static ag_status call(void *user_data, const ag_tensor *grad, ag_tensor **replacement) noexcept;
+  static void destroy(void *user_data) noexcept { delete static_cast<F *>(user_data); }
+};
+
+}  // namespace detail
 
 /** A tensor handle (ag_tensor). An empty Tensor holds NULL. */
 class Tensor {
@@ -204,8 +289,38 @@ class Tensor {
     detail::check(ag_backward(t_, grad_root.t_, &opts));
   }
 
+  /**
+   * Registers fn(const Tensor &grad) -> Tensor on the gradient flowing into
+   * this tensor (ag_tensor_register_hook): a non-empty result replaces the
+   * gradient. An exception thrown by fn stops the pass with AG_ERR_CALLBACK
+   * and its message. fn is destroyed when the hook ends.
+   */
+  template <typename F> Hook register_hook(F fn) {
+    typedef typename std::decay<F>::type Fn;
+    ag_hook *h = nullptr;
+    // The registration owns the copy from here on, and destroys it itself when it fails.
+    detail::check(ag_tensor_register_hook(&h, t_, &detail::TensorHook<Fn>::call, new Fn(std::move(fn)),
+                                          &detail::TensorHook<Fn>::destroy));
+    return Hook::adopt(h);
+  }
+
+  /* ---- in place (ag/ops_inplace.h): overwrite this tensor, bump its version, return *this ---- */
+
+  Tensor &add_(const Tensor &other) { return done(ag_op_add_(t_, other.t_)); }
+  Tensor &sub_(const Tensor &other) { return done(ag_op_sub_(t_, other.t_)); }
+  Tensor &mul_(const Tensor &other) { return done(ag_op_mul_(t_, other.t_)); }
+  Tensor &div_(const Tensor &other) { return done(ag_op_div_(t_, other.t_)); }
+  Tensor &zero_() { return done(ag_op_zero_(t_)); }
+  Tensor &fill_(double value) { return done(ag_op_fill_(t_, value)); }
+  Tensor &copy_(const Tensor &src) { return done(ag_op_copy_(t_, src.t_)); }
+  Tensor &clamp_(double min, double max) { return done(ag_op_clamp_(t_, min, max)); }
+
  private:
   Tensor(ag_tensor *t, int) noexcept : t_(t) {}
+  Tensor &done(ag_status status) {
+    detail::check(status);
+    return *this;
+  }
   // The C calls move bytes; a C++ element type of another dtype would reinterpret them.
   template <typename T> void check_element_type(const char *method) const {
     if (t_ != nullptr && dtype() != detail::dtype_of<T>::value())
@@ -214,6 +329,15 @@ class Tensor {
   }
   ag_tensor *t_;
 };
+
+template <typename F>
+ag_status detail::TensorHook<F>::call(void *user_data, const ag_tensor *grad, ag_tensor **replacement) noexcept {
+  return run_callback([&] {
+    const Tensor g = Tensor::adopt(ag_tensor_retain(const_cast<ag_tensor *>(grad)));
+    Tensor r = (*static_cast<F *>(user_data))(g);
+    if (r) *replacement = r.release_handle();
+  });
+}
 
 /** Turns grad mode off on this thread for its lifetime, then restores it. */
 class NoGradGuard {
@@ -234,6 +358,51 @@ class TagScope {
   ~TagScope() { ag_tag_scope_pop(); }
   TagScope(const TagScope &) = delete;
   TagScope &operator=(const TagScope &) = delete;
+};
+
+/**
+ * A handle scope (ag/scope.h) open on this thread for its lifetime: every
+ * handle reference handed out on this thread meanwhile (op results, and
+ * Tensor copies, since a copy retains) is recorded, and released when the
+ * scope ends. Scopes count references per handle, not per Tensor, so with
+ * Tensors (which release their own references) the rules are: a Tensor that
+ * outlives the scope comes from keep(), called after its last copy inside
+ * the scope; and no Tensor made before the scope is copied inside it. Meant
+ * for code that mixes in C calls returning handles.
+ */
+class Scope {
+ public:
+  Scope() : s_(nullptr) { detail::check(ag_scope_begin(&s_)); }
+  /** Ends the scope; a failure (it is not the innermost) cannot be reported and leaves it open. */
+  ~Scope() {
+    if (s_ != nullptr) ag_scope_end(s_);
+  }
+  Scope(const Scope &) = delete;
+  Scope &operator=(const Scope &) = delete;
+
+  /**
+   * A new reference to t that survives the scope: every record of t's handle
+   * is taken out of the open scopes, so t and its copies are released by
+   * their own destructors only (C references to that handle made meanwhile
+   * become the caller's to release too).
+   */
+  Tensor keep(const Tensor &t) {
+    Tensor kept(t);  // a retain, recorded: there is at least one record to take back
+    detail::check(ag_scope_keep(kept.get()));
+    while (ag_scope_keep(kept.get()) == AG_OK) {
+    }
+    return kept;
+  }
+  /** Ends the scope now, reporting a failure (then the scope stays open). */
+  void end() {
+    detail::check(ag_scope_end(s_));
+    s_ = nullptr;
+  }
+  /** Number of scopes open on this thread. */
+  static int32_t depth() noexcept { return ag_scope_depth(); }
+
+ private:
+  ag_scope *s_;
 };
 
 /* ---- creating tensors ---- */
@@ -276,171 +445,8 @@ inline Tensor scalar(const Context &ctx, double value, ag_dtype dtype = AG_F32) 
   return Tensor::adopt(t);
 }
 
-/* ---- ops: one line per op of the library, grouped by family ---- */
-
-#define AG_HPP_UNARY(name)                        \
-  inline Tensor name(const Tensor &x) {           \
-    ag_tensor *out = nullptr;                     \
-    detail::check(ag_op_##name(&out, x.get()));   \
-    return Tensor::adopt(out);                    \
-  }
-#define AG_HPP_UNARY_SCALAR(name)                       \
-  inline Tensor name(const Tensor &x, double attr) {    \
-    ag_tensor *out = nullptr;                           \
-    detail::check(ag_op_##name(&out, x.get(), attr));   \
-    return Tensor::adopt(out);                          \
-  }
-#define AG_HPP_BINARY(name)                                \
-  inline Tensor name(const Tensor &a, const Tensor &b) {   \
-    ag_tensor *out = nullptr;                              \
-    detail::check(ag_op_##name(&out, a.get(), b.get()));   \
-    return Tensor::adopt(out);                             \
-  }
-#define AG_HPP_SHAPE(name)                                                             \
-  inline Tensor name(const Tensor &x, const std::vector<int64_t> &shape) {             \
-    ag_tensor *out = nullptr;                                                          \
-    detail::check(ag_op_##name(&out, x.get(), detail::data_or_null(shape),             \
-                               static_cast<int32_t>(shape.size())));                   \
-    return Tensor::adopt(out);                                                         \
-  }
-#define AG_HPP_DTYPE(name)                                \
-  inline Tensor name(const Tensor &x, ag_dtype dtype) {   \
-    ag_tensor *out = nullptr;                             \
-    detail::check(ag_op_##name(&out, x.get(), dtype));    \
-    return Tensor::adopt(out);                            \
-  }
-#define AG_HPP_REDUCE_ALL(name) AG_HPP_UNARY(name)
-#define AG_HPP_COMPARE(name) AG_HPP_BINARY(name)
-#define AG_HPP_UNARY_SCALAR2(name)                                      \
-  inline Tensor name(const Tensor &x, double attr, double attr2) {      \
-    ag_tensor *out = nullptr;                                           \
-    detail::check(ag_op_##name(&out, x.get(), attr, attr2));            \
-    return Tensor::adopt(out);                                          \
-  }
-#define AG_HPP_DIM(name)                                  \
-  inline Tensor name(const Tensor &x, int64_t dim) {      \
-    ag_tensor *out = nullptr;                             \
-    detail::check(ag_op_##name(&out, x.get(), dim));      \
-    return Tensor::adopt(out);                            \
-  }
-#define AG_HPP_DIMS(name)                                                                       \
-  inline Tensor name(const Tensor &x, const std::vector<int64_t> &dims, bool keepdim = false) { \
-    ag_tensor *out = nullptr;                                                                   \
-    detail::check(ag_op_##name(&out, x.get(), detail::data_or_null(dims),                       \
-                               static_cast<int32_t>(dims.size()), keepdim ? 1 : 0));            \
-    return Tensor::adopt(out);                                                                  \
-  }
-
-AG_HPP_UNARY(neg)
-AG_HPP_UNARY(exp)
-AG_HPP_UNARY(log)
-AG_HPP_UNARY(tanh)
-AG_HPP_UNARY_SCALAR(pow_scalar)
-AG_HPP_UNARY(clone)
-AG_HPP_BINARY(add)
-AG_HPP_BINARY(sub)
-AG_HPP_BINARY(mul)
-AG_HPP_BINARY(div)
-AG_HPP_BINARY(tanh_backward)
-AG_HPP_REDUCE_ALL(sum)
-AG_HPP_REDUCE_ALL(mean)
-AG_HPP_SHAPE(expand)
-AG_HPP_SHAPE(sum_to_size)
-AG_HPP_SHAPE(reshape)
-AG_HPP_DTYPE(cast)
-AG_HPP_DIM(softmax)
-AG_HPP_DIM(log_softmax)
-AG_HPP_DIM(cumsum)
-AG_HPP_DIM(cumprod)
-AG_HPP_DIMS(sum_dims)
-AG_HPP_DIMS(mean_dims)
-AG_HPP_DIMS(prod_dims)
-AG_HPP_DIMS(logsumexp_dims)
-AG_HPP_UNARY(abs)
-AG_HPP_UNARY(sign)
-AG_HPP_UNARY(expm1)
-AG_HPP_UNARY(log1p)
-AG_HPP_UNARY(log2)
-AG_HPP_UNARY(sqrt)
-AG_HPP_UNARY(rsqrt)
-AG_HPP_UNARY(square)
-AG_HPP_UNARY(reciprocal)
-AG_HPP_UNARY(sin)
-AG_HPP_UNARY(cos)
-AG_HPP_UNARY(tan)
-AG_HPP_UNARY(asin)
-AG_HPP_UNARY(acos)
-AG_HPP_UNARY(atan)
-AG_HPP_UNARY(sinh)
-AG_HPP_UNARY(cosh)
-AG_HPP_UNARY(erf)
-AG_HPP_UNARY(sigmoid)
-AG_HPP_BINARY(sigmoid_backward)
-AG_HPP_UNARY(relu)
-AG_HPP_UNARY_SCALAR(leaky_relu)
-AG_HPP_UNARY_SCALAR(elu)
-AG_HPP_UNARY(selu)
-AG_HPP_UNARY(silu)
-AG_HPP_BINARY(silu_backward)
-AG_HPP_UNARY_SCALAR2(softplus)
-AG_HPP_UNARY(mish)
-AG_HPP_BINARY(mish_backward)
-AG_HPP_UNARY_SCALAR2(hardtanh)
-AG_HPP_UNARY_SCALAR2(clamp)
-AG_HPP_UNARY(gelu)
-AG_HPP_UNARY(gelu_tanh)
-AG_HPP_BINARY(gelu_backward)
-AG_HPP_BINARY(gelu_tanh_backward)
-AG_HPP_BINARY(pow)
-AG_HPP_BINARY(maximum)
-AG_HPP_BINARY(minimum)
-AG_HPP_BINARY(atan2)
-AG_HPP_BINARY(fmod)
-AG_HPP_BINARY(remainder)
-AG_HPP_COMPARE(eq)
-AG_HPP_COMPARE(ne)
-AG_HPP_COMPARE(lt)
-AG_HPP_COMPARE(le)
-AG_HPP_COMPARE(gt)
-AG_HPP_COMPARE(ge)
-AG_HPP_UNARY(floor)
-AG_HPP_UNARY(ceil)
-AG_HPP_UNARY(round)
-AG_HPP_UNARY(trunc)
-
-#undef AG_HPP_UNARY
-#undef AG_HPP_UNARY_SCALAR
-#undef AG_HPP_BINARY
-#undef AG_HPP_SHAPE
-#undef AG_HPP_DTYPE
-#undef AG_HPP_REDUCE_ALL
-#undef AG_HPP_DIM
-#undef AG_HPP_DIMS
-#undef AG_HPP_COMPARE
-#undef AG_HPP_UNARY_SCALAR2
-
-inline Tensor pow(const Tensor &x, double exponent) { return pow_scalar(x, exponent); }
-
-/* ---- operators; a double operand becomes a 0-dim tensor of the other's dtype ---- */
-
-namespace detail {
-inline Tensor scalar_like(const Tensor &like, double value) { return scalar(like.context(), value, like.dtype()); }
-}  // namespace detail
-
-inline Tensor operator-(const Tensor &x) { return neg(x); }
-inline Tensor operator+(const Tensor &a, const Tensor &b) { return add(a, b); }
-inline Tensor operator-(const Tensor &a, const Tensor &b) { return sub(a, b); }
-inline Tensor operator*(const Tensor &a, const Tensor &b) { return mul(a, b); }
-inline Tensor operator/(const Tensor &a, const Tensor &b) { return div(a, b); }
-inline Tensor operator+(const Tensor &a, double b) { return add(a, detail::scalar_like(a, b)); }
-inline Tensor operator-(const Tensor &a, double b) { return sub(a, detail::scalar_like(a, b)); }
-inline Tensor operator*(const Tensor &a, double b) { return mul(a, detail::scalar_like(a, b)); }
-inline Tensor operator/(const Tensor &a, double b) { return div(a, detail::scalar_like(a, b)); }
-inline Tensor operator+(double a, const Tensor &b) { return add(detail::scalar_like(b, a), b); }
-inline Tensor operator-(double a, const Tensor &b) { return sub(detail::scalar_like(b, a), b); }
-inline Tensor operator*(double a, const Tensor &b) { return mul(detail::scalar_like(b, a), b); }
-inline Tensor operator/(double a, const Tensor &b) { return div(detail::scalar_like(b, a), b); }
-
 }  // namespace ag
+
+#include "ag/ag_ops.hpp"
 
 #endif /* AG_AG_HPP */

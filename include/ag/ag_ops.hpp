@@ -1,0 +1,608 @@
+/*
+ * ag/ag_ops.hpp - the op wrappers of ag.hpp: one C++ function ag::<name> per
+ * C function ag_op_<name>, with the C function's semantics and errors (see
+ * its documentation in ag/ops*.h, ag/random.h); a failure throws ag::Error
+ * with the C message. Included at the end of ag/ag.hpp: include that.
+ *
+ * How the C arguments appear in C++:
+ * - a pointer and count (shape, dims, sizes) is a std::vector<int64_t>;
+ * - a (height, width) array of the conv and pool ops is a std::vector<int64_t>
+ *   of 2 values, or 1 value used for both, or {} for the C default (NULL);
+ * - an optional tensor (bias, weight, pos_weight, running statistics) is an
+ *   empty Tensor() for none (NULL); lists of tensors are std::vector<Tensor>;
+ * - ops with several results return a std::vector<Tensor> (split, chunk) or
+ *   a ValuesIndices (max_dim, min_dim, max_pool2d_with_indices);
+ * - int32_t flags are bool; defaults are those the C documentation names
+ *   (PyTorch's); creation and random ops take the Context first and the
+ *   dtype last (AG_F32 by default), as ag::zeros.
+ * To wrap a new op: one line in the family list below, or for a CUSTOM op a
+ * function in the section of its header (tests/cpp checks both).
+ */
+#ifndef AG_AG_OPS_HPP
+#define AG_AG_OPS_HPP
+
+#include <limits>
+
+#include "ag/ag.hpp"
+
+namespace ag {
+
+/** The two results of max_dim, min_dim (values) and max_pool2d_with_indices (the pooled output). */
+struct ValuesIndices {
+  Tensor values;
+  Tensor indices;
+};
+
+namespace detail {
+
+/* Calls an ag_op_* whose first parameter is its one result. */
+template <typename F, typename... Args> Tensor op(F f, Args... args) {
+  ag_tensor *out = nullptr;
+  check(f(&out, args...));
+  return Tensor::adopt(out);
+}
+
+inline int32_t count_of(const std::vector<int64_t> &v) noexcept { return static_cast<int32_t>(v.size()); }
+
+/* A (height, width) argument of the conv and pool ops: {} passes NULL (the C default), {n} means (n, n). */
+class Pair {
+ public:
+  Pair(const char *fn, const char *name, const std::vector<int64_t> &v) : null_(v.empty()) {
+    if (v.size() > 2)
+      throw Error(AG_ERR_INVALID_ARGUMENT, std::string("[ag::") + fn + "] " + name + " has " +
+                                               std::to_string(v.size()) + " values (expected 1 or 2)");
+    v_[0] = v.empty() ? 0 : v[0];
+    v_[1] = v.size() == 2 ? v[1] : v_[0];
+  }
+  const int64_t *get() const noexcept { return null_ ? nullptr : v_; }
+
+ private:
+  int64_t v_[2];
+  bool null_;
+};
+
+inline std::vector<const ag_tensor *> handles_of(const std::vector<Tensor> &xs) {
+  std::vector<const ag_tensor *> h(xs.size());
+  for (std::size_t i = 0; i < xs.size(); ++i) h[i] = xs[i].get();
+  return h;
+}
+
+inline std::vector<Tensor> adopt_all(const std::vector<ag_tensor *> &outs, std::size_t n) {
+  std::vector<Tensor> r;
+  r.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) r.push_back(Tensor::adopt(outs[i]));
+  return r;
+}
+
+inline ValuesIndices values_indices(ag_tensor *values, ag_tensor *indices) {
+  ValuesIndices r;
+  r.values = Tensor::adopt(values);
+  r.indices = Tensor::adopt(indices);
+  return r;
+}
+
+}  // namespace detail
+
+/* ---- ops of the generic families: one line per op ---- */
+
+#define AG_HPP_UNARY(name)                        \
+  inline Tensor name(const Tensor &x) {           \
+    ag_tensor *out = nullptr;                     \
+    detail::check(ag_op_##name(&out, x.get()));   \
+    return Tensor::adopt(out);                    \
+  }
+#define AG_HPP_UNARY_SCALAR(name)                       \
+  inline Tensor name(const Tensor &x, double attr) {    \
+    ag_tensor *out = nullptr;                           \
+    detail::check(ag_op_##name(&out, x.get(), attr));   \
+    return Tensor::adopt(out);                          \
+  }
+#define AG_HPP_BINARY(name)                                \
+  inline Tensor name(const Tensor &a, const Tensor &b) {   \
+    ag_tensor *out = nullptr;                              \
+    detail::check(ag_op_##name(&out, a.get(), b.get()));   \
+    return Tensor::adopt(out);                             \
+  }
+#define AG_HPP_SHAPE(name)                                                             \
+  inline Tensor name(const Tensor &x, const std::vector<int64_t> &shape) {             \
+    ag_tensor *out = nullptr;                                                          \
+    detail::check(ag_op_##name(&out, x.get(), detail::data_or_null(shape),             \
+                               static_cast<int32_t>(shape.size())));                   \
+    return Tensor::adopt(out);                                                         \
+  }
+#define AG_HPP_DTYPE(name)                                \
+  inline Tensor name(const Tensor &x, ag_dtype dtype) {   \
+    ag_tensor *out = nullptr;                             \
+    detail::check(ag_op_##name(&out, x.get(), dtype));    \
+    return Tensor::adopt(out);                            \
+  }
+#define AG_HPP_REDUCE_ALL(name) AG_HPP_UNARY(name)
+#define AG_HPP_COMPARE(name) AG_HPP_BINARY(name)
+#define AG_HPP_UNARY_SCALAR2(name)                                      \
+  inline Tensor name(const Tensor &x, double attr, double attr2) {      \
+    ag_tensor *out = nullptr;                                           \
+    detail::check(ag_op_##name(&out, x.get(), attr, attr2));            \
+    return Tensor::adopt(out);                                          \
+  }
+#define AG_HPP_DIM(name)                                  \
+  inline Tensor name(const Tensor &x, int64_t dim) {      \
+    ag_tensor *out = nullptr;                             \
+    detail::check(ag_op_##name(&out, x.get(), dim));      \
+    return Tensor::adopt(out);                            \
+  }
+#define AG_HPP_DIMS(name)                                                                       \
+  inline Tensor name(const Tensor &x, const std::vector<int64_t> &dims, bool keepdim = false) { \
+    ag_tensor *out = nullptr;                                                                   \
+    detail::check(ag_op_##name(&out, x.get(), detail::data_or_null(dims),                       \
+                               static_cast<int32_t>(dims.size()), keepdim ? 1 : 0));            \
+    return Tensor::adopt(out);                                                                  \
+  }
+
+AG_HPP_UNARY(neg)
+AG_HPP_UNARY(exp)
+AG_HPP_UNARY(log)
+AG_HPP_UNARY(tanh)
+AG_HPP_UNARY_SCALAR(pow_scalar)
+AG_HPP_UNARY(clone)
+AG_HPP_BINARY(add)
+AG_HPP_BINARY(sub)
+AG_HPP_BINARY(mul)
+AG_HPP_BINARY(div)
+AG_HPP_BINARY(tanh_backward)
+AG_HPP_REDUCE_ALL(sum)
+AG_HPP_REDUCE_ALL(mean)
+AG_HPP_SHAPE(expand)
+AG_HPP_SHAPE(sum_to_size)
+AG_HPP_SHAPE(reshape)
+AG_HPP_DTYPE(cast)
+AG_HPP_DIM(softmax)
+AG_HPP_DIM(log_softmax)
+AG_HPP_DIM(cumsum)
+AG_HPP_DIM(cumprod)
+AG_HPP_DIMS(sum_dims)
+AG_HPP_DIMS(mean_dims)
+AG_HPP_DIMS(prod_dims)
+AG_HPP_DIMS(logsumexp_dims)
+AG_HPP_UNARY(abs)
+AG_HPP_UNARY(sign)
+AG_HPP_UNARY(expm1)
+AG_HPP_UNARY(log1p)
+AG_HPP_UNARY(log2)
+AG_HPP_UNARY(sqrt)
+AG_HPP_UNARY(rsqrt)
+AG_HPP_UNARY(square)
+AG_HPP_UNARY(reciprocal)
+AG_HPP_UNARY(sin)
+AG_HPP_UNARY(cos)
+AG_HPP_UNARY(tan)
+AG_HPP_UNARY(asin)
+AG_HPP_UNARY(acos)
+AG_HPP_UNARY(atan)
+AG_HPP_UNARY(sinh)
+AG_HPP_UNARY(cosh)
+AG_HPP_UNARY(erf)
+AG_HPP_UNARY(sigmoid)
+AG_HPP_BINARY(sigmoid_backward)
+AG_HPP_UNARY(relu)
+AG_HPP_UNARY_SCALAR(leaky_relu)
+AG_HPP_UNARY_SCALAR(elu)
+AG_HPP_UNARY(selu)
+AG_HPP_UNARY(silu)
+AG_HPP_BINARY(silu_backward)
+AG_HPP_UNARY_SCALAR2(softplus)
+AG_HPP_UNARY(mish)
+AG_HPP_BINARY(mish_backward)
+AG_HPP_UNARY_SCALAR2(hardtanh)
+AG_HPP_UNARY_SCALAR2(clamp)
+AG_HPP_UNARY(gelu)
+AG_HPP_UNARY(gelu_tanh)
+AG_HPP_BINARY(gelu_backward)
+AG_HPP_BINARY(gelu_tanh_backward)
+AG_HPP_BINARY(pow)
+AG_HPP_BINARY(maximum)
+AG_HPP_BINARY(minimum)
+AG_HPP_BINARY(atan2)
+AG_HPP_BINARY(fmod)
+AG_HPP_BINARY(remainder)
+AG_HPP_COMPARE(eq)
+AG_HPP_COMPARE(ne)
+AG_HPP_COMPARE(lt)
+AG_HPP_COMPARE(le)
+AG_HPP_COMPARE(gt)
+AG_HPP_COMPARE(ge)
+AG_HPP_UNARY(floor)
+AG_HPP_UNARY(ceil)
+AG_HPP_UNARY(round)
+AG_HPP_UNARY(trunc)
+
+#undef AG_HPP_UNARY
+#undef AG_HPP_UNARY_SCALAR
+#undef AG_HPP_BINARY
+#undef AG_HPP_SHAPE
+#undef AG_HPP_DTYPE
+#undef AG_HPP_REDUCE_ALL
+#undef AG_HPP_DIM
+#undef AG_HPP_DIMS
+#undef AG_HPP_COMPARE
+#undef AG_HPP_UNARY_SCALAR2
+
+inline Tensor pow(const Tensor &x, double exponent) { return pow_scalar(x, exponent); }
+
+/* ---- operators; a double operand becomes a 0-dim tensor of the other's dtype ---- */
+
+namespace detail {
+inline Tensor scalar_like(const Tensor &like, double value) { return scalar(like.context(), value, like.dtype()); }
+}  // namespace detail
+
+inline Tensor operator-(const Tensor &x) { return neg(x); }
+inline Tensor operator+(const Tensor &a, const Tensor &b) { return add(a, b); }
+inline Tensor operator-(const Tensor &a, const Tensor &b) { return sub(a, b); }
+inline Tensor operator*(const Tensor &a, const Tensor &b) { return mul(a, b); }
+inline Tensor operator/(const Tensor &a, const Tensor &b) { return div(a, b); }
+inline Tensor operator+(const Tensor &a, double b) { return add(a, detail::scalar_like(a, b)); }
+inline Tensor operator-(const Tensor &a, double b) { return sub(a, detail::scalar_like(a, b)); }
+inline Tensor operator*(const Tensor &a, double b) { return mul(a, detail::scalar_like(a, b)); }
+inline Tensor operator/(const Tensor &a, double b) { return div(a, detail::scalar_like(a, b)); }
+inline Tensor operator+(double a, const Tensor &b) { return add(detail::scalar_like(b, a), b); }
+inline Tensor operator-(double a, const Tensor &b) { return sub(detail::scalar_like(b, a), b); }
+inline Tensor operator*(double a, const Tensor &b) { return mul(detail::scalar_like(b, a), b); }
+inline Tensor operator/(double a, const Tensor &b) { return div(detail::scalar_like(b, a), b); }
+
+
+/* ---- shape and views (ag/ops_shape.h) ---- */
+
+inline Tensor flatten(const Tensor &x, int64_t start_dim = 0, int64_t end_dim = -1) {
+  return detail::op(ag_op_flatten, x.get(), start_dim, end_dim);
+}
+/** dims {} removes every size-1 dim. */
+inline Tensor squeeze(const Tensor &x, const std::vector<int64_t> &dims = std::vector<int64_t>()) {
+  return detail::op(ag_op_squeeze, x.get(), detail::data_or_null(dims), detail::count_of(dims));
+}
+inline Tensor unsqueeze(const Tensor &x, int64_t dim) { return detail::op(ag_op_unsqueeze, x.get(), dim); }
+inline Tensor transpose(const Tensor &x, int64_t dim0, int64_t dim1) {
+  return detail::op(ag_op_transpose, x.get(), dim0, dim1);
+}
+inline Tensor permute(const Tensor &x, const std::vector<int64_t> &dims) {
+  return detail::op(ag_op_permute, x.get(), detail::data_or_null(dims), detail::count_of(dims));
+}
+/** x[start:end:step] along dim; the default end is "to the end". */
+inline Tensor slice(const Tensor &x, int64_t dim, int64_t start,
+                    int64_t end = std::numeric_limits<int64_t>::max(), int64_t step = 1) {
+  return detail::op(ag_op_slice, x.get(), dim, start, end, step);
+}
+inline Tensor slice_backward(const Tensor &grad, const std::vector<int64_t> &input_shape, int64_t dim, int64_t start,
+                             int64_t end, int64_t step) {
+  return detail::op(ag_op_slice_backward, grad.get(), detail::data_or_null(input_shape),
+                    detail::count_of(input_shape), dim, start, end, step);
+}
+inline Tensor select(const Tensor &x, int64_t dim, int64_t index) {
+  return detail::op(ag_op_select, x.get(), dim, index);
+}
+inline Tensor narrow(const Tensor &x, int64_t dim, int64_t start, int64_t length) {
+  return detail::op(ag_op_narrow, x.get(), dim, start, length);
+}
+/** Views of the given sizes along dim. */
+inline std::vector<Tensor> split(const Tensor &x, const std::vector<int64_t> &sizes, int64_t dim = 0) {
+  std::vector<ag_tensor *> outs(sizes.size() + 1, nullptr);  // never empty: outs.data() is not NULL
+  detail::check(ag_op_split(outs.data(), detail::count_of(sizes), x.get(), detail::data_or_null(sizes),
+                            detail::count_of(sizes), dim));
+  return detail::adopt_all(outs, sizes.size());
+}
+/** Views of ceil(size / chunks) elements along dim (maybe fewer than chunks pieces). */
+inline std::vector<Tensor> chunk(const Tensor &x, int64_t chunks, int64_t dim = 0) {
+  int32_t n = 0;
+  detail::check(ag_op_chunk(nullptr, 0, &n, x.get(), chunks, dim));
+  std::vector<ag_tensor *> outs(static_cast<std::size_t>(n) + 1, nullptr);
+  detail::check(ag_op_chunk(outs.data(), n, &n, x.get(), chunks, dim));
+  return detail::adopt_all(outs, static_cast<std::size_t>(n));
+}
+inline Tensor concat(const std::vector<Tensor> &xs, int64_t dim = 0) {
+  std::vector<const ag_tensor *> h = detail::handles_of(xs);
+  return detail::op(ag_op_concat, h.empty() ? nullptr : h.data(), static_cast<int32_t>(h.size()), dim);
+}
+inline Tensor stack(const std::vector<Tensor> &xs, int64_t dim = 0) {
+  std::vector<const ag_tensor *> h = detail::handles_of(xs);
+  return detail::op(ag_op_stack, h.empty() ? nullptr : h.data(), static_cast<int32_t>(h.size()), dim);
+}
+inline Tensor flip(const Tensor &x, const std::vector<int64_t> &dims) {
+  return detail::op(ag_op_flip, x.get(), detail::data_or_null(dims), detail::count_of(dims));
+}
+inline Tensor repeat(const Tensor &x, const std::vector<int64_t> &repeats) {
+  return detail::op(ag_op_repeat, x.get(), detail::data_or_null(repeats), detail::count_of(repeats));
+}
+/** pads: (before, after) pairs, the first for the last dim; mode AG_PAD_CONSTANT or AG_PAD_REFLECT. */
+inline Tensor pad(const Tensor &x, const std::vector<int64_t> &pads, int32_t mode = AG_PAD_CONSTANT,
+                  double value = 0.0) {
+  return detail::op(ag_op_pad, x.get(), detail::data_or_null(pads), detail::count_of(pads), mode, value);
+}
+
+/* ---- indexing (ag/ops_index.h) ---- */
+
+inline Tensor index_select(const Tensor &x, int64_t dim, const Tensor &index) {
+  return detail::op(ag_op_index_select, x.get(), dim, index.get());
+}
+inline Tensor index_add(const Tensor &x, int64_t dim, const Tensor &index, const Tensor &src) {
+  return detail::op(ag_op_index_add, x.get(), dim, index.get(), src.get());
+}
+inline Tensor gather(const Tensor &x, int64_t dim, const Tensor &index) {
+  return detail::op(ag_op_gather, x.get(), dim, index.get());
+}
+inline Tensor scatter_add(const Tensor &x, int64_t dim, const Tensor &index, const Tensor &src) {
+  return detail::op(ag_op_scatter_add, x.get(), dim, index.get(), src.get());
+}
+inline Tensor masked_fill(const Tensor &x, const Tensor &mask, double value) {
+  return detail::op(ag_op_masked_fill, x.get(), mask.get(), value);
+}
+/** The rows of weight (V, D) picked by i64 indices (the C argument order, not F.embedding's). */
+inline Tensor embedding(const Tensor &weight, const Tensor &indices) {
+  return detail::op(ag_op_embedding, weight.get(), indices.get());
+}
+/** num_classes -1: the largest index + 1. */
+inline Tensor one_hot(const Tensor &indices, int64_t num_classes = -1) {
+  return detail::op(ag_op_one_hot, indices.get(), num_classes);
+}
+
+/* ---- linear algebra (ag/ops_linalg.h) ---- */
+
+inline Tensor matmul(const Tensor &a, const Tensor &b) { return detail::op(ag_op_matmul, a.get(), b.get()); }
+inline Tensor bmm(const Tensor &a, const Tensor &b) { return detail::op(ag_op_bmm, a.get(), b.get()); }
+inline Tensor linear(const Tensor &x, const Tensor &weight, const Tensor &bias = Tensor()) {
+  return detail::op(ag_op_linear, x.get(), weight.get(), bias.get());
+}
+inline Tensor outer(const Tensor &a, const Tensor &b) { return detail::op(ag_op_outer, a.get(), b.get()); }
+inline Tensor dot(const Tensor &a, const Tensor &b) { return detail::op(ag_op_dot, a.get(), b.get()); }
+
+/* ---- softmax gradients and losses (ag/ops_nn.h) ---- */
+
+inline Tensor softmax_backward(const Tensor &grad, const Tensor &y, int64_t dim) {
+  return detail::op(ag_op_softmax_backward, grad.get(), y.get(), dim);
+}
+inline Tensor log_softmax_backward(const Tensor &grad, const Tensor &y, int64_t dim) {
+  return detail::op(ag_op_log_softmax_backward, grad.get(), y.get(), dim);
+}
+inline Tensor cross_entropy(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN,
+                            int64_t ignore_index = AG_IGNORE_INDEX_DEFAULT, double label_smoothing = 0.0) {
+  return detail::op(ag_op_cross_entropy, input.get(), target.get(), reduction, ignore_index, label_smoothing);
+}
+inline Tensor nll_loss(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN,
+                       int64_t ignore_index = AG_IGNORE_INDEX_DEFAULT) {
+  return detail::op(ag_op_nll_loss, input.get(), target.get(), reduction, ignore_index);
+}
+inline Tensor mse_loss(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_mse_loss, input.get(), target.get(), reduction);
+}
+inline Tensor l1_loss(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_l1_loss, input.get(), target.get(), reduction);
+}
+inline Tensor smooth_l1_loss(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN,
+                             double beta = 1.0) {
+  return detail::op(ag_op_smooth_l1_loss, input.get(), target.get(), reduction, beta);
+}
+inline Tensor huber_loss(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN,
+                         double delta = 1.0) {
+  return detail::op(ag_op_huber_loss, input.get(), target.get(), reduction, delta);
+}
+inline Tensor binary_cross_entropy(const Tensor &input, const Tensor &target,
+                                   int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_binary_cross_entropy, input.get(), target.get(), reduction);
+}
+inline Tensor binary_cross_entropy_with_logits(const Tensor &input, const Tensor &target,
+                                               const Tensor &pos_weight = Tensor(),
+                                               int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_binary_cross_entropy_with_logits, input.get(), target.get(), pos_weight.get(), reduction);
+}
+
+/* ---- reductions (ag/ops_reduce.h); dims {} reduces over all dims ---- */
+
+/** correction 1: the unbiased variance (PyTorch's default). */
+inline Tensor var_dims(const Tensor &x, const std::vector<int64_t> &dims, bool keepdim = false,
+                       double correction = 1.0) {
+  return detail::op(ag_op_var_dims, x.get(), detail::data_or_null(dims), detail::count_of(dims), keepdim ? 1 : 0,
+                    correction);
+}
+inline Tensor std_dims(const Tensor &x, const std::vector<int64_t> &dims, bool keepdim = false,
+                       double correction = 1.0) {
+  return detail::op(ag_op_std_dims, x.get(), detail::data_or_null(dims), detail::count_of(dims), keepdim ? 1 : 0,
+                    correction);
+}
+inline Tensor norm_dims(const Tensor &x, const std::vector<int64_t> &dims, bool keepdim = false, double p = 2.0) {
+  return detail::op(ag_op_norm_dims, x.get(), detail::data_or_null(dims), detail::count_of(dims), keepdim ? 1 : 0,
+                    p);
+}
+inline ValuesIndices max_dim(const Tensor &x, int64_t dim, bool keepdim = false) {
+  ag_tensor *values = nullptr, *indices = nullptr;
+  detail::check(ag_op_max_dim(&values, &indices, x.get(), dim, keepdim ? 1 : 0));
+  return detail::values_indices(values, indices);
+}
+inline ValuesIndices min_dim(const Tensor &x, int64_t dim, bool keepdim = false) {
+  ag_tensor *values = nullptr, *indices = nullptr;
+  detail::check(ag_op_min_dim(&values, &indices, x.get(), dim, keepdim ? 1 : 0));
+  return detail::values_indices(values, indices);
+}
+inline Tensor argmax(const Tensor &x, int64_t dim, bool keepdim = false) {
+  return detail::op(ag_op_argmax, x.get(), dim, keepdim ? 1 : 0);
+}
+inline Tensor argmin(const Tensor &x, int64_t dim, bool keepdim = false) {
+  return detail::op(ag_op_argmin, x.get(), dim, keepdim ? 1 : 0);
+}
+
+/* ---- convolution and pooling (ag/ops_conv.h); {} = the C default of a (height, width) ---- */
+
+inline Tensor unfold(const Tensor &x, const std::vector<int64_t> &kernel_size,
+                     const std::vector<int64_t> &dilation = std::vector<int64_t>(),
+                     const std::vector<int64_t> &padding = std::vector<int64_t>(),
+                     const std::vector<int64_t> &stride = std::vector<int64_t>()) {
+  return detail::op(ag_op_unfold, x.get(), detail::Pair("unfold", "kernel_size", kernel_size).get(),
+                    detail::Pair("unfold", "dilation", dilation).get(),
+                    detail::Pair("unfold", "padding", padding).get(), detail::Pair("unfold", "stride", stride).get());
+}
+inline Tensor fold(const Tensor &x, const std::vector<int64_t> &output_size, const std::vector<int64_t> &kernel_size,
+                   const std::vector<int64_t> &dilation = std::vector<int64_t>(),
+                   const std::vector<int64_t> &padding = std::vector<int64_t>(),
+                   const std::vector<int64_t> &stride = std::vector<int64_t>()) {
+  return detail::op(ag_op_fold, x.get(), detail::Pair("fold", "output_size", output_size).get(),
+                    detail::Pair("fold", "kernel_size", kernel_size).get(),
+                    detail::Pair("fold", "dilation", dilation).get(), detail::Pair("fold", "padding", padding).get(),
+                    detail::Pair("fold", "stride", stride).get());
+}
+inline Tensor conv2d(const Tensor &x, const Tensor &weight, const Tensor &bias = Tensor(),
+                     const std::vector<int64_t> &stride = std::vector<int64_t>(),
+                     const std::vector<int64_t> &padding = std::vector<int64_t>(),
+                     const std::vector<int64_t> &dilation = std::vector<int64_t>(), int64_t groups = 1) {
+  return detail::op(ag_op_conv2d, x.get(), weight.get(), bias.get(), detail::Pair("conv2d", "stride", stride).get(),
+                    detail::Pair("conv2d", "padding", padding).get(),
+                    detail::Pair("conv2d", "dilation", dilation).get(), groups);
+}
+inline Tensor conv1d(const Tensor &x, const Tensor &weight, const Tensor &bias = Tensor(), int64_t stride = 1,
+                     int64_t padding = 0, int64_t dilation = 1, int64_t groups = 1) {
+  return detail::op(ag_op_conv1d, x.get(), weight.get(), bias.get(), stride, padding, dilation, groups);
+}
+/** stride {} = kernel_size. */
+inline Tensor max_pool2d(const Tensor &x, const std::vector<int64_t> &kernel_size,
+                         const std::vector<int64_t> &stride = std::vector<int64_t>(),
+                         const std::vector<int64_t> &padding = std::vector<int64_t>(),
+                         const std::vector<int64_t> &dilation = std::vector<int64_t>(), bool ceil_mode = false) {
+  return detail::op(ag_op_max_pool2d, x.get(), detail::Pair("max_pool2d", "kernel_size", kernel_size).get(),
+                    detail::Pair("max_pool2d", "stride", stride).get(),
+                    detail::Pair("max_pool2d", "padding", padding).get(),
+                    detail::Pair("max_pool2d", "dilation", dilation).get(), ceil_mode ? 1 : 0);
+}
+/** The pooled output (values) and each maximum's flat position h*W + w (indices). */
+inline ValuesIndices max_pool2d_with_indices(const Tensor &x, const std::vector<int64_t> &kernel_size,
+                                             const std::vector<int64_t> &stride = std::vector<int64_t>(),
+                                             const std::vector<int64_t> &padding = std::vector<int64_t>(),
+                                             const std::vector<int64_t> &dilation = std::vector<int64_t>(),
+                                             bool ceil_mode = false) {
+  const char *fn = "max_pool2d_with_indices";
+  ag_tensor *values = nullptr, *indices = nullptr;
+  detail::check(ag_op_max_pool2d_with_indices(
+      &values, &indices, x.get(), detail::Pair(fn, "kernel_size", kernel_size).get(),
+      detail::Pair(fn, "stride", stride).get(), detail::Pair(fn, "padding", padding).get(),
+      detail::Pair(fn, "dilation", dilation).get(), ceil_mode ? 1 : 0));
+  return detail::values_indices(values, indices);
+}
+/** divisor_override 0: divide by the window size. */
+inline Tensor avg_pool2d(const Tensor &x, const std::vector<int64_t> &kernel_size,
+                         const std::vector<int64_t> &stride = std::vector<int64_t>(),
+                         const std::vector<int64_t> &padding = std::vector<int64_t>(), bool ceil_mode = false,
+                         bool count_include_pad = true, int64_t divisor_override = 0) {
+  return detail::op(ag_op_avg_pool2d, x.get(), detail::Pair("avg_pool2d", "kernel_size", kernel_size).get(),
+                    detail::Pair("avg_pool2d", "stride", stride).get(),
+                    detail::Pair("avg_pool2d", "padding", padding).get(), ceil_mode ? 1 : 0,
+                    count_include_pad ? 1 : 0, divisor_override);
+}
+inline Tensor adaptive_avg_pool2d(const Tensor &x, const std::vector<int64_t> &output_size) {
+  return detail::op(ag_op_adaptive_avg_pool2d, x.get(),
+                    detail::Pair("adaptive_avg_pool2d", "output_size", output_size).get());
+}
+
+/* ---- creation (ag/ops_creation.h) ---- */
+
+inline Tensor arange(const Context &ctx, double start, double end, double step = 1.0, ag_dtype dtype = AG_F32) {
+  return detail::op(ag_op_arange, ctx.get(), dtype, start, end, step);
+}
+inline Tensor linspace(const Context &ctx, double start, double end, int64_t steps, ag_dtype dtype = AG_F32) {
+  return detail::op(ag_op_linspace, ctx.get(), dtype, start, end, steps);
+}
+/** m -1: a square (n, n) matrix. */
+inline Tensor eye(const Context &ctx, int64_t n, int64_t m = -1, ag_dtype dtype = AG_F32) {
+  return detail::op(ag_op_eye, ctx.get(), dtype, n, m);
+}
+
+/* ---- random (ag/random.h): drawn from the context's generator (Context::manual_seed) ---- */
+
+inline Tensor rand(const Context &ctx, const std::vector<int64_t> &shape, ag_dtype dtype = AG_F32) {
+  return detail::op(ag_op_rand, ctx.get(), dtype, detail::data_or_null(shape), detail::count_of(shape));
+}
+inline Tensor randn(const Context &ctx, const std::vector<int64_t> &shape, ag_dtype dtype = AG_F32) {
+  return detail::op(ag_op_randn, ctx.get(), dtype, detail::data_or_null(shape), detail::count_of(shape));
+}
+inline Tensor uniform(const Context &ctx, const std::vector<int64_t> &shape, double low = 0.0, double high = 1.0,
+                      ag_dtype dtype = AG_F32) {
+  return detail::op(ag_op_uniform, ctx.get(), dtype, detail::data_or_null(shape), detail::count_of(shape), low,
+                    high);
+}
+inline Tensor normal(const Context &ctx, const std::vector<int64_t> &shape, double mean = 0.0, double std = 1.0,
+                     ag_dtype dtype = AG_F32) {
+  return detail::op(ag_op_normal, ctx.get(), dtype, detail::data_or_null(shape), detail::count_of(shape), mean, std);
+}
+inline Tensor bernoulli(const Tensor &p) { return detail::op(ag_op_bernoulli, p.get()); }
+inline Tensor bernoulli_scalar(const Context &ctx, const std::vector<int64_t> &shape, double p,
+                               ag_dtype dtype = AG_F32) {
+  return detail::op(ag_op_bernoulli_scalar, ctx.get(), dtype, detail::data_or_null(shape), detail::count_of(shape),
+                    p);
+}
+/** AG_I64 values in [low, high). */
+inline Tensor randint(const Context &ctx, const std::vector<int64_t> &shape, int64_t low, int64_t high) {
+  return detail::op(ag_op_randint, ctx.get(), detail::data_or_null(shape), detail::count_of(shape), low, high);
+}
+inline Tensor dropout(const Tensor &x, double p = 0.5, bool training = true) {
+  return detail::op(ag_op_dropout, x.get(), p, training ? 1 : 0);
+}
+
+/* ---- selection and interpolation (ag/ops.h) ---- */
+
+inline Tensor where(const Tensor &cond, const Tensor &a, const Tensor &b) {
+  return detail::op(ag_op_where, cond.get(), a.get(), b.get());
+}
+inline Tensor lerp(const Tensor &a, const Tensor &b, const Tensor &weight) {
+  return detail::op(ag_op_lerp, a.get(), b.get(), weight.get());
+}
+inline Tensor lerp(const Tensor &a, const Tensor &b, double weight) {
+  return lerp(a, b, detail::scalar_like(a, weight));
+}
+
+/* ---- normalization (ag/ops_norm.h); eps defaults are PyTorch's ---- */
+
+inline Tensor layer_norm(const Tensor &x, const std::vector<int64_t> &normalized_shape,
+                         const Tensor &weight = Tensor(), const Tensor &bias = Tensor(), double eps = 1e-5) {
+  return detail::op(ag_op_layer_norm, x.get(), detail::data_or_null(normalized_shape),
+                    detail::count_of(normalized_shape), weight.get(), bias.get(), eps);
+}
+inline Tensor rms_norm(const Tensor &x, const std::vector<int64_t> &normalized_shape, const Tensor &weight,
+                       double eps) {
+  return detail::op(ag_op_rms_norm, x.get(), detail::data_or_null(normalized_shape),
+                    detail::count_of(normalized_shape), weight.get(), eps);
+}
+/** eps: the machine epsilon of x's dtype, as PyTorch. */
+inline Tensor rms_norm(const Tensor &x, const std::vector<int64_t> &normalized_shape,
+                       const Tensor &weight = Tensor()) {
+  const double eps = x && x.dtype() == AG_F32 ? static_cast<double>(std::numeric_limits<float>::epsilon())
+                                              : std::numeric_limits<double>::epsilon();
+  return rms_norm(x, normalized_shape, weight, eps);
+}
+inline Tensor layer_norm_backward(const Tensor &grad, const Tensor &x, const std::vector<int64_t> &normalized_shape,
+                                  const Tensor &weight, double eps) {
+  return detail::op(ag_op_layer_norm_backward, grad.get(), x.get(), detail::data_or_null(normalized_shape),
+                    detail::count_of(normalized_shape), weight.get(), eps);
+}
+inline Tensor rms_norm_backward(const Tensor &grad, const Tensor &x, const std::vector<int64_t> &normalized_shape,
+                                const Tensor &weight, double eps) {
+  return detail::op(ag_op_rms_norm_backward, grad.get(), x.get(), detail::data_or_null(normalized_shape),
+                    detail::count_of(normalized_shape), weight.get(), eps);
+}
+inline Tensor layer_norm_weight_grad(const Tensor &grad, const Tensor &x,
+                                     const std::vector<int64_t> &normalized_shape, double eps) {
+  return detail::op(ag_op_layer_norm_weight_grad, grad.get(), x.get(), detail::data_or_null(normalized_shape),
+                    detail::count_of(normalized_shape), eps);
+}
+inline Tensor rms_norm_weight_grad(const Tensor &grad, const Tensor &x, const std::vector<int64_t> &normalized_shape,
+                                   double eps) {
+  return detail::op(ag_op_rms_norm_weight_grad, grad.get(), x.get(), detail::data_or_null(normalized_shape),
+                    detail::count_of(normalized_shape), eps);
+}
+/** Training updates running_mean and running_var (when given) in place. */
+inline Tensor batch_norm(const Tensor &x, const Tensor &running_mean, const Tensor &running_var,
+                         const Tensor &weight = Tensor(), const Tensor &bias = Tensor(), bool training = false,
+                         double momentum = 0.1, double eps = 1e-5) {
+  return detail::op(ag_op_batch_norm, x.get(), running_mean.get(), running_var.get(), weight.get(), bias.get(),
+                    training ? 1 : 0, momentum, eps);
+}
+inline Tensor group_norm(const Tensor &x, int64_t num_groups, const Tensor &weight = Tensor(),
+                         const Tensor &bias = Tensor(), double eps = 1e-5) {
+  return detail::op(ag_op_group_norm, x.get(), num_groups, weight.get(), bias.get(), eps);
+}
+
+}  // namespace ag
+
+#endif /* AG_AG_OPS_HPP */
