@@ -363,12 +363,10 @@ class TagScope {
 /**
  * A handle scope (ag/scope.h) open on this thread for its lifetime: every
  * handle reference handed out on this thread meanwhile (op results, and
- * Tensor copies, since a copy retains) is recorded, and released when the
- * scope ends. Scopes count references per handle, not per Tensor, so with
- * Tensors (which release their own references) the rules are: a Tensor that
- * outlives the scope comes from keep(), called after its last copy inside
- * the scope; and no Tensor made before the scope is copied inside it. Meant
- * for code that mixes in C calls returning handles.
+ * Tensor copies, since a copy retains) is recorded, and a Tensor destroyed
+ * inside the scope takes its record back. What is still recorded when the
+ * scope ends is released then, so a Tensor that outlives the scope must come
+ * from keep(). Meant for code that mixes in C calls returning handles.
  */
 class Scope {
  public:
@@ -380,17 +378,10 @@ class Scope {
   Scope(const Scope &) = delete;
   Scope &operator=(const Scope &) = delete;
 
-  /**
-   * A new reference to t that survives the scope: every record of t's handle
-   * is taken out of the open scopes, so t and its copies are released by
-   * their own destructors only (C references to that handle made meanwhile
-   * become the caller's to release too).
-   */
+  /** A new reference to t that this scope does not release (it moves to the enclosing scope, if any). */
   Tensor keep(const Tensor &t) {
-    Tensor kept(t);  // a retain, recorded: there is at least one record to take back
+    Tensor kept(t);  // a retain, recorded; keep takes that record out of this scope
     detail::check(ag_scope_keep(kept.get()));
-    while (ag_scope_keep(kept.get()) == AG_OK) {
-    }
     return kept;
   }
   /** Ends the scope now, reporting a failure (then the scope stays open). */

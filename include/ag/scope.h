@@ -8,9 +8,11 @@
  *
  * While a scope is open on a thread, every tensor handle reference handed out
  * on that thread (op results, ag_tensor_create/zeros/.../grad/detach, and
- * ag_tensor_retain) is recorded in the innermost open scope. Ending the scope
- * releases each recorded reference that is still held. Releasing a recorded
- * handle early with ag_tensor_release is allowed: the scope then skips it.
+ * ag_tensor_retain) is recorded in the innermost open scope. Releasing a
+ * handle with ag_tensor_release while scopes are open takes back one record
+ * of it (from the innermost scope that has one), so the scope does not
+ * release that reference again. Ending the scope releases every reference
+ * still recorded: those handed out inside it and neither released nor kept.
  * Scopes nest; a kept handle moves to the enclosing scope, or becomes the
  * caller's to release when the scope was the outermost.
  *

@@ -11,9 +11,10 @@ namespace ag::api {
 
 struct Scope {
   Scope* parent = nullptr;
-  // One entry per handle reference handed out. The strong reference keeps
-  // the object alive, so a handle the caller released early is seen as dead
-  // (and skipped) at the end instead of read after being freed.
+  // One entry per handle reference handed out and not yet released by the
+  // caller. The strong reference keeps the object alive, so a handle released
+  // on another thread meanwhile is seen as dead (and skipped) at the end
+  // instead of read after being freed.
   std::vector<Tensor> handed_out;
 };
 
@@ -32,5 +33,10 @@ inline Scope* scope_reserve() {
 inline void scope_track(Scope* s, TensorImpl* t) noexcept {
   if (s) s->handed_out.push_back(Tensor::share(t));
 }
+
+// Called when the caller releases a handle reference of t on this thread:
+// the most recent record of t in the innermost scope holding one is dropped,
+// so that reference is not released again when the scope ends.
+void scope_forget(TensorImpl* t) noexcept;
 
 }  // namespace ag::api

@@ -39,6 +39,19 @@ int32_t depth() noexcept {
 }
 
 }  // namespace
+
+void scope_forget(TensorImpl* t) noexcept {
+  for (Scope* s = tl_innermost_scope; s; s = s->parent) {
+    auto& v = s->handed_out;
+    for (auto it = v.rbegin(); it != v.rend(); ++it) {
+      if (it->get() == t) {
+        v.erase(std::next(it).base());
+        return;
+      }
+    }
+  }
+}
+
 }  // namespace ag::api
 
 extern "C" {

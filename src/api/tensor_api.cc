@@ -101,6 +101,7 @@ AG_API void ag_tensor_release(ag_tensor* t) noexcept {
     api::set_last_error("ag_tensor_release", "tensor is not a live handle (released twice?); ignored");
     return;
   }
+  if (api::tl_innermost_scope) api::scope_forget(p);
   if (p->handle_release()) p->release();
 }
 

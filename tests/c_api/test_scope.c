@@ -108,6 +108,28 @@ static void test_early_release_and_retain_are_counted(void) {
   ag_context_release(ctx);
 }
 
+/* A handle made before the scope, retained and released inside it (as a C++
+ * copy does), is still the caller's after the scope ends. */
+static void test_release_inside_takes_back_a_record(void) {
+  ag_context *ctx = NEW_CTX();
+  int64_t n = 256;
+  ag_tensor *outer = NULL;
+  REQUIRE_OK(ag_tensor_ones(&outer, ctx, AG_F64, &n, 1));
+  ag_scope *s = NULL;
+  REQUIRE_OK(ag_scope_begin(&s));
+  ag_tensor *copy = ag_tensor_retain(outer);
+  CHECK(copy == outer);
+  ag_tensor *y = NULL;
+  REQUIRE_OK(ag_op_exp(&y, copy));
+  REL(copy); /* the retain's record goes with it */
+  CHECK_OK(ag_scope_end(s));
+  CHECK(ag_tensor_numel(outer) == 256); /* still live: the scope released only y */
+  CHECK(bytes_in_use(ctx) < 2 * 256 * 8);
+  REL(outer);
+  CHECK(bytes_in_use(ctx) == 0);
+  ag_context_release(ctx);
+}
+
 static void test_bad_arguments(void) {
   CHECK_ERR(ag_scope_begin(NULL), AG_ERR_INVALID_ARGUMENT, "ag_scope_begin");
   CHECK_ERR(ag_scope_end(NULL), AG_ERR_INVALID_ARGUMENT, "ag_scope_end");
@@ -127,6 +149,7 @@ int main(int argc, char **argv) {
   RUN(test_kept_handle_survives_and_is_the_callers);
   RUN(test_nested_keep_moves_to_the_enclosing_scope);
   RUN(test_early_release_and_retain_are_counted);
+  RUN(test_release_inside_takes_back_a_record);
   RUN(test_bad_arguments);
   return h_finish();
 }
