@@ -21,9 +21,12 @@ struct FreeBlock {
 // frees go straight to the system allocator.
 thread_local bool tl_pools_gone = false;
 
+// Plain data (no constructor or destructor), so that every access is a
+// direct thread-local load without an initialization check; the guard below
+// empties the lists at thread exit.
 struct ThreadPools {
-  FreeBlock* head[kClasses] = {};
-  size_t count[kClasses] = {};
+  FreeBlock* head[kClasses];
+  size_t count[kClasses];
   void release() noexcept {
     for (size_t c = 0; c < kClasses; ++c) {
       while (head[c]) {
@@ -34,13 +37,17 @@ struct ThreadPools {
       count[c] = 0;
     }
   }
-  ~ThreadPools() {
-    tl_pools_gone = true;
-    release();
-  }
 };
 
 thread_local ThreadPools tl_pools;
+
+struct ThreadPoolsGuard {
+  ~ThreadPoolsGuard() {
+    tl_pools_gone = true;
+    tl_pools.release();
+  }
+};
+thread_local ThreadPoolsGuard tl_pools_guard;
 
 inline size_t class_of(size_t bytes) { return (bytes + kGranule - 1) / kGranule - 1; }
 
@@ -84,6 +91,7 @@ void pool_free(void* ptr, size_t bytes) noexcept {
     ::operator delete(ptr);
     return;
   }
+  if (p.count[c] == 0) (void)&tl_pools_guard;  // constructs the guard on this thread
   FreeBlock* b = static_cast<FreeBlock*>(ptr);
   b->next = p.head[c];
   p.head[c] = b;

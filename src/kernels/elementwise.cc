@@ -188,6 +188,26 @@ void Binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out
   return BinaryTyped<float>(k, shape, a, b, out);
 }
 
+// One element: one IEEE operation, the same bits as every vector path (the
+// strided rows above rely on that too), without dispatch or row planning.
+template <class T>
+void BinaryOneTyped(BinaryKind k, const char* a, const char* b, char* out) {
+  const T x = *reinterpret_cast<const T*>(a), y = *reinterpret_cast<const T*>(b);
+  T* o = reinterpret_cast<T*>(out);
+  switch (k) {
+    case BinaryKind::Add: *o = AddK::scalar(x, y); return;
+    case BinaryKind::Sub: *o = SubK::scalar(x, y); return;
+    case BinaryKind::Mul: *o = MulK::scalar(x, y); return;
+    case BinaryKind::Div: *o = DivK::scalar(x, y); return;
+    case BinaryKind::TanhBackward: *o = TanhBackwardK::scalar(x, y); return;
+  }
+}
+
+void BinaryOne(BinaryKind k, DType dt, const char* a, const char* b, char* out) {
+  if (dt == DType::F64) return BinaryOneTyped<double>(k, a, b, out);
+  return BinaryOneTyped<float>(k, a, b, out);
+}
+
 int64_t ElementwiseTargetId() { return HWY_TARGET; }
 
 }  // namespace ag::kernels::HWY_NAMESPACE
@@ -205,6 +225,8 @@ void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double a
 }
 
 void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out) {
+  // Scalars are most of the calls of small graphs; any target gives the same bits.
+  if (numel_of(shape) == 1) return HWY_STATIC_DISPATCH(BinaryOne)(k, dt, a.data, b.data, out);
   HWY_DYNAMIC_DISPATCH(Binary)(k, dt, shape, a, b, out);
 }
 
