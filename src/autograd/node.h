@@ -146,5 +146,7 @@ void collect_next_edges(Node& n, std::initializer_list<const TensorImpl*> inputs
 // Makes `output` the next output of n: records its dtype and shape as an
 // input of n and sets its grad_fn and output_nr.
 void set_history(const Ref<Node>& n, TensorImpl& output);
+// The same, handing the caller's reference to n over to the output.
+void set_history(Ref<Node>&& n, TensorImpl& output);
 
 }  // namespace ag

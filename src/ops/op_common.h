@@ -84,13 +84,15 @@ inline bool should_record(std::initializer_list<const TensorImpl*> inputs) {
   return false;
 }
 
-// Creates node N, wires it to the inputs and makes `out` its output.
+// Creates node N, wires it to the inputs and makes `out` its output, which
+// then owns it; returns the node, for the op to save tensors in.
 template <class N, class... Args>
-Ref<N> record(std::initializer_list<const TensorImpl*> inputs, Tensor& out, Args&&... args) {
+N* record(std::initializer_list<const TensorImpl*> inputs, Tensor& out, Args&&... args) {
   Ref<N> n = make_ref<N>(std::forward<Args>(args)...);
   collect_next_edges(*n, inputs);
-  set_history(n, *out);
-  return n;
+  N* node = n.get();
+  set_history(Ref<Node>(std::move(n)), *out);
+  return node;
 }
 
 // A node that keeps N tensors for its backward and frees them after it ran.
