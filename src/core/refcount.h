@@ -25,7 +25,7 @@ class RefCounted : public PoolAllocated {
     // The only owner frees without an atomic read-modify-write (the costly
     // part of small ops): nobody else can take a reference then, unless a
     // weak pointer (try_retain) exists.
-    if (refs_.load(std::memory_order_acquire) == 1 && !weakly_referenced_) {
+    if (sole_owner()) {
       destroy(this);
       return;
     }
@@ -34,6 +34,9 @@ class RefCounted : public PoolAllocated {
   // Call, holding a reference, before storing a weak pointer to the object
   // (one that is turned into a reference with try_retain).
   void mark_weakly_referenced() const noexcept { weakly_referenced_ = true; }
+  // True if the caller holds the only reference and no weak pointer exists:
+  // then no other thread can reach the object.
+  bool sole_owner() const noexcept { return refs_.load(std::memory_order_acquire) == 1 && !weakly_referenced_; }
   // Adds a reference unless the count already reached zero (for weak
   // pointers; see mark_weakly_referenced).
   bool try_retain() const noexcept {

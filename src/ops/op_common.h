@@ -112,6 +112,10 @@ inline Tensor contiguous_data(const Tensor& t) { return t->is_contiguous() ? t :
 inline Tensor reduce_to(const Tensor& g, const Dims& shape) {
   return g->shape() == shape ? g : sum_to_size(g, shape);
 }
+// The same for a temporary: passed on without a new reference.
+inline Tensor reduce_to(Tensor&& g, const Dims& shape) {
+  return g->shape() == shape ? std::move(g) : sum_to_size(g, shape);
+}
 
 // A possibly negative dim wrapped into [0, ndim), as PyTorch does; `what`
 // names the argument in the message. With scalar_as_1d (reductions, softmax,
