@@ -91,7 +91,9 @@ inline Context& context_arg(const ag_context* c) {
 inline ag_tensor* to_handle(Tensor t) {
   TensorImpl* p = t.get();
   Scope* scope = scope_reserve();
-  if (p->handle_acquire()) t.detach();  // the caller's side keeps this reference
+  // A fresh op result is reachable only through t.
+  const bool first = p->sole_owner() ? p->handle_acquire_sole() : p->handle_acquire();
+  if (first) t.detach();  // the caller's side keeps this reference
   scope_track(scope, p);
   return reinterpret_cast<ag_tensor*>(p);
 }

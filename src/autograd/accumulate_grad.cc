@@ -7,6 +7,7 @@
 namespace ag {
 
 AccumulateGrad::AccumulateGrad(TensorImpl& variable) : Node(kMaxSequenceNr), variable_(&variable) {
+  variable.mark_weakly_referenced();
   add_input(variable.dtype(), variable.shape());
 }
 

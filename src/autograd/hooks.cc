@@ -7,6 +7,7 @@
 namespace ag {
 
 void Hook::set_owner(Node* n) {
+  if (n) n->mark_weakly_referenced();
   std::lock_guard<std::mutex> lock(owner_mu_);
   owner_ = n;
 }
@@ -62,6 +63,7 @@ bool NodeHooks::has(Hook::Kind kind) const {
 }
 
 void NodeHooks::retain(uint32_t input_nr, TensorImpl* t) {
+  t->mark_weakly_referenced();
   std::lock_guard<std::mutex> lock(mu);
   for (Retained& r : retains) {
     if (r.input_nr == input_nr) {

@@ -74,4 +74,10 @@ void set_history(const Ref<Node>& n, TensorImpl& output) {
   m.grad_fn = n;
 }
 
+void set_history(Ref<Node>&& n, TensorImpl& output) {
+  AutogradMeta& m = ensure_meta(output);
+  m.output_nr = n->add_input(output.dtype(), output.shape());
+  m.grad_fn = std::move(n);
+}
+
 }  // namespace ag

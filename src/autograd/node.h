@@ -76,6 +76,16 @@ class Node : public RefCounted {
   NodeHooks* hooks() const { return hooks_.load(std::memory_order_acquire); }
   NodeHooks& ensure_hooks();
 
+  // Where a running backward keeps this node's bookkeeping: the pass that
+  // stamped `owner` with its id owns `index` until it ends. Saves a hash map
+  // lookup per edge; a node claimed by another pass (shared leaves, nested or
+  // concurrent backward calls) falls back to a map in the pass. Engine only.
+  struct EngineSlot {
+    std::atomic<uint64_t> owner{0};
+    uint32_t index = 0;
+  };
+  EngineSlot& engine_slot() const { return engine_slot_; }
+
  protected:
   Node();
   // For the engine's own nodes (AccumulateGrad, GraphRoot): no tag.
@@ -93,6 +103,7 @@ class Node : public RefCounted {
   SmallVector<Edge, 2> next_edges_;
   SmallVector<InputMeta, 1> input_meta_;
   std::atomic<NodeHooks*> hooks_{nullptr};
+  mutable EngineSlot engine_slot_;
 };
 
 // Next sequence number of the calling thread: later nodes get larger numbers.
@@ -142,5 +153,7 @@ void collect_next_edges(Node& n, std::initializer_list<const TensorImpl*> inputs
 // Makes `output` the next output of n: records its dtype and shape as an
 // input of n and sets its grad_fn and output_nr.
 void set_history(const Ref<Node>& n, TensorImpl& output);
+// The same, handing the caller's reference to n over to the output.
+void set_history(Ref<Node>&& n, TensorImpl& output);
 
 }  // namespace ag

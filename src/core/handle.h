@@ -30,6 +30,15 @@ class HandleState {
     return false;
   }
 
+  // handle_acquire for an object that no other thread can reach (the caller
+  // holds its only reference): no atomic read-modify-write.
+  bool handle_acquire_sole() noexcept {
+    if (handles_.load(std::memory_order_relaxed) != 0) return handle_acquire();
+    handles_.store(1, std::memory_order_relaxed);
+    tag_.store(Tag, std::memory_order_relaxed);
+    return true;
+  }
+
   // One user reference less. Returns true if it was the last: the caller then
   // drops the internal reference that the user's side held.
   bool handle_release() noexcept {

@@ -22,9 +22,23 @@ class RefCounted : public PoolAllocated {
 
   void retain() const noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release() const noexcept {
+    // The only owner frees without an atomic read-modify-write (the costly
+    // part of small ops): nobody else can take a reference then, unless a
+    // weak pointer (try_retain) exists.
+    if (sole_owner()) {
+      destroy(this);
+      return;
+    }
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(this);
   }
-  // Adds a reference unless the count already reached zero (for weak pointers).
+  // Call, holding a reference, before storing a weak pointer to the object
+  // (one that is turned into a reference with try_retain).
+  void mark_weakly_referenced() const noexcept { weakly_referenced_ = true; }
+  // True if the caller holds the only reference and no weak pointer exists:
+  // then no other thread can reach the object.
+  bool sole_owner() const noexcept { return refs_.load(std::memory_order_acquire) == 1 && !weakly_referenced_; }
+  // Adds a reference unless the count already reached zero (for weak
+  // pointers; see mark_weakly_referenced).
   bool try_retain() const noexcept {
     int32_t n = refs_.load(std::memory_order_relaxed);
     while (n > 0) {
@@ -40,6 +54,8 @@ class RefCounted : public PoolAllocated {
  private:
   static void destroy(const RefCounted* obj) noexcept;
   mutable std::atomic<int32_t> refs_{1};
+  // Set once, by a holder of a reference; read only by the last owner.
+  mutable bool weakly_referenced_ = false;
 };
 
 // Owning pointer to a RefCounted object.

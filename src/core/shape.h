@@ -23,10 +23,13 @@ class Dims {
     int i = 0;
     for (int64_t x : v) v_[i++] = x;
   }
-  Dims(const Dims& o) : n_(o.n_) { std::memcpy(v_, o.v_, sizeof(int64_t) * n_); }
+  // Copies and compares touch only the n_ used entries (a 0-dim shape: none).
+  Dims(const Dims& o) : n_(o.n_) {
+    if (n_ > 0) std::memcpy(v_, o.v_, sizeof(int64_t) * n_);
+  }
   Dims& operator=(const Dims& o) {
     n_ = o.n_;
-    std::memcpy(v_, o.v_, sizeof(int64_t) * n_);
+    if (n_ > 0) std::memcpy(v_, o.v_, sizeof(int64_t) * n_);
     return *this;
   }
 
@@ -41,7 +44,11 @@ class Dims {
   const int64_t* end() const { return v_ + n_; }
 
   bool operator==(const Dims& o) const {
-    return n_ == o.n_ && std::memcmp(v_, o.v_, sizeof(int64_t) * n_) == 0;
+    if (n_ != o.n_) return false;
+    for (int i = 0; i < n_; ++i) {
+      if (v_[i] != o.v_[i]) return false;
+    }
+    return true;
   }
   bool operator!=(const Dims& o) const { return !(*this == o); }
 

@@ -1,7 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
-#include <deque>
+#include <atomic>
 #include <queue>
 #include <vector>
 
@@ -20,18 +20,22 @@ namespace {
 
 // One gradient contribution to a node input, ordered by who produced it.
 struct Contribution {
-  uint64_t producer_seq;
+  uint32_t input_nr;
   uint32_t producer_edge;
+  uint64_t producer_seq;
   Tensor grad;
 };
 
-// Gradients waiting for one node. Contributions are kept until the node is
-// ready and then summed in a fixed order (producer sequence_nr, then edge), so
-// the result does not depend on the order in which producers ran.
+// Gradients waiting for one node, for all of its inputs in one list (nodes
+// almost always get exactly one). They are kept until the node is ready and
+// then summed per input in a fixed order (producer sequence_nr, then edge),
+// so the result does not depend on the order in which producers ran.
 struct NodeTask {
-  Node* node = nullptr;
+  explicit NodeTask(Node* n) : node(n) {}
+  NodeTask(NodeTask&&) noexcept = default;
+  Node* node;
   int32_t dependencies = 0;
-  SmallVector<SmallVector<Contribution, 1>, 1> inputs;
+  SmallVector<Contribution, 1> contributions;
 };
 
 struct ReadyEntry {
@@ -40,19 +44,21 @@ struct ReadyEntry {
   bool operator<(const ReadyEntry& o) const { return priority < o.priority; }
 };
 
-// Sums the contributions of one input in the fixed order.
-Tensor sum_contributions(SmallVector<Contribution, 1>& c) {
-  if (c.size() == 0) return Tensor();
-  if (c.size() > 1) {
+// Sums the contributions into grads (one entry per node input) in the fixed order.
+void sum_contributions(SmallVector<Contribution, 1>& c, TensorList& grads) {
+  if (c.size() == 1) {
+    grads[c[0].input_nr] = std::move(c[0].grad);
+  } else if (c.size() > 1) {
     std::sort(c.begin(), c.end(), [](const Contribution& a, const Contribution& b) {
-      return a.producer_seq != b.producer_seq ? a.producer_seq > b.producer_seq
-                                              : a.producer_edge < b.producer_edge;
+      if (a.input_nr != b.input_nr) return a.input_nr < b.input_nr;
+      return a.producer_seq != b.producer_seq ? a.producer_seq > b.producer_seq : a.producer_edge < b.producer_edge;
     });
+    for (Contribution& k : c) {
+      Tensor& total = grads[k.input_nr];
+      total = total ? grad_sum(total, k.grad) : std::move(k.grad);
+    }
   }
-  Tensor total = std::move(c[0].grad);
-  for (size_t i = 1; i < c.size(); ++i) total = grad_sum(total, c[i].grad);
   c.clear();
-  return total;
 }
 
 void check_gradient(const Node& target, uint32_t input_nr, const Tensor& g) {
@@ -64,12 +70,50 @@ void check_gradient(const Node& target, uint32_t input_nr, const Tensor& g) {
   }
 }
 
+// Ids of backward passes, never 0 (0 = a node slot nobody owns).
+std::atomic<uint64_t> g_next_task_id{1};
+
+// The task list of the last pass on this thread, kept so that the next pass
+// reuses its capacity instead of growing a fresh vector.
+thread_local std::vector<NodeTask>* tl_spare_tasks = nullptr;
+struct SpareTasksGuard {
+  ~SpareTasksGuard() {
+    delete tl_spare_tasks;
+    tl_spare_tasks = nullptr;
+  }
+};
+thread_local SpareTasksGuard tl_spare_guard;
+
 class GraphTask;
 thread_local GraphTask* tl_current_task = nullptr;
 
 class GraphTask {
  public:
-  explicit GraphTask(const BackwardOptions& opts) : opts_(opts) {}
+  explicit GraphTask(const BackwardOptions& opts)
+      : opts_(opts), id_(g_next_task_id.fetch_add(1, std::memory_order_relaxed)) {
+    if (tl_spare_tasks) {
+      tasks_.swap(*tl_spare_tasks);
+      delete tl_spare_tasks;
+      tl_spare_tasks = nullptr;
+    }
+  }
+
+  // Gives the node slots back (the nodes are alive: the graph root holds
+  // them) and keeps the task list's capacity for the next pass.
+  ~GraphTask() {
+    for (NodeTask& t : tasks_) {
+      std::atomic<uint64_t>& owner = t.node->engine_slot().owner;
+      if (owner.load(std::memory_order_relaxed) == id_) owner.store(0, std::memory_order_release);
+    }
+    tasks_.clear();
+    if (!tl_spare_tasks && tasks_.capacity() <= kMaxSpareTasks) {
+      (void)&tl_spare_guard;  // constructs the guard on this thread
+      tl_spare_tasks = new (std::nothrow) std::vector<NodeTask>();
+      if (tl_spare_tasks) tl_spare_tasks->swap(tasks_);
+    }
+  }
+  GraphTask(const GraphTask&) = delete;
+  GraphTask& operator=(const GraphTask&) = delete;
 
   // Restricts the pass to the nodes on a path to `targets` (edges of the
   // wanted inputs; an unreachable one simply gets no gradient). Call after
@@ -80,7 +124,7 @@ class GraphTask {
     std::vector<char> is_target(n, 0);
     captures_.resize(n);
     for (size_t k = 0; k < targets.size(); ++k) {
-      const uint32_t idx = map_.find(targets[k].fn.get());
+      const uint32_t idx = find(targets[k].fn.get());
       if (idx == NodeMap::kMissing) continue;
       is_target[idx] = 1;
       if (!(accumulate && targets[k].fn->is_accumulate_grad())) {
@@ -99,7 +143,7 @@ class GraphTask {
       bool child = false;
       for (size_t i = 0; i < node->num_outputs(); ++i) {
         Node* next = node->next_edge(i).fn.get();
-        if (next && reach[map_.find(next)]) child = true;
+        if (next && reach[find(next)]) child = true;
       }
       reach[t] = child || is_target[t];
       exec_[t] = child || (is_target[t] && accumulate && node->is_accumulate_grad());
@@ -110,7 +154,6 @@ class GraphTask {
 
   void execute() {
     std::priority_queue<ReadyEntry> ready;
-    ready.push({Node::kMaxSequenceNr, 0});
     bool started = false;
     TensorList grads, out;
     GraphTask* outer = tl_current_task;
@@ -119,16 +162,23 @@ class GraphTask {
       GraphTask* outer;
       ~Restore() { tl_current_task = outer; }
     } restore{outer};
-    while (!ready.empty()) {
-      const uint32_t index = ready.top().task;
-      ready.pop();
+    // A node that became ready while nothing else waits runs next without
+    // going through the queue: a chain never touches it.
+    uint32_t next = 0;
+    bool have_next = true;
+    while (have_next || !ready.empty()) {
+      uint32_t index = next;
+      if (have_next) {
+        have_next = false;
+      } else {
+        index = ready.top().task;
+        ready.pop();
+      }
       Node& node = *tasks_[index].node;
       grads.resize(node.num_inputs());
+      sum_contributions(tasks_[index].contributions, grads);
       bool any = false;
-      for (size_t i = 0; i < node.num_inputs(); ++i) {
-        grads[i] = sum_contributions(tasks_[index].inputs[i]);
-        any = any || static_cast<bool>(grads[i]);
-      }
+      for (size_t i = 0; i < grads.size(); ++i) any = any || static_cast<bool>(grads[i]);
       out.clear();
       out.resize(node.num_outputs());
       const bool run = index == 0 || !restricted_ || exec_[index];
@@ -163,12 +213,24 @@ class GraphTask {
       for (size_t i = 0; i < node.num_outputs(); ++i) {
         const Edge& e = node.next_edge(i);
         if (!e.valid()) continue;
-        const uint32_t target = map_.find(e.fn.get());
+        const uint32_t target = find(e.fn.get());
         NodeTask& t = tasks_[target];
         if (out[i]) {
-          t.inputs[e.input_nr].push_back(Contribution{node.sequence_nr(), static_cast<uint32_t>(i), std::move(out[i])});
+          t.contributions.push_back(
+              Contribution{e.input_nr, static_cast<uint32_t>(i), node.sequence_nr(), std::move(out[i])});
         }
-        if (--t.dependencies == 0) ready.push({e.fn->sequence_nr(), target});
+        if (--t.dependencies == 0) {
+          if (have_next) {
+            ready.push({tasks_[next].node->sequence_nr(), next});
+            ready.push({e.fn->sequence_nr(), target});
+            have_next = false;
+          } else if (ready.empty()) {
+            next = target;
+            have_next = true;
+          } else {
+            ready.push({e.fn->sequence_nr(), target});
+          }
+        }
       }
     }
     // Callbacks may queue more callbacks.
@@ -184,21 +246,17 @@ class GraphTask {
   void queue(std::unique_ptr<FinalCallback> cb) { callbacks_.push_back(std::move(cb)); }
 
   // Iterative walk over every node reachable from the root; counts the edges
-  // that point into each node.
+  // that point into each node. The tasks list doubles as the walk's stack:
+  // tasks [walked, size) are found but not yet walked.
   void count_dependencies(Node& graph_root) {
     add_task(&graph_root);
-    std::vector<Node*> stack{&graph_root};
-    while (!stack.empty()) {
-      Node* n = stack.back();
-      stack.pop_back();
+    for (size_t walked = 0; walked < tasks_.size(); ++walked) {
+      Node* n = tasks_[walked].node;
       for (size_t i = 0; i < n->num_outputs(); ++i) {
         Node* next = n->next_edge(i).fn.get();
         if (!next) continue;
-        uint32_t idx = map_.find(next);
-        if (idx == NodeMap::kMissing) {
-          idx = add_task(next);
-          stack.push_back(next);
-        }
+        uint32_t idx = find(next);
+        if (idx == NodeMap::kMissing) idx = add_task(next);
         ++tasks_[idx].dependencies;
       }
     }
@@ -209,6 +267,9 @@ class GraphTask {
     uint32_t input_nr;
     uint32_t target;
   };
+
+  // Task lists up to this capacity are kept for the next pass.
+  static constexpr size_t kMaxSpareTasks = size_t{1} << 20;
 
   // Parents before children (Kahn's algorithm on the dependency counts).
   std::vector<uint32_t> topological_order() {
@@ -221,24 +282,37 @@ class GraphTask {
       for (size_t i = 0; i < n->num_outputs(); ++i) {
         Node* next = n->next_edge(i).fn.get();
         if (!next) continue;
-        const uint32_t idx = map_.find(next);
+        const uint32_t idx = find(next);
         if (--deps[idx] == 0) order.push_back(idx);
       }
     }
     return order;
   }
 
+  // The node's task index in this pass, or kMissing. Only this pass ever
+  // writes its id into a slot, so reading our own id back is race-free.
+  uint32_t find(const Node* n) const {
+    const Node::EngineSlot& s = n->engine_slot();
+    if (s.owner.load(std::memory_order_relaxed) == id_) return s.index;
+    return map_.find(n);
+  }
+
   uint32_t add_task(Node* n) {
     const uint32_t idx = static_cast<uint32_t>(tasks_.size());
-    NodeTask& t = tasks_.emplace_back();
-    t.node = n;
-    t.inputs.resize(n->num_inputs());
-    map_.insert(n, idx);
+    tasks_.emplace_back(n);
+    Node::EngineSlot& s = n->engine_slot();
+    uint64_t free_slot = 0;
+    if (s.owner.compare_exchange_strong(free_slot, id_, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      s.index = idx;
+    } else {
+      map_.insert(n, idx);  // another pass holds the slot
+    }
     return idx;
   }
 
   BackwardOptions opts_;
-  std::deque<NodeTask> tasks_;  // a deque: growing it moves no task
+  const uint64_t id_;
+  std::vector<NodeTask> tasks_;
   NodeMap map_;
   bool restricted_ = false;
   std::vector<char> exec_;
@@ -257,6 +331,8 @@ std::vector<Tensor> execute(const ExecuteRequest& req) {
   BackwardOptions o = req.opts;
   if (o.create_graph) o.retain_graph = true;
   if (!req.roots.empty()) o.detect_anomaly = req.roots[0]->context()->anomaly_mode();
+  // Declared after graph_root: the task hands its node slots back while the
+  // graph is still alive.
   GraphTask task(o);
   task.count_dependencies(*graph_root);
   std::vector<Edge> targets;

@@ -1,6 +1,7 @@
-// Open-addressing map from node pointer to task index, for the engine's
-// per-call bookkeeping (nodes may be shared by concurrent backward calls, so
-// the state cannot live in the nodes themselves).
+// Open-addressing map from node pointer to task index: where a backward pass
+// keeps the task index of a node whose own slot (Node::EngineSlot) another
+// pass holds, as happens when passes share nodes (concurrent backward calls
+// into shared leaves, a pass started from a hook).
 #pragma once
 
 #include <cstdint>

@@ -26,15 +26,22 @@ namespace ag::kernels::HWY_NAMESPACE {
 // Strided inputs are gathered into chunks of this many elements.
 constexpr int64_t kChunk = 256;
 
+// The vector rows of an op are reached through plain function pointers with
+// the op object behind a void pointer, so that row planning and gathering
+// are compiled once per element type, not once per op (library size).
+
 // out[i] = op(x[i]) for i < n, both contiguous.
 template <class T, class Op>
-HWY_NOINLINE void UnaryRow(const T* x, T* out, size_t n, Op op) {
+HWY_NOINLINE void UnaryRow(const void* op_ptr, const T* x, T* out, size_t n) {
+  const Op& op = *static_cast<const Op*>(op_ptr);
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   size_t i = 0;
   for (; i + N <= n; i += N) hn::StoreU(op(d, hn::LoadU(d, x + i)), d, out + i);
   if (i < n) StoreTail(d, op(d, LoadTail(d, x + i, n - i)), out + i, n - i);
 }
+template <class T>
+using UnaryRowFn = void (*)(const void*, const T*, T*, size_t);
 
 // True if `strides` are the contiguous strides of `shape` (size-1 dims aside).
 inline bool IsContiguous(const Dims& shape, const Dims& strides) {
@@ -58,15 +65,15 @@ void ForEachUnaryRow(const Dims& shape, View x, char* out, Row row) {
   for_each_row<2>(plan, [&](const int64_t* off, int64_t n, const int64_t* s) { row(xp + off[1], s[1], o + off[0], n); });
 }
 
-template <class T, class Op>
-void UnaryRows(const Dims& shape, View x, char* out, Op op) {
+template <class T>
+HWY_NOINLINE void UnaryDriver(const Dims& shape, View x, char* out, UnaryRowFn<T> row, const void* op) {
   if (IsContiguous(shape, *x.strides)) {  // the common case: one row, no plan
-    UnaryRow(reinterpret_cast<const T*>(x.data), reinterpret_cast<T*>(out), static_cast<size_t>(numel_of(shape)), op);
+    row(op, reinterpret_cast<const T*>(x.data), reinterpret_cast<T*>(out), static_cast<size_t>(numel_of(shape)));
     return;
   }
   ForEachUnaryRow<T>(shape, x, out, [&](const T* xrow, int64_t sx, T* orow, int64_t n) {
     if (sx == 1) {
-      UnaryRow(xrow, orow, static_cast<size_t>(n), op);
+      row(op, xrow, orow, static_cast<size_t>(n));
       return;
     }
     // Gather, then the same vector code: results do not depend on strides.
@@ -75,9 +82,14 @@ void UnaryRows(const Dims& shape, View x, char* out, Op op) {
       const int64_t m = std::min(kChunk, n - i0);
       const T* src = xrow + i0 * sx;
       for (int64_t i = 0; i < m; ++i) buf[i] = src[i * sx];
-      UnaryRow(buf, orow + i0, static_cast<size_t>(m), op);
+      row(op, buf, orow + i0, static_cast<size_t>(m));
     }
   });
+}
+
+template <class T, class Op>
+void UnaryRows(const Dims& shape, View x, char* out, Op op) {
+  UnaryDriver<T>(shape, x, out, &UnaryRow<T, Op>, &op);
 }
 
 // pow(x, p) for exponents without a fast path: std::pow per element.
@@ -150,7 +162,8 @@ void Unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double a
 
 // out[i] = op(a[i], b[i]), all contiguous.
 template <class T, class Op>
-HWY_NOINLINE void BinaryRowVV(const T* a, const T* b, T* out, size_t n, Op op) {
+HWY_NOINLINE void BinaryRowVV(const void* op_ptr, const T* a, const T* b, T* out, size_t n) {
+  const Op& op = *static_cast<const Op*>(op_ptr);
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   size_t i = 0;
@@ -162,7 +175,8 @@ HWY_NOINLINE void BinaryRowVV(const T* a, const T* b, T* out, size_t n, Op op) {
 
 // out[i] = op(a[i], b) (kScalarFirst: op(b, a[i])); a and out contiguous.
 template <bool kScalarFirst, class T, class Op>
-HWY_NOINLINE void BinaryRowVS(const T* a, T b, T* out, size_t n, Op op) {
+HWY_NOINLINE void BinaryRowVS(const void* op_ptr, const T* a, T b, T* out, size_t n) {
+  const Op& op = *static_cast<const Op*>(op_ptr);
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   const auto vb = hn::Set(d, b);
@@ -177,11 +191,20 @@ HWY_NOINLINE void BinaryRowVS(const T* a, T b, T* out, size_t n, Op op) {
   }
 }
 
-template <class T, class Op>
-void BinaryRows(const Dims& shape, View a, View b, char* out, Op op) {
+// The vector rows of one binary op.
+template <class T>
+struct BinaryRowFns {
+  void (*vv)(const void*, const T*, const T*, T*, size_t);
+  void (*vs)(const void*, const T*, T, T*, size_t);  // op(a[i], b)
+  void (*sv)(const void*, const T*, T, T*, size_t);  // op(b, a[i])
+};
+
+template <class T>
+HWY_NOINLINE void BinaryDriver(const Dims& shape, View a, View b, char* out, const BinaryRowFns<T>& row,
+                               const void* op) {
   if (IsContiguous(shape, *a.strides) && IsContiguous(shape, *b.strides)) {  // one row, no plan
-    BinaryRowVV(reinterpret_cast<const T*>(a.data), reinterpret_cast<const T*>(b.data), reinterpret_cast<T*>(out),
-                static_cast<size_t>(numel_of(shape)), op);
+    row.vv(op, reinterpret_cast<const T*>(a.data), reinterpret_cast<const T*>(b.data), reinterpret_cast<T*>(out),
+           static_cast<size_t>(numel_of(shape)));
     return;
   }
   const Dims out_strides = contiguous_strides(shape);
@@ -197,11 +220,11 @@ void BinaryRows(const Dims& shape, View a, View b, char* out, Op op) {
     const int64_t sa = s[1], sb = s[2];
     const size_t un = static_cast<size_t>(n);
     if (sa == 1 && sb == 1) {
-      BinaryRowVV(arow, brow, orow, un, op);
+      row.vv(op, arow, brow, orow, un);
     } else if (sa == 1 && sb == 0) {
-      BinaryRowVS<false>(arow, *brow, orow, un, op);
+      row.vs(op, arow, *brow, orow, un);
     } else if (sa == 0 && sb == 1) {
-      BinaryRowVS<true>(brow, *arow, orow, un, op);
+      row.sv(op, brow, *arow, orow, un);
     } else {
       // Other strides: gathered, then the same vector code.
       HWY_ALIGN T abuf[kChunk];
@@ -209,10 +232,16 @@ void BinaryRows(const Dims& shape, View a, View b, char* out, Op op) {
       for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
         const int64_t m = std::min(kChunk, n - i0);
         for (int64_t i = 0; i < m; ++i) abuf[i] = arow[(i0 + i) * sa], bbuf[i] = brow[(i0 + i) * sb];
-        BinaryRowVV(abuf, bbuf, orow + i0, static_cast<size_t>(m), op);
+        row.vv(op, abuf, bbuf, orow + i0, static_cast<size_t>(m));
       }
     }
   });
+}
+
+template <class T, class Op>
+void BinaryRows(const Dims& shape, View a, View b, char* out, Op op) {
+  static const BinaryRowFns<T> fns{&BinaryRowVV<T, Op>, &BinaryRowVS<false, T, Op>, &BinaryRowVS<true, T, Op>};
+  BinaryDriver<T>(shape, a, b, out, fns, &op);
 }
 
 // out[i] = op(a[i], b[i]) one element at a time (ops with no vector form).
@@ -317,11 +346,39 @@ HWY_EXPORT(Unary);
 HWY_EXPORT(Binary);
 HWY_EXPORT(ElementwiseTargetId);
 
+namespace {
+
+// One element of the arithmetic kinds: one IEEE operation in the order of
+// the vector functors, so the same bits as every vector path (the strided
+// rows rely on that too), without dispatch or row planning. False for the
+// other kinds, which take the general path.
+template <class T>
+bool binary_one_typed(BinaryKind k, const char* a, const char* b, char* out) {
+  const T x = *reinterpret_cast<const T*>(a), y = *reinterpret_cast<const T*>(b);
+  T* o = reinterpret_cast<T*>(out);
+  switch (k) {
+    case BinaryKind::Add: *o = x + y; return true;
+    case BinaryKind::Sub: *o = x - y; return true;
+    case BinaryKind::Mul: *o = x * y; return true;
+    case BinaryKind::Div: *o = x / y; return true;
+    case BinaryKind::TanhBackward: *o = x * (T(1) - y * y); return true;
+    default: return false;
+  }
+}
+
+bool binary_one(BinaryKind k, DType dt, const char* a, const char* b, char* out) {
+  return dt == DType::F64 ? binary_one_typed<double>(k, a, b, out) : binary_one_typed<float>(k, a, b, out);
+}
+
+}  // namespace
+
 void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr, double attr2) {
   HWY_DYNAMIC_DISPATCH(Unary)(k, dt, shape, x, out, attr, attr2);
 }
 
 void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out) {
+  // Scalars are most of the calls of small graphs; any target gives the same bits.
+  if (numel_of(shape) == 1 && binary_one(k, dt, a.data, b.data, out)) return;
   HWY_DYNAMIC_DISPATCH(Binary)(k, dt, shape, a, b, out);
 }
 

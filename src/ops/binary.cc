@@ -8,6 +8,13 @@ namespace ag::ops {
 Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
   check_same(*a, *b);
   check_floating(*a);
+  if (a->numel() <= kElementwiseChunk && a->shape() == b->shape()) {
+    // The common small case: no broadcast, one kernel call over the whole
+    // shape (the same call the general path below makes for it).
+    Tensor y = empty(a->context(), a->dtype(), a->shape());
+    kernels::binary(k, a->dtype(), a->shape(), view_of(*a), view_of(*b), y->data());
+    return y;
+  }
   const Dims shape = broadcast_shapes(a->shape(), b->shape());
   const Dims sa = broadcast_strides(a->shape(), a->strides(), shape);
   const Dims sb = broadcast_strides(b->shape(), b->strides(), shape);

@@ -87,13 +87,15 @@ inline bool should_record(std::initializer_list<const TensorImpl*> inputs) {
   return false;
 }
 
-// Creates node N, wires it to the inputs and makes `out` its output.
+// Creates node N, wires it to the inputs and makes `out` its output, which
+// then owns it; returns the node, for the op to save tensors in.
 template <class N, class... Args>
-Ref<N> record(std::initializer_list<const TensorImpl*> inputs, Tensor& out, Args&&... args) {
+N* record(std::initializer_list<const TensorImpl*> inputs, Tensor& out, Args&&... args) {
   Ref<N> n = make_ref<N>(std::forward<Args>(args)...);
   collect_next_edges(*n, inputs);
-  set_history(n, *out);
-  return n;
+  N* node = n.get();
+  set_history(Ref<Node>(std::move(n)), *out);
+  return node;
 }
 
 // A node that keeps N tensors for its backward and frees them after it ran.
@@ -128,6 +130,10 @@ inline Tensor inside(const Tensor& x, double lo, double hi, bool closed) {
 // Gradient of a broadcast input: summed back to its shape when it differs.
 inline Tensor reduce_to(const Tensor& g, const Dims& shape) {
   return g->shape() == shape ? g : sum_to_size(g, shape);
+}
+// The same for a temporary: passed on without a new reference.
+inline Tensor reduce_to(Tensor&& g, const Dims& shape) {
+  return g->shape() == shape ? std::move(g) : sum_to_size(g, shape);
 }
 
 // A possibly negative dim wrapped into [0, ndim), as PyTorch does; `what`

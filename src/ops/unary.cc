@@ -7,7 +7,10 @@ Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double 
   check_floating(*x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
   const int64_t n = x->numel();
-  if (n > kElementwiseChunk && x->is_contiguous()) {
+  if (n <= kElementwiseChunk) {
+    // One kernel call over the whole shape (what for_slices below makes of it).
+    kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y->data(), attr, attr2);
+  } else if (x->is_contiguous()) {
     const size_t item = itemsize(x->dtype());
     const Dims unit{1};
     for_chunks(x->context(), n, [&](int64_t off, int64_t len) {

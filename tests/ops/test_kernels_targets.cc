@@ -453,6 +453,46 @@ void check_binary() {
 TEST_P(OnTarget, BinaryF32) { check_binary<float>(); }
 TEST_P(OnTarget, BinaryF64) { check_binary<double>(); }
 
+// A one-element call (0-dim, or all dims of size 1) takes its own scalar
+// path: it must give the bits that the same pair gets inside a row of 17
+// (vector body and tail), for every pair of edge and random values.
+template <class T>
+void check_binary_one_matches_rows() {
+  std::mt19937_64 rng(5);
+  std::vector<T> values = edge_values<T>();
+  for (int i = 0; i < 16; ++i) values.push_back(bits_to<T>(rng));
+  constexpr size_t kRow = 17;
+  const Dims row = dims1(kRow), unit = {1}, scalar_shape{}, ones = {1, 1}, ones_strides = {1, 1};
+  for (BinaryKind k : {BinaryKind::Add, BinaryKind::Sub, BinaryKind::Mul, BinaryKind::Div, BinaryKind::TanhBackward}) {
+    for (T x : values) {
+      for (size_t start = 0; start < values.size(); start += kRow) {
+        Guarded<T> a(kRow), b(kRow), out(kRow);
+        for (size_t i = 0; i < kRow; ++i) {
+          a[i] = x;
+          b[i] = values[(start + i) % values.size()];
+        }
+        binary(k, dtype_of<T>(), row, View{a.bytes(), &unit}, View{b.bytes(), &unit}, out.bytes());
+        for (size_t i = 0; i < kRow; ++i) {
+          T one[2] = {T(0), T(7)}, one2[2] = {T(0), T(7)};  // [1]: nothing writes past the element
+          const char* pa = reinterpret_cast<const char*>(&a[i]);
+          const char* pb = reinterpret_cast<const char*>(&b[i]);
+          binary(k, dtype_of<T>(), scalar_shape, View{pa, &scalar_shape}, View{pb, &scalar_shape},
+                 reinterpret_cast<char*>(one));
+          binary(k, dtype_of<T>(), ones, View{pa, &ones_strides}, View{pb, &ones_strides}, reinterpret_cast<char*>(one2));
+          ASSERT_TRUE(same_bits(one[0], out[i]) && same_bits(one2[0], out[i]))
+              << binary_name(k) << "(" << a[i] << ", " << b[i] << "): one element " << one[0] << " / " << one2[0]
+              << ", in a row " << out[i];
+          ASSERT_TRUE(same_bits(one[0], ref_binary(k, a[i], b[i])));
+          ASSERT_TRUE(one[1] == T(7) && one2[1] == T(7));
+        }
+      }
+    }
+  }
+}
+
+TEST_P(OnTarget, BinaryOneElementMatchesRowsF32) { check_binary_one_matches_rows<float>(); }
+TEST_P(OnTarget, BinaryOneElementMatchesRowsF64) { check_binary_one_matches_rows<double>(); }
+
 // ---------------------------------------------------------------- sum
 
 template <class T>
