@@ -15,7 +15,7 @@
  * to keep the hook for the life of its tensor or node). ag_hook_remove
  * unregisters the hook and releases the handle; ag_hook_release only
  * releases the handle (the hook stays). Each handle is released exactly once,
- * by one of the two; a second call is detected where possible, ignored and
+ * by one of the two; a second call is detected, ignored and
  * recorded as the thread's last error.
  *
  * Running. Hooks run on the thread that called ag_backward / ag_grad, during

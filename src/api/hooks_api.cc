@@ -1,5 +1,7 @@
 // Hooks and final callbacks: C callbacks wrapped as engine hooks.
 #include <memory>
+#include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "ag/hooks.h"
@@ -9,6 +11,36 @@
 #include "engine/engine.h"
 
 using namespace ag;
+
+namespace {
+
+// The hook handles users hold. A handle passed back in is looked up here
+// before it is touched, so a second removal or release is detected without
+// reading freed memory. Hooks are few, so a lock is cheap; the registry is
+// never destroyed, so handles released during process exit still find it.
+class LiveHandles {
+ public:
+  void insert(const void* h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    set_.insert(h);
+  }
+  // True if h was live; it is not any more.
+  bool take(const void* h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return set_.erase(h) == 1;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_set<const void*> set_;
+};
+
+LiveHandles& live_handles() {
+  static LiveHandles* registry = new LiveHandles;
+  return *registry;
+}
+
+}  // namespace
 
 namespace {
 
@@ -108,13 +140,18 @@ ag_status register_hook(const char* fname, ag_hook** out, ag_tensor* t, Fn fn, v
       input_nr = meta_of(x)->output_nr;
     }
     hook->set_input_nr(input_nr);
-    Ref<Hook> h = hook;
-    if (out) {
-      if (!h->handle_acquire()) fail(AG_ERR_INTERNAL, "a new hook already had a handle");
-      h->retain();  // the user's side
+    if (out) live_handles().insert(hook.get());  // may throw: nothing registered yet
+    try {
+      node->ensure_hooks().add(node.get(), Ref<Hook>(hook));
+    } catch (...) {
+      if (out) live_handles().take(hook.get());
+      throw;
     }
-    node->ensure_hooks().add(node.get(), std::move(h));
-    if (out) *out = reinterpret_cast<ag_hook*>(hook.get());
+    if (out) {
+      hook->handle_acquire();
+      hook->retain();  // the user's side
+      *out = reinterpret_cast<ag_hook*>(hook.get());
+    }
   });
 }
 
@@ -169,11 +206,11 @@ AG_API ag_status ag_tensor_register_node_post_hook(ag_hook** out, ag_tensor* t, 
 
 AG_API void ag_hook_remove(ag_hook* hook) noexcept {
   if (hook == nullptr) return;
-  Hook* h = hook_arg(hook);
-  if (!h->handle_valid()) {
+  if (!live_handles().take(hook)) {
     api::set_last_error("ag_hook_remove", "hook is not a live handle (removed or released twice?); ignored");
     return;
   }
+  Hook* h = hook_arg(hook);
   try {
     h->remove();
   } catch (...) {
@@ -184,11 +221,11 @@ AG_API void ag_hook_remove(ag_hook* hook) noexcept {
 
 AG_API void ag_hook_release(ag_hook* hook) noexcept {
   if (hook == nullptr) return;
-  Hook* h = hook_arg(hook);
-  if (!h->handle_valid()) {
+  if (!live_handles().take(hook)) {
     api::set_last_error("ag_hook_release", "hook is not a live handle (removed or released twice?); ignored");
     return;
   }
+  Hook* h = hook_arg(hook);
   if (h->handle_release()) h->release();
 }
 
