@@ -1,10 +1,9 @@
 /*
  * tests/bench/bench_ag.c - the baseline autograd workloads on ag's public C API.
  *
- * Reproduces ../shared/bench/WORKLOADS.md op for op (workloads a, b, c, e, f, g;
- * d is reported as skipped until ag has matmul, relu, log_softmax and nll_loss;
- * the shared harness is bench_harness.c) and prints one JSON object per
- * workload per line with the same fields and names as ../shared/bench/bench_libtorch.cpp, so the two outputs can be
+ * Reproduces ../shared/bench/WORKLOADS.md op for op (workloads a, b, c, e, f, g
+ * here, d in bench_mlp.c; the shared harness is bench_harness.c) and prints one
+ * JSON object per workload per line with the same fields and names as ../shared/bench/bench_libtorch.cpp, so the two outputs can be
  * compared line by line (tests/bench/compare.py does). ag lines say
  * "impl": "ag" (libtorch's say "cpp") and add, next to "check", the published
  * reference values ("expected"), the relative errors ("rel_err") and a verdict
@@ -287,20 +286,6 @@ static void bench_large(void *vp) {
   ag_tensor_release(y);
   ag_tensor_release(z);
   free(hx);
-}
-
-/* ------------------------------------------------------------------ d MLP (not yet) */
-
-static void skip_mlp(void) {
-  static const char *cases[2] = {"matmul", "linear"};
-  for (int i = 0; i < 2; ++i) {
-    sbuf s = {0};
-    sb_printf(&s,
-              "\"workload\": \"d_mlp_step\", \"case\": \"B=64 784-256-256-10 %s\", \"skipped\": true, "
-              "\"reason\": \"ag has no matmul, relu, log_softmax or nll_loss yet\"",
-              cases[i]);
-    emit_sb(&s);
-  }
 }
 
 /* ------------------------------------------------------------------ e fan-in */
@@ -609,7 +594,10 @@ int main(int argc, char **argv) {
     static int64_t sizes[3] = {(int64_t)1 << 20, (int64_t)1 << 22, (int64_t)1 << 24};
     for (int i = 0; i < (g_quick ? 1 : 3); ++i) with_retry(bench_large, &sizes[i]);
   }
-  if (selected(only, "d")) skip_mlp();
+  if (selected(only, "d")) {
+    static int linear_layout[2] = {0, 1};
+    for (int i = 0; i < 2; ++i) with_retry(bench_mlp, &linear_layout[i]);
+  }
   if (selected(only, "e")) with_retry(bench_fanin, NULL);
   if (selected(only, "g")) with_retry(bench_dispatch, NULL);
 

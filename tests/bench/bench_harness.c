@@ -215,6 +215,27 @@ void sb_checks(sbuf *s, const char *workload, const check_t *c, int count) {
   if (!ok) g_mismatch = 1;
 }
 
+void sb_check_list(sbuf *s, const char *workload, const char *name, const double *got, const double *expect,
+                   int count, double rtol) {
+  int ok = 1;
+  sb_printf(s, "\"check\": {\"%s\": [", name);
+  for (int i = 0; i < count; ++i) sb_printf(s, "%s%.10g", i ? ", " : "", got[i]);
+  sb_printf(s, "]}, \"expected\": {\"%s\": [", name);
+  for (int i = 0; i < count; ++i) sb_printf(s, "%s%.10g", i ? ", " : "", expect[i]);
+  sb_printf(s, "]}, \"rel_err\": {\"%s\": [", name);
+  for (int i = 0; i < count; ++i) {
+    double rel = fabs(got[i] - expect[i]) / fabs(expect[i]);
+    if (!(rel <= rtol)) {
+      ok = 0;
+      fprintf(stderr, "bench_ag: checksum MISMATCH in %s: %s[%d] = %.10g, expected %.10g (rel err %.3g > %.3g)\n",
+              workload, name, i, got[i], expect[i], rel, rtol);
+    }
+    sb_printf(s, "%s%.3g", i ? ", " : "", isnan(rel) ? -1.0 : rel);
+  }
+  sb_printf(s, "]}, \"rtol\": {\"%s\": %.3g}, \"checksum\": \"%s\"", name, rtol, ok ? "ok" : "MISMATCH");
+  if (!ok) g_mismatch = 1;
+}
+
 /* ------------------------------------------------------------------ machine noise */
 
 static long ncpu(void) {

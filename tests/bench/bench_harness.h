@@ -94,6 +94,10 @@ extern int g_mismatch; /* set by sb_checks on a mismatch; main's exit status */
 
 /* "check": {...}, "expected": {...}, "rel_err": {...}, "rtol": {...}, "checksum": "ok"|"MISMATCH" */
 void sb_checks(sbuf *s, const char *workload, const check_t *c, int count);
+/* The same fields for one check whose value is a list, as libtorch's
+ * "loss_steps_0_1_2": [...]; rel_err is a list too, rtol one number for all. */
+void sb_check_list(sbuf *s, const char *workload, const char *name, const double *got, const double *expect,
+                   int count, double rtol);
 
 /* ------------------------------------------------------------------ machine noise */
 
@@ -137,5 +141,10 @@ double item(const ag_tensor *t);
 /* sum(t.grad) in float64 (as x.grad().to(kFloat64).sum()); NaN when t has no grad. */
 double grad_sum(const ag_tensor *t);
 void grad_mode(int on);
+
+/* ------------------------------------------------------------------ workloads outside bench_ag.c */
+
+/* d: the MLP training step (bench_mlp.c); arg points to an int, 1 for the `linear` variant. */
+void bench_mlp(void *linear_layout);
 
 #endif /* AG_BENCH_HARNESS_H */
