@@ -127,9 +127,17 @@ def torch_checksum(ag_rec, lt_rec):
         tol = ag_rec.get("rtol", {}).get(k, 1e-5)
         if got is None:
             return "-"
-        rel = abs(got - exp) / abs(exp) if exp else abs(got)
-        if not (rel <= tol):
-            bad.append(f"{k} {rel:.2g}")
+        # a check is a number, or a list of numbers (d: "loss_steps_0_1_2")
+        gots = got if isinstance(got, list) else [got]
+        exps = exp if isinstance(exp, list) else [exp]
+        if len(gots) != len(exps):
+            bad.append(f"{k} has {len(gots)} values, expected {len(exps)}")
+            continue
+        for i, (g, e) in enumerate(zip(gots, exps)):
+            rel = abs(g - e) / abs(e) if e else abs(g)
+            if not (rel <= tol):
+                name = k if len(exps) == 1 and not isinstance(exp, list) else f"{k}[{i}]"
+                bad.append(f"{name} {rel:.2g}")
     return "ok" if not bad else "MISMATCH (" + ", ".join(bad) + ")"
 
 
