@@ -189,6 +189,18 @@ const Tensor& scalar_output(const Tensors& outs, const char* fn_name) {
 
 // Hands the results (and fn's outputs, where wanted) to the caller. Room in
 // the thread's handle scope is reserved first, so nothing fails halfway.
+// Double vjp: the gradient with respect to `wrt` of sum_i <g[i], v[i]>, over
+// the g[i] that exist (all null when none does).
+Tensors double_vjp(const Tensors& g, const Tensors& v, const Tensors& wrt, bool create_graph) {
+  Tensors g_used, v_used;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (!g[i]) continue;
+    g_used.push_back(g[i]);
+    v_used.push_back(v[i]);
+  }
+  return g_used.empty() ? Tensors(wrt.size()) : api::grads_of(g_used, v_used, wrt, create_graph);
+}
+
 void hand_out(ag_tensor** results, Tensors& r, ag_tensor** outputs = nullptr, Tensors* outs = nullptr) {
   const size_t total = r.size() + (outputs ? outs->size() : 0);
   if (api::Scope* s = api::tl_innermost_scope) s->handed_out.reserve(s->handed_out.size() + total);
@@ -259,13 +271,7 @@ AG_API ag_status ag_jvp(ag_tensor** jvp, ag_tensor** outputs, ag_fn fn, void* us
       u.push_back(std::move(z));
     }
     Tensors g = api::grads_of(outs, u, xs, true);
-    Tensors g_used, v_used;
-    for (size_t i = 0; i < g.size(); ++i) {
-      if (!g[i]) continue;
-      g_used.push_back(g[i]);
-      v_used.push_back(tangents[i]);
-    }
-    Tensors jv = g_used.empty() ? Tensors(u.size()) : api::grads_of(g_used, v_used, u, cg);
+    Tensors jv = double_vjp(g, tangents, u, cg);
     Tensors r;
     for (size_t o = 0; o < outs.size(); ++o) {
       if (!jv[o] && opts.strict) fail(AG_ERR_GRAPH, "outputs[", o, "] depends on no input (strict)");
@@ -345,14 +351,10 @@ AG_API ag_status ag_hvp(ag_tensor** hvp, ag_tensor** output, ag_fn fn, void* use
     }
     const Tensor& y = scalar_output(outs, "ag_hvp");
     Tensors g = api::grads_of({y}, {ops::full(y->context(), y->dtype(), y->shape(), 1.0)}, xs, true);
-    Tensors g_used, v_used;
     for (size_t i = 0; i < g.size(); ++i) {
       if (!g[i] && opts.strict) fail(AG_ERR_GRAPH, "the output does not depend on inputs[", i, "] (strict)");
-      if (!g[i]) continue;
-      g_used.push_back(g[i]);
-      v_used.push_back(vs[i]);
     }
-    Tensors hv = g_used.empty() ? Tensors(xs.size()) : api::grads_of(g_used, v_used, xs, cg);
+    Tensors hv = double_vjp(g, vs, xs, cg);
     Tensors r;
     for (size_t i = 0; i < xs.size(); ++i) {
       if (!hv[i] && opts.strict) fail(AG_ERR_GRAPH, "<grad f, v> does not depend on inputs[", i, "] (strict)");
