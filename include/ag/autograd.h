@@ -118,6 +118,9 @@ AG_API ag_status ag_backward_options_init(ag_backward_options *opts) AG_NOEXCEPT
  * leaves the gradients that were already accumulated (as PyTorch does); the
  * message says the pass was interrupted and at which node.
  * Hooks and custom functions run on the calling thread, during the call.
+ * In a context with num_threads > 1 (and without create_graph), independent
+ * expensive nodes may run at once in the context's arena; the gradients have
+ * the same bits as with one thread.
  */
 AG_API ag_status ag_backward(ag_tensor *root, const ag_tensor *grad_root,
                              const ag_backward_options *opts) AG_NOEXCEPT;

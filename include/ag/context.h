@@ -26,7 +26,8 @@ typedef struct ag_context ag_context;
 typedef struct ag_context_options {
   uint32_t struct_size;
   /* Threads of the context's arena, the calling thread included.
-   * 0 = one per hardware thread; 1 = no worker threads at all. The chunks
+   * 0 = one per hardware thread; 1 = no worker threads at all; more than
+   * the machine's hardware threads run as many as it has. The chunks
    * of parallel kernels run in the denormal mode (FTZ/DAZ) of the thread
    * that created the context. */
   int32_t num_threads;

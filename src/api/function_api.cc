@@ -52,6 +52,7 @@ struct FunctionNode final : Node {
     return n;
   }
   void apply(TensorList& grads, TensorList& out) override;
+  bool runs_user_code() const override { return true; }
 
   std::string name_;
   Ref<UserData> user;

@@ -54,6 +54,9 @@ class Node : public RefCounted {
   virtual bool is_accumulate_grad() const { return false; }
   // Bytes of the tensors the node still keeps for its backward (0 once released).
   virtual size_t saved_bytes() const { return 0; }
+  // Whether apply calls the user's code (custom functions): such a node runs
+  // on the thread that called backward, never as an arena task.
+  virtual bool runs_user_code() const { return false; }
 
   uint64_t sequence_nr() const { return sequence_nr_; }
   uint32_t topological_nr() const { return topological_nr_; }

@@ -19,11 +19,13 @@ struct Context::Arena {
 };
 
 // With one thread the arena has a slot for the caller only and never asks
-// TBB for workers.
+// TBB for workers. More slots than the machine has hardware threads would
+// make TBB print a warning and change nothing (the chunks, hence the
+// results, do not depend on the thread count).
 Context::Context(int num_threads)
     : num_threads_(num_threads > 0 ? num_threads : tbb::info::default_concurrency()),
       fp_mode_(FpMode::current()),
-      arena_(std::make_unique<Arena>(num_threads_)) {}
+      arena_(std::make_unique<Arena>(std::min(num_threads_, std::max(1, tbb::info::default_concurrency())))) {}
 
 Context::~Context() = default;
 

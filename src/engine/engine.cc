@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <string>
 #include <queue>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "autograd/hooks.h"
 #include "autograd/node.h"
 #include "core/context.h"
+#include "core/shape.h"
 #include "engine/anomaly.h"
 #include "engine/node_map.h"
 
@@ -69,6 +72,8 @@ void check_gradient(const Node& target, uint32_t input_nr, const Tensor& g) {
          " and shape ", shape_str(m.shape));
   }
 }
+
+std::atomic<uint64_t> g_nodes_run_as_tasks{0};
 
 // Ids of backward passes, never 0 (0 = a node slot nobody owns).
 std::atomic<uint64_t> g_next_task_id{1};
@@ -153,85 +158,39 @@ class GraphTask {
   std::vector<Tensor>& captured() { return captured_; }
 
   void execute() {
-    std::priority_queue<ReadyEntry> ready;
-    bool started = false;
-    TensorList grads, out;
     GraphTask* outer = tl_current_task;
     tl_current_task = this;
     struct Restore {
       GraphTask* outer;
       ~Restore() { tl_current_task = outer; }
     } restore{outer};
-    // A node that became ready while nothing else waits runs next without
-    // going through the queue: a chain never touches it.
-    uint32_t next = 0;
-    bool have_next = true;
-    while (have_next || !ready.empty()) {
-      uint32_t index = next;
-      if (have_next) {
-        have_next = false;
+    TensorList grads, out;
+    // The root first; then a node that became ready while nothing else waits
+    // runs next without going through the queue: a chain never touches it.
+    next_ = 0;
+    have_next_ = true;
+    for (;;) {
+      // Expensive nodes gather until two or more can run side by side, or
+      // nothing else is left to run.
+      if (heavy_.size() >= 2) {
+        run_wave();
+        continue;
+      }
+      uint32_t index;
+      if (have_next_) {
+        index = next_;
+        have_next_ = false;
+      } else if (!ready_.empty()) {
+        index = ready_.top().task;
+        ready_.pop();
+      } else if (!heavy_.empty()) {
+        index = heavy_.back();
+        heavy_.clear();
       } else {
-        index = ready.top().task;
-        ready.pop();
+        break;
       }
-      Node& node = *tasks_[index].node;
-      grads.resize(node.num_inputs());
-      sum_contributions(tasks_[index].contributions, grads);
-      bool any = false;
-      for (size_t i = 0; i < grads.size(); ++i) any = any || static_cast<bool>(grads[i]);
-      out.clear();
-      out.resize(node.num_outputs());
-      const bool run = index == 0 || !restricted_ || exec_[index];
-      if (any || index == 0) {
-        try {
-          // Hooks and captures: one pointer check per node when there are none.
-          const bool hooked = node.hooks() != nullptr;
-          if (hooked) run_tensor_hooks(node, grads);
-          if (restricted_) {
-            for (const Capture& c : captures_[index]) captured_[c.target] = grads[c.input_nr];
-          }
-          if (run) {
-            if (hooked) run_node_pre_hooks(node, grads);
-            node.apply(grads, out);
-            if (hooked) run_node_post_hooks(node, out, grads);
-            for (size_t i = 0; i < node.num_outputs(); ++i) {
-              const Edge& e = node.next_edge(i);
-              if (e.valid() && out[i]) check_gradient(*e.fn, e.input_nr, out[i]);
-            }
-          }
-        } catch (const Error& e) {
-          // Before any node finished nothing has changed; after, leaves may
-          // already hold their share of the gradient.
-          throw Error(e.code(), str(started ? "backward interrupted at " : "", node.name(), ": ", e.message()));
-        }
-        // Outside the try: the message names the node itself.
-        if (run && opts_.detect_anomaly) check_finite_gradients(node, out);
-        started = started || (index != 0 && run);
-      }
-      grads.clear();
-      if (run && !opts_.retain_graph) node.release_variables();
-      for (size_t i = 0; i < node.num_outputs(); ++i) {
-        const Edge& e = node.next_edge(i);
-        if (!e.valid()) continue;
-        const uint32_t target = find(e.fn.get());
-        NodeTask& t = tasks_[target];
-        if (out[i]) {
-          t.contributions.push_back(
-              Contribution{e.input_nr, static_cast<uint32_t>(i), node.sequence_nr(), std::move(out[i])});
-        }
-        if (--t.dependencies == 0) {
-          if (have_next) {
-            ready.push({tasks_[next].node->sequence_nr(), next});
-            ready.push({e.fn->sequence_nr(), target});
-            have_next = false;
-          } else if (ready.empty()) {
-            next = target;
-            have_next = true;
-          } else {
-            ready.push({e.fn->sequence_nr(), target});
-          }
-        }
-      }
+      run_node(index, grads, out);
+      send_outputs(index, out);
     }
     // Callbacks may queue more callbacks.
     for (size_t i = 0; i < callbacks_.size(); ++i) {
@@ -242,6 +201,11 @@ class GraphTask {
       }
     }
   }
+
+  // Lets expensive independent nodes run as tasks in ctx's arena (off for
+  // one thread and under create_graph, whose recorded nodes take sequence
+  // numbers from the thread that records them).
+  void enable_parallel(Context* ctx) { parallel_ctx_ = ctx; }
 
   void queue(std::unique_ptr<FinalCallback> cb) { callbacks_.push_back(std::move(cb)); }
 
@@ -270,6 +234,173 @@ class GraphTask {
 
   // Task lists up to this capacity are kept for the next pass.
   static constexpr size_t kMaxSpareTasks = size_t{1} << 20;
+  // Elements (gradients in plus gradients out) from which a node is worth
+  // an arena task of its own: about 10 us of elementwise work, several times
+  // what waking a worker and handing it the task cost.
+  static constexpr int64_t kParallelNodeElements = 32768;
+
+  // Runs one node on this thread: sums its gradients, runs its hooks, stores
+  // captured gradients, applies it, and releases its saved tensors.
+  void run_node(uint32_t index, TensorList& grads, TensorList& out) {
+    Node& node = *tasks_[index].node;
+    grads.resize(node.num_inputs());
+    sum_contributions(tasks_[index].contributions, grads);
+    bool any = false;
+    for (size_t i = 0; i < grads.size(); ++i) any = any || static_cast<bool>(grads[i]);
+    out.clear();
+    out.resize(node.num_outputs());
+    const bool run = index == 0 || !restricted_ || exec_[index];
+    if (any || index == 0) {
+      try {
+        // Hooks and captures: one pointer check per node when there are none.
+        const bool hooked = node.hooks() != nullptr;
+        if (hooked) run_tensor_hooks(node, grads);
+        if (restricted_) {
+          for (const Capture& c : captures_[index]) captured_[c.target] = grads[c.input_nr];
+        }
+        if (run) {
+          if (hooked) run_node_pre_hooks(node, grads);
+          node.apply(grads, out);
+          if (hooked) run_node_post_hooks(node, out, grads);
+          check_outputs(node, out);
+        }
+      } catch (const Error& e) {
+        throw interrupted(node, e);
+      }
+      // Outside the try: the message names the node itself.
+      if (run && opts_.detect_anomaly) check_finite_gradients(node, out);
+      started_ = started_ || (index != 0 && run);
+    }
+    grads.clear();
+    if (run && !opts_.retain_graph) node.release_variables();
+  }
+
+  // Runs the gathered expensive nodes as tasks in the arena, then, in a
+  // fixed order on this thread, reports the first failure or hands their
+  // gradients on. Each node's result depends only on its own inputs (summed
+  // in a fixed order) and kernels chunk independently of the thread count,
+  // so the bits are those of a serial run.
+  void run_wave() {
+    std::vector<uint32_t> wave;
+    wave.swap(heavy_);
+    std::sort(wave.begin(), wave.end(), [this](uint32_t a, uint32_t b) {
+      return tasks_[a].node->sequence_nr() > tasks_[b].node->sequence_nr();
+    });
+    struct Job {
+      TensorList out;
+      bool failed = false;
+      ag_status code = AG_OK;
+      std::string message;
+      std::exception_ptr other;
+    };
+    std::vector<Job> jobs(wave.size());
+    g_nodes_run_as_tasks.fetch_add(wave.size(), std::memory_order_relaxed);
+    parallel_ctx_->parallel_chunks(static_cast<int64_t>(wave.size()), 1, [&](int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) run_task(wave[static_cast<size_t>(j)], jobs[static_cast<size_t>(j)]);
+    });
+    for (Job& job : jobs) {
+      if (job.other) std::rethrow_exception(job.other);
+    }
+    for (size_t j = 0; j < wave.size(); ++j) {
+      Node& node = *tasks_[wave[j]].node;
+      if (jobs[j].failed) {
+        // Other nodes of the wave may have run: leaves may hold their share.
+        started_ = started_ || wave.size() > 1;
+        throw interrupted(node, Error(jobs[j].code, jobs[j].message));
+      }
+    }
+    for (size_t j = 0; j < wave.size(); ++j) {
+      Node& node = *tasks_[wave[j]].node;
+      if (opts_.detect_anomaly) check_finite_gradients(node, jobs[j].out);
+      started_ = true;
+      if (!opts_.retain_graph) node.release_variables();
+      send_outputs(wave[j], jobs[j].out);
+    }
+  }
+
+  // The body of one arena task (any thread): no hooks, captures or user
+  // code reach here (see is_heavy).
+  template <class Job>
+  void run_task(uint32_t index, Job& job) {
+    Node& node = *tasks_[index].node;
+    try {
+      GradModeGuard mode(false);
+      TensorList grads;
+      grads.resize(node.num_inputs());
+      sum_contributions(tasks_[index].contributions, grads);
+      job.out.resize(node.num_outputs());
+      node.apply(grads, job.out);
+      check_outputs(node, job.out);
+    } catch (const Error& e) {
+      job.failed = true;
+      job.code = e.code();
+      job.message = e.message();
+    } catch (...) {
+      job.other = std::current_exception();
+    }
+  }
+
+  Error interrupted(const Node& node, const Error& e) const {
+    // Before any node finished nothing has changed; after, leaves may
+    // already hold their share of the gradient.
+    return Error(e.code(), str(started_ ? "backward interrupted at " : "", node.name(), ": ", e.message()));
+  }
+
+  static void check_outputs(const Node& node, const TensorList& out) {
+    for (size_t i = 0; i < node.num_outputs(); ++i) {
+      const Edge& e = node.next_edge(i);
+      if (e.valid() && out[i]) check_gradient(*e.fn, e.input_nr, out[i]);
+    }
+  }
+
+  // Hands the node's gradients to the nodes its edges point to, and queues
+  // those that have now received all of theirs.
+  void send_outputs(uint32_t index, TensorList& out) {
+    Node& node = *tasks_[index].node;
+    for (size_t i = 0; i < node.num_outputs(); ++i) {
+      const Edge& e = node.next_edge(i);
+      if (!e.valid()) continue;
+      const uint32_t target = find(e.fn.get());
+      NodeTask& t = tasks_[target];
+      if (out[i]) {
+        t.contributions.push_back(
+            Contribution{e.input_nr, static_cast<uint32_t>(i), node.sequence_nr(), std::move(out[i])});
+      }
+      if (--t.dependencies == 0) make_ready(target);
+    }
+  }
+
+  void make_ready(uint32_t target) {
+    if (parallel_ctx_ && is_heavy(target)) {
+      heavy_.push_back(target);
+    } else if (have_next_) {
+      ready_.push({tasks_[next_].node->sequence_nr(), next_});
+      ready_.push({tasks_[target].node->sequence_nr(), target});
+      have_next_ = false;
+    } else if (ready_.empty()) {
+      next_ = target;
+      have_next_ = true;
+    } else {
+      ready_.push({tasks_[target].node->sequence_nr(), target});
+    }
+  }
+
+  // Whether a ready node may run as an arena task: it has gradients to work
+  // on, no hooks, captures or user code, and enough elements in and out to
+  // pay for handing it to another thread.
+  bool is_heavy(uint32_t index) const {
+    const NodeTask& t = tasks_[index];
+    const Node& node = *t.node;
+    if (t.contributions.empty() || node.hooks() != nullptr || node.runs_user_code()) return false;
+    if (restricted_ && (!exec_[index] || !captures_[index].empty())) return false;
+    int64_t elements = 0;
+    for (const Contribution& c : t.contributions) elements += c.grad->numel();
+    for (size_t i = 0; i < node.num_outputs(); ++i) {
+      const Edge& e = node.next_edge(i);
+      if (e.valid()) elements += numel_of(e.fn->input_meta(e.input_nr).shape);
+    }
+    return elements >= kParallelNodeElements;
+  }
 
   // Parents before children (Kahn's algorithm on the dependency counts).
   std::vector<uint32_t> topological_order() {
@@ -319,6 +450,14 @@ class GraphTask {
   std::vector<std::vector<Capture>> captures_;
   std::vector<Tensor> captured_;
   std::vector<std::unique_ptr<FinalCallback>> callbacks_;
+  // The ready nodes: the priority queue (highest sequence_nr first), the one
+  // node that runs next without it, and the expensive ones gathered for a wave.
+  std::priority_queue<ReadyEntry> ready_;
+  uint32_t next_ = 0;
+  bool have_next_ = false;
+  std::vector<uint32_t> heavy_;
+  Context* parallel_ctx_ = nullptr;  // set: expensive nodes may run as tasks
+  bool started_ = false;             // a node other than the root ran
 };
 
 }  // namespace
@@ -334,6 +473,10 @@ std::vector<Tensor> execute(const ExecuteRequest& req) {
   // Declared after graph_root: the task hands its node slots back while the
   // graph is still alive.
   GraphTask task(o);
+  if (!req.roots.empty() && !o.create_graph) {
+    Context* ctx = req.roots[0]->context();
+    if (ctx->num_threads() > 1) task.enable_parallel(ctx);
+  }
   task.count_dependencies(*graph_root);
   std::vector<Edge> targets;
   if (!req.inputs.empty()) {
@@ -343,8 +486,9 @@ std::vector<Tensor> execute(const ExecuteRequest& req) {
   }
   {
     // Nodes run here, on the calling thread, so that user callbacks and
-    // thread-local state (grad mode) belong to the caller; kernels that go
-    // parallel enter the context's arena themselves.
+    // thread-local state (grad mode) belong to the caller; expensive nodes
+    // without hooks or user code, and kernels that go parallel, enter the
+    // context's arena.
     GradModeGuard mode(o.create_graph);
     task.execute();
   }
@@ -370,6 +514,8 @@ void run_backward(const Tensor& root, const Tensor& seed, const BackwardOptions&
   req.opts = opts;
   execute(req);
 }
+
+uint64_t nodes_run_as_tasks() { return g_nodes_run_as_tasks.load(std::memory_order_relaxed); }
 
 bool queue_final_callback(std::unique_ptr<FinalCallback>& cb) {
   if (!tl_current_task) return false;

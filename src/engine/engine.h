@@ -41,6 +41,10 @@ struct ExecuteRequest {
 // (null where none flowed). Throws ag::Error.
 std::vector<Tensor> execute(const ExecuteRequest& req);
 
+// Nodes run as arena tasks beside other ready nodes since the process
+// started, over all passes (for tests and diagnostics).
+uint64_t nodes_run_as_tasks();
+
 // Work queued by a hook or custom function to run once the current pass
 // finished successfully (dropped if it fails).
 class FinalCallback {
