@@ -396,6 +396,7 @@ namespace {
 // make the tasks alike.
 constexpr int64_t kTaskRows = 256, kTaskCols = 1024, kRowAlign = 24, kColAlign = 48;
 constexpr int64_t kVectorTaskMacs = int64_t{1} << 18;
+constexpr int64_t kMinTasks = 4, kMinTaskMacs = int64_t{1} << 20;
 
 struct Grid {
   bool small;
@@ -422,8 +423,15 @@ Grid grid(const GemmArgs& g) {
     const int64_t cols = ceil_div(std::max<int64_t>(1, kVectorTaskMacs / g.k), kColAlign) * kColAlign;
     return {true, 1, ceil_div(g.n, cols), 1, cols};
   }
-  const int64_t rows = split(g.m, kTaskRows, kRowAlign), cols = split(g.n, kTaskCols, kColAlign);
-  return {false, ceil_div(g.m, rows), ceil_div(g.n, cols), rows, cols};
+  const int64_t rows = split(g.m, kTaskRows, kRowAlign);
+  int64_t cols = split(g.n, kTaskCols, kColAlign);
+  // A product of few rows (a small batch) fits one row block: narrower
+  // column tiles give a second thread work, as long as each keeps
+  // kMinTaskMacs. Each element of C is summed the same way in any tile.
+  const int64_t mb = ceil_div(g.m, rows), macs = g.m * g.n * g.k;
+  const int64_t want = std::min<int64_t>(kMinTasks, macs / kMinTaskMacs);
+  if (mb * ceil_div(g.n, cols) < want) cols = split(g.n, ceil_div(g.n, ceil_div(want, mb)), kColAlign);
+  return {false, mb, ceil_div(g.n, cols), rows, cols};
 }
 
 }  // namespace
