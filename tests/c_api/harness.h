@@ -357,6 +357,26 @@ static inline ag_tensor *h_scalar_at(const char *file, int line, ag_context *ctx
 }
 #define SCALAR(ctx, dt, v) h_scalar_at(__FILE__, __LINE__, (ctx), (dt), (v))
 
+/* A tensor that requires grad (a leaf), tagged `tag` unless that is NULL; NULL
+ * with a recorded failure if any step fails. */
+static inline ag_tensor *h_leaf_at(const char *file, int line, ag_context *ctx, ag_dtype dt,
+                                   const int64_t *shape, int32_t ndim, const double *vals,
+                                   const char *tag) {
+  ag_tensor *t = h_make_at(file, line, ctx, dt, shape, ndim, vals);
+  if (t && (!h_check_status(file, line, "ag_tensor_requires_grad(t, 1)",
+                            ag_tensor_requires_grad(t, 1), AG_OK) ||
+            (tag && !h_check_status(file, line, "ag_tensor_set_tag", ag_tensor_set_tag(t, tag),
+                                    AG_OK)))) {
+    ag_tensor_release(t);
+    return NULL;
+  }
+  return t;
+}
+#define LEAF(ctx, dt, shape, ndim, vals) \
+  h_leaf_at(__FILE__, __LINE__, (ctx), (dt), (shape), (ndim), (vals), NULL)
+#define TAGGED_LEAF(ctx, dt, shape, ndim, vals, tag) \
+  h_leaf_at(__FILE__, __LINE__, (ctx), (dt), (shape), (ndim), (vals), (tag))
+
 /* Read the elements of `t` as doubles into out[cap]; returns numel, or -1 on failure. */
 static inline int64_t h_read_at(const char *file, int line, const ag_tensor *t, double *out,
                                 size_t cap) {

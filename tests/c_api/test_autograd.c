@@ -8,19 +8,6 @@
 
 #include <pthread.h>
 
-static ag_tensor *h_leaf_at(const char *file, int line, ag_context *ctx, ag_dtype dt,
-                            const int64_t *shape, int32_t ndim, const double *vals) {
-  ag_tensor *t = h_make_at(file, line, ctx, dt, shape, ndim, vals);
-  if (t && !h_check_status(file, line, "ag_tensor_requires_grad(t, 1)", ag_tensor_requires_grad(t, 1),
-                           AG_OK)) {
-    ag_tensor_release(t);
-    return NULL;
-  }
-  return t;
-}
-/* A leaf that requires grad. */
-#define LEAF(ctx, dt, shape, ndim, vals) h_leaf_at(__FILE__, __LINE__, (ctx), (dt), (shape), (ndim), (vals))
-
 static const int64_t s1[1] = {1};
 static const int64_t s3[1] = {3};
 

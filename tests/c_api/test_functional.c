@@ -20,7 +20,7 @@ static void test_vjp_cube(void) {
   const ag_tensor *ins[1], *vs[1];
   int i;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   v = F64(ctx, s3, 1, vv);
   for (i = 0; i < 3; i++) {
     want[i] = 3 * xv[i] * xv[i] * vv[i];
@@ -160,7 +160,7 @@ static void test_vjp_create_graph_second_derivative(void) {
   ag_functional_options o = AG_FUNCTIONAL_OPTIONS_INIT;
   int i;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   v = F64(ctx, s3, 1, vv);
   for (i = 0; i < 3; i++)
     want[i] = 6 * xv[i] * vv[i];
@@ -190,7 +190,7 @@ static void test_jvp_create_graph_second_derivative(void) {
   ag_functional_options o = AG_FUNCTIONAL_OPTIONS_INIT;
   int i;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   v = F64(ctx, s3, 1, vv);
   for (i = 0; i < 3; i++)
     want[i] = 6 * xv[i] * vv[i];
@@ -428,7 +428,7 @@ static void test_identity_function(void) {
   const ag_tensor *ins[1], *vs[1];
   ag_gradcheck_result res = AG_GRADCHECK_RESULT_INIT;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   v = F64(ctx, s3, 1, vv);
   ins[0] = x;
   vs[0] = v;
@@ -497,7 +497,7 @@ static void test_hvp_closed_form_and_create_graph(void) {
     third[i] = 6 * vx[i]; /* d/dx of sum(6 x vx) */
     fval += xv[i] * xv[i] * xv[i] + xv[i] * yv[i];
   }
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   y = F64(ctx, s3, 1, yv);
   tx = F64(ctx, s3, 1, vx);
   ty = F64(ctx, s3, 1, vy);
@@ -618,7 +618,7 @@ static void test_hessian_create_graph_third_derivative(void) {
   const ag_tensor *ins[1], *roots[1];
   ag_functional_options o = AG_FUNCTIONAL_OPTIONS_INIT;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   o.create_graph = 1;
   REQUIRE_OK(ag_hessian(h, fn_sum_cube, NULL, ins, 1, &o));
@@ -704,7 +704,7 @@ static void test_callback_failures(void) {
   const ag_tensor *ins[1];
   misuse s;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
 
   memset(&s, 0, sizeof s);
@@ -746,7 +746,7 @@ static void test_bad_arguments(void) {
   const ag_tensor *ins[2], *vs[1];
   ag_functional_options fo = AG_FUNCTIONAL_OPTIONS_INIT;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   xf = MAKE(ctx, AG_F32, s3, 1, xv);
   idx = MAKE(ctx, AG_I64, s3, 1, xv);
   wrong = F64(ctx, s4, 1, NULL);

@@ -101,7 +101,7 @@ static void test_gradcheck_of_a_gradient(void) {
   REQUIRE(ctx);
   for (i = 0; i < 3; i++)
     six_x[i] = 6 * xv[i];
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   REQUIRE_OK(ag_gradcheck(&r, fn_grad_inside, NULL, ins, 1, 1, NULL));
   CHECK(r.passed == 1 && r.num_compared == 9);
@@ -128,8 +128,8 @@ static void test_gradcheck_passes_on_correct_functions(void) {
   ag_gradcheck_result r = AG_GRADCHECK_RESULT_INIT;
   cube_cfg good = {1.0, 0};
   REQUIRE(ctx);
-  a = LEAF(ctx, s33, 2, av);
-  x = LEAF(ctx, s3, 1, xv);
+  a = LEAF(ctx, AG_F64, s33, 2, av);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = a;
   ins[1] = x;
   REQUIRE_OK(ag_gradcheck(&r, fn_mixed, NULL, ins, 2, 1, NULL));
@@ -179,7 +179,7 @@ static void test_gradcheck_finds_wrong_backward_off_diagonal(void) {
   cube_cfg bad = {2.0, 0};
   REQUIRE(ctx);
   a = F64(ctx, s23, 2, av); /* requires no grad: passed through, not checked */
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = a;
   ins[1] = x;
   REQUIRE_OK(ag_gradcheck(&r, fn_matvec_custom_cube, &bad, ins, 2, 1, NULL));
@@ -205,7 +205,7 @@ static void test_gradcheck_finds_wrong_backward(void) {
   cube_cfg bad = {2.0, 0};
   REQUIRE(ctx);
   other = F64(ctx, s2, 1, c); /* requires no grad: passed through, not checked */
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   ins[1] = other;
   REQUIRE_OK(ag_gradcheck(&r, fn_custom_cube, &bad, ins, 2, 1, NULL));
@@ -232,7 +232,7 @@ static void test_gradgradcheck_finds_wrong_double_backward(void) {
   ag_gradcheck_result r = AG_GRADCHECK_RESULT_INIT;
   cube_cfg detached = {1.0, 1};
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   v = F64(ctx, s3, 1, vv);
   ins[0] = x;
   gos[0] = v;
@@ -266,7 +266,7 @@ static void test_gradcheck_tolerances_and_partial_result(void) {
   } small;
   cube_cfg slightly_off = {1.0001, 0};
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   /* 1e-4 relative error: within rtol 1e-3 of the defaults ... */
   REQUIRE_OK(ag_gradcheck(&r, fn_custom_cube, &slightly_off, ins, 1, 1, NULL));
@@ -302,7 +302,7 @@ static void test_gradcheck_callback_failures(void) {
   ag_gradcheck_result res = AG_GRADCHECK_RESULT_INIT;
   misuse s;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   /* a failure in a later (perturbed) call, and an output that changes shape */
   memset(&s, 0, sizeof s);
@@ -328,7 +328,7 @@ static void test_gradcheck_bad_arguments(void) {
   ag_gradcheck_options go = AG_GRADCHECK_OPTIONS_INIT;
   ag_gradcheck_result res = AG_GRADCHECK_RESULT_INIT;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   xf = MAKE(ctx, AG_F32, s3, 1, xv);
   wrong = F64(ctx, s4, 1, NULL);
   ins[0] = x;
