@@ -13,6 +13,7 @@
  *     h_init(argc, argv);
  *     RUN(test_something);
  *     RUN_DT(test_param, AG_F32);  (a test taking an ag_dtype)
+ *     RUN_F64_F32(test_param);     (the same, in f64 and then in f32)
  *     return h_finish();
  *   }
  *
@@ -280,6 +281,12 @@ static inline void h_run_dt(const char *name, void (*fn)(ag_dtype), ag_dtype dt)
 
 #define RUN(fn) h_run(#fn, fn)
 #define RUN_DT(fn, dt) h_run_dt(#fn, fn, dt)
+/* A test taking an ag_dtype, run in f64 and then in f32. */
+#define RUN_F64_F32(fn)   \
+  do {                    \
+    RUN_DT(fn, AG_F64);   \
+    RUN_DT(fn, AG_F32);   \
+  } while (0)
 
 static inline int h_finish(void) {
   h_state *s = h_st();

@@ -267,14 +267,10 @@ static void test_scope_per_thread(void) {
 
 int main(int argc, char **argv) {
   h_init(argc, argv);
-  RUN_DT(test_nan_reported_with_node_and_tag, AG_F64);
-  RUN_DT(test_nan_reported_with_node_and_tag, AG_F32);
-  RUN_DT(test_off_gives_nan_gradient, AG_F64);
-  RUN_DT(test_off_gives_nan_gradient, AG_F32);
-  RUN_DT(test_inf_to_next_node, AG_F64);
-  RUN_DT(test_inf_to_next_node, AG_F32);
-  RUN_DT(test_div_input_nr, AG_F64);
-  RUN_DT(test_div_input_nr, AG_F32);
+  RUN_F64_F32(test_nan_reported_with_node_and_tag);
+  RUN_F64_F32(test_off_gives_nan_gradient);
+  RUN_F64_F32(test_inf_to_next_node);
+  RUN_F64_F32(test_div_input_nr);
   RUN(test_nan_seed);
   RUN(test_large_1_thread);
   RUN(test_large_2_threads);

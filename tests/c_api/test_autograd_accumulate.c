@@ -197,15 +197,11 @@ static void test_concurrent_backward_shared_leaf_1thread(void) { concurrent_back
 static void test_concurrent_backward_shared_leaf_default(void) { concurrent_backward_shared_leaf(0); }
 
 int main(int argc, char **argv) {
-  static const ag_dtype dts[2] = {AG_F64, AG_F32};
-  int k;
   h_init(argc, argv);
-  for (k = 0; k < 2; k++) {
-    RUN_DT(test_accumulate_and_reset, dts[k]);
-    RUN_DT(test_grad_snapshot, dts[k]);
-    RUN_DT(test_set_grad_then_accumulate, dts[k]);
-    RUN_DT(test_grad_handle_is_the_gradient, dts[k]);
-  }
+  RUN_F64_F32(test_accumulate_and_reset);
+  RUN_F64_F32(test_grad_snapshot);
+  RUN_F64_F32(test_set_grad_then_accumulate);
+  RUN_F64_F32(test_grad_handle_is_the_gradient);
   RUN(test_concurrent_backward_shared_leaf_1thread);
   RUN(test_concurrent_backward_shared_leaf_default);
   return h_finish();

@@ -153,14 +153,10 @@ static void test_expand_sum_to_size_grad(ag_dtype dt) {
 }
 
 int main(int argc, char **argv) {
-  static const ag_dtype dts[2] = {AG_F64, AG_F32};
-  int k;
   h_init(argc, argv);
-  for (k = 0; k < 2; k++) {
-    RUN_DT(test_broadcast_add_grad, dts[k]);
-    RUN_DT(test_broadcast_mul_grad, dts[k]);
-    RUN_DT(test_scalar_broadcast_grad, dts[k]);
-    RUN_DT(test_expand_sum_to_size_grad, dts[k]);
-  }
+  RUN_F64_F32(test_broadcast_add_grad);
+  RUN_F64_F32(test_broadcast_mul_grad);
+  RUN_F64_F32(test_scalar_broadcast_grad);
+  RUN_F64_F32(test_expand_sum_to_size_grad);
   return h_finish();
 }

@@ -364,15 +364,11 @@ static void test_create_graph_implies_retain(ag_dtype dt) {
 }
 
 int main(int argc, char **argv) {
-  static const ag_dtype dts[2] = {AG_F64, AG_F32};
-  int k;
   h_init(argc, argv);
-  for (k = 0; k < 2; k++) {
-    RUN_DT(test_grad_mode_off, dts[k]);
-    RUN_DT(test_detach_non_leaf, dts[k]);
-    RUN_DT(test_create_graph, dts[k]);
-    RUN_DT(test_create_graph_implies_retain, dts[k]);
-  }
+  RUN_F64_F32(test_grad_mode_off);
+  RUN_F64_F32(test_detach_non_leaf);
+  RUN_F64_F32(test_create_graph);
+  RUN_F64_F32(test_create_graph_implies_retain);
   RUN(test_grad_mode_per_thread);
   RUN(test_backward_restores_grad_mode);
   RUN(test_grad_fn_names);

@@ -202,16 +202,12 @@ static void test_zero_size_backward(void) {
 }
 
 int main(int argc, char **argv) {
-  static const ag_dtype dts[2] = {AG_F64, AG_F32};
-  int k;
   h_init(argc, argv);
-  for (k = 0; k < 2; k++) {
-    RUN_DT(test_seed_square, dts[k]);
-    RUN_DT(test_seed_Q, dts[k]);
-    RUN_DT(test_seed_mean, dts[k]);
-    RUN_DT(test_leaf_used_twice, dts[k]);
-    RUN_DT(test_one_element_root_any_ndim, dts[k]);
-  }
+  RUN_F64_F32(test_seed_square);
+  RUN_F64_F32(test_seed_Q);
+  RUN_F64_F32(test_seed_mean);
+  RUN_F64_F32(test_leaf_used_twice);
+  RUN_F64_F32(test_one_element_root_any_ndim);
   RUN(test_unreached_leaf);
   RUN(test_zero_size_backward);
   return h_finish();

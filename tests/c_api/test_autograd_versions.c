@@ -132,14 +132,10 @@ static void test_unsaved_tensor_may_change(ag_dtype dt) {
 }
 
 int main(int argc, char **argv) {
-  static const ag_dtype dts[2] = {AG_F64, AG_F32};
-  int k;
   h_init(argc, argv);
-  for (k = 0; k < 2; k++) {
-    RUN_DT(test_version_error_mul, dts[k]);
-    RUN_DT(test_version_error_saved_output, dts[k]);
-    RUN_DT(test_version_error_via_detach, dts[k]);
-    RUN_DT(test_unsaved_tensor_may_change, dts[k]);
-  }
+  RUN_F64_F32(test_version_error_mul);
+  RUN_F64_F32(test_version_error_saved_output);
+  RUN_F64_F32(test_version_error_via_detach);
+  RUN_F64_F32(test_unsaved_tensor_may_change);
   return h_finish();
 }

@@ -354,15 +354,11 @@ static void test_create_graph_frees_in_any_order(void) {
 }
 
 int main(int argc, char **argv) {
-  static const ag_dtype dts[2] = {AG_F64, AG_F32};
-  int k;
   h_init(argc, argv);
-  for (k = 0; k < 2; k++) {
-    RUN_DT(test_cube_pow, dts[k]);
-    RUN_DT(test_cube_mul, dts[k]);
-    RUN_DT(test_tanh_orders, dts[k]);
-    RUN_DT(test_exp_tanh_orders, dts[k]);
-  }
+  RUN_F64_F32(test_cube_pow);
+  RUN_F64_F32(test_cube_mul);
+  RUN_F64_F32(test_tanh_orders);
+  RUN_F64_F32(test_exp_tanh_orders);
   RUN(test_third_derivative_via_backward);
   RUN(test_mlp_hessian_vector_product);
   RUN(test_released_graph_names_the_node);

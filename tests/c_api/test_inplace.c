@@ -468,15 +468,11 @@ static void test_errors(void) {
 }
 
 int main(int argc, char **argv) {
-  static const ag_dtype dts[2] = {AG_F64, AG_F32};
-  int k;
   h_init(argc, argv);
-  for (k = 0; k < 2; k++) {
-    RUN_DT(test_binary_values, dts[k]);
-    RUN_DT(test_fill_zero_clamp_values, dts[k]);
-    RUN_DT(test_saved_tensor_modified, dts[k]);
-    RUN_DT(test_rebase_gradients, dts[k]);
-  }
+  RUN_F64_F32(test_binary_values);
+  RUN_F64_F32(test_fill_zero_clamp_values);
+  RUN_F64_F32(test_saved_tensor_modified);
+  RUN_F64_F32(test_rebase_gradients);
   RUN(test_large_values);
   RUN(test_empty);
   RUN(test_views_share_version);

@@ -138,7 +138,6 @@ static void test_op_forward_values(ag_dtype dt) {
 
 int main(int argc, char **argv) {
   h_init(argc, argv);
-  RUN_DT(test_op_forward_values, AG_F64);
-  RUN_DT(test_op_forward_values, AG_F32);
+  RUN_F64_F32(test_op_forward_values);
   return h_finish();
 }

@@ -330,14 +330,10 @@ static void test_retain_grad_errors(void) {
 }
 
 int main(int argc, char **argv) {
-  static const ag_dtype dts[2] = {AG_F64, AG_F32};
-  int k;
   h_init(argc, argv);
-  for (k = 0; k < 2; k++) {
-    RUN_DT(test_grad_returns_without_touching_grad, dts[k]);
-    RUN_DT(test_backward_inputs, dts[k]);
-    RUN_DT(test_retain_grad, dts[k]);
-  }
+  RUN_F64_F32(test_grad_returns_without_touching_grad);
+  RUN_F64_F32(test_backward_inputs);
+  RUN_F64_F32(test_retain_grad);
   RUN(test_backward_unreachable_input);
   RUN(test_grad_one_input_and_non_leaf);
   RUN(test_grad_several_outputs);
