@@ -90,26 +90,23 @@ static void test_op_forward_values(ag_dtype dt) {
     }
     REL(col);
   }
-  y = NULL;
-  if (CHECK_OK(ag_op_sum_to_size(&y, a, s13, 2))) {
-    double want[3] = {2.5, 3.5, 4.5};
-    CHECK_SHAPE(y, s13, 2);
-    CHECK_VALUES(y, want, 3, tol * 10);
-    REL(y);
-  }
-  y = NULL;
-  if (CHECK_OK(ag_op_sum_to_size(&y, a, s3, 1))) {
-    double want[3] = {2.5, 3.5, 4.5};
-    CHECK_SHAPE(y, s3, 1);
-    CHECK_VALUES(y, want, 3, tol * 10);
-    REL(y);
-  }
-  y = NULL;
-  if (CHECK_OK(ag_op_sum_to_size(&y, a, s21, 2))) {
-    double want[2] = {3, 7.5};
-    CHECK_SHAPE(y, s21, 2);
-    CHECK_VALUES(y, want, 2, tol * 10);
-    REL(y);
+  {
+    /* to (1,3), to (3) (fewer dims) and to (2,1) */
+    static const double col_sums[3] = {2.5, 3.5, 4.5}, row_sums[2] = {3, 7.5};
+    const struct {
+      const int64_t *shape;
+      int32_t ndim;
+      const double *want;
+      int64_t n;
+    } to[3] = {{s13, 2, col_sums, 3}, {s3, 1, col_sums, 3}, {s21, 2, row_sums, 2}};
+    for (i = 0; i < 3; i++) {
+      y = NULL;
+      if (CHECK_OK(ag_op_sum_to_size(&y, a, to[i].shape, to[i].ndim))) {
+        CHECK_SHAPE(y, to[i].shape, to[i].ndim);
+        CHECK_VALUES(y, to[i].want, to[i].n, tol * 10);
+        REL(y);
+      }
+    }
   }
   y = NULL;
   if (CHECK_OK(ag_op_cast(&y, a, AG_I64))) {
