@@ -169,6 +169,18 @@ static ag_status fn_matvec_custom_cube(void *ud, const ag_tensor *const *in, int
   return st;
 }
 
+/* r reports a failure whose worst element is the derivative of element
+ * output_element of output output_index by element input_element of input
+ * input_index. */
+static void check_failed_at(const ag_gradcheck_result *r, int32_t input_index, int64_t input_element,
+                            int32_t output_index, int64_t output_element) {
+  CHECK(r->passed == 0);
+  CHECK(r->input_index == input_index);
+  CHECK(r->input_element == input_element);
+  CHECK(r->output_index == output_index);
+  CHECK(r->output_element == output_element);
+}
+
 static void test_gradcheck_finds_wrong_backward_off_diagonal(void) {
   ag_context *ctx = NEW_CTX();
   double av[6] = {1, 0, 0, 0, 0, 5}, xv[3] = {0.5, -2, 1};
@@ -183,11 +195,7 @@ static void test_gradcheck_finds_wrong_backward_off_diagonal(void) {
   ins[0] = a;
   ins[1] = x;
   REQUIRE_OK(ag_gradcheck(&r, fn_matvec_custom_cube, &bad, ins, 2, 1, NULL));
-  CHECK(r.passed == 0);
-  CHECK(r.input_index == 1);
-  CHECK(r.output_index == 0);
-  CHECK(r.output_element == 1);
-  CHECK(r.input_element == 2);
+  check_failed_at(&r, 1, 2, 0, 1);
   CHECK_CLOSE(r.analytical, 30.0, 1e-9);
   CHECK_CLOSE(r.numerical, 15.0, 1e-5);
   CHECK(r.num_compared == 6);
@@ -209,11 +217,7 @@ static void test_gradcheck_finds_wrong_backward(void) {
   ins[0] = x;
   ins[1] = other;
   REQUIRE_OK(ag_gradcheck(&r, fn_custom_cube, &bad, ins, 2, 1, NULL));
-  CHECK(r.passed == 0);
-  CHECK(r.input_index == 0);
-  CHECK(r.output_index == 0);
-  CHECK(r.input_element == 1);
-  CHECK(r.output_element == 1);
+  check_failed_at(&r, 0, 1, 0, 1);
   CHECK_CLOSE(r.analytical, 24.0, 1e-9);
   CHECK_CLOSE(r.numerical, 12.0, 1e-5);
   CHECK(r.num_compared == 9);
@@ -239,11 +243,8 @@ static void test_gradgradcheck_finds_wrong_double_backward(void) {
   REQUIRE_OK(ag_gradcheck(&r, fn_custom_cube, &detached, ins, 1, 1, NULL));
   CHECK(r.passed == 1);
   REQUIRE_OK(ag_gradgradcheck(&r, fn_custom_cube, &detached, ins, 1, gos, 1, NULL));
-  CHECK(r.passed == 0);
-  CHECK(r.input_index == 0);  /* x, not grad_outputs[0] */
-  CHECK(r.output_index == 0); /* the gradient with respect to inputs[0] */
-  CHECK(r.input_element == 1);
-  CHECK(r.output_element == 1);
+  /* input 0 is x, not grad_outputs[0]; output 0 the gradient with respect to inputs[0] */
+  check_failed_at(&r, 0, 1, 0, 1);
   CHECK_CLOSE(r.analytical, 0.0, 0);
   CHECK_CLOSE(r.numerical, -12.0, 1e-5);
   REL(x);
