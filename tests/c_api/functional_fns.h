@@ -13,17 +13,6 @@ static inline ag_tensor *f64_at(const char *file, int line, ag_context *ctx, con
 }
 #define F64(ctx, shape, ndim, vals) f64_at(__FILE__, __LINE__, (ctx), (shape), (ndim), (vals))
 
-static inline ag_tensor *leaf_at(const char *file, int line, ag_context *ctx, const int64_t *shape, int32_t ndim,
-                          const double *vals) {
-  ag_tensor *t = h_make_at(file, line, ctx, AG_F64, shape, ndim, vals);
-  if (t && !h_check_status(file, line, "ag_tensor_requires_grad", ag_tensor_requires_grad(t, 1), AG_OK)) {
-    ag_tensor_release(t);
-    return NULL;
-  }
-  return t;
-}
-#define LEAF(ctx, shape, ndim, vals) leaf_at(__FILE__, __LINE__, (ctx), (shape), (ndim), (vals))
-
 static inline void release_all(ag_tensor **ts, int n) {
   int i;
   for (i = 0; i < n; i++) {

@@ -13,6 +13,7 @@
  *     h_init(argc, argv);
  *     RUN(test_something);
  *     RUN_DT(test_param, AG_F32);  (a test taking an ag_dtype)
+ *     RUN_F64_F32(test_param);     (the same, in f64 and then in f32)
  *     return h_finish();
  *   }
  *
@@ -280,6 +281,12 @@ static inline void h_run_dt(const char *name, void (*fn)(ag_dtype), ag_dtype dt)
 
 #define RUN(fn) h_run(#fn, fn)
 #define RUN_DT(fn, dt) h_run_dt(#fn, fn, dt)
+/* A test taking an ag_dtype, run in f64 and then in f32. */
+#define RUN_F64_F32(fn)   \
+  do {                    \
+    RUN_DT(fn, AG_F64);   \
+    RUN_DT(fn, AG_F32);   \
+  } while (0)
 
 static inline int h_finish(void) {
   h_state *s = h_st();
@@ -356,6 +363,26 @@ static inline ag_tensor *h_scalar_at(const char *file, int line, ag_context *ctx
   return t;
 }
 #define SCALAR(ctx, dt, v) h_scalar_at(__FILE__, __LINE__, (ctx), (dt), (v))
+
+/* A tensor that requires grad (a leaf), tagged `tag` unless that is NULL; NULL
+ * with a recorded failure if any step fails. */
+static inline ag_tensor *h_leaf_at(const char *file, int line, ag_context *ctx, ag_dtype dt,
+                                   const int64_t *shape, int32_t ndim, const double *vals,
+                                   const char *tag) {
+  ag_tensor *t = h_make_at(file, line, ctx, dt, shape, ndim, vals);
+  if (t && (!h_check_status(file, line, "ag_tensor_requires_grad(t, 1)",
+                            ag_tensor_requires_grad(t, 1), AG_OK) ||
+            (tag && !h_check_status(file, line, "ag_tensor_set_tag", ag_tensor_set_tag(t, tag),
+                                    AG_OK)))) {
+    ag_tensor_release(t);
+    return NULL;
+  }
+  return t;
+}
+#define LEAF(ctx, dt, shape, ndim, vals) \
+  h_leaf_at(__FILE__, __LINE__, (ctx), (dt), (shape), (ndim), (vals), NULL)
+#define TAGGED_LEAF(ctx, dt, shape, ndim, vals, tag) \
+  h_leaf_at(__FILE__, __LINE__, (ctx), (dt), (shape), (ndim), (vals), (tag))
 
 /* Read the elements of `t` as doubles into out[cap]; returns numel, or -1 on failure. */
 static inline int64_t h_read_at(const char *file, int line, const ag_tensor *t, double *out,

@@ -8,18 +8,6 @@
 
 #include <pthread.h>
 
-static ag_tensor *leaf_at(const char *file, int line, ag_context *ctx, ag_dtype dt, const int64_t *shape,
-                          int32_t ndim, const double *vals, const char *tag) {
-  ag_tensor *t = h_make_at(file, line, ctx, dt, shape, ndim, vals);
-  if (t && (!h_check_status(file, line, "requires_grad", ag_tensor_requires_grad(t, 1), AG_OK) ||
-            (tag && !h_check_status(file, line, "set_tag", ag_tensor_set_tag(t, tag), AG_OK)))) {
-    ag_tensor_release(t);
-    return NULL;
-  }
-  return t;
-}
-#define LEAF(ctx, dt, shape, ndim, vals, tag) leaf_at(__FILE__, __LINE__, (ctx), (dt), (shape), (ndim), (vals), (tag))
-
 static const int64_t s1[1] = {1};
 static const int64_t s3[1] = {3};
 
@@ -28,7 +16,7 @@ static const int64_t s3[1] = {3};
  * recorded inside scopes "loss" and "normalize", the mul inside "loss". */
 static ag_tensor *log_times_zero(ag_context *ctx, ag_dtype dt, ag_tensor **x_out) {
   double xv[3] = {1, 0, 2};
-  ag_tensor *x = LEAF(ctx, dt, s3, 1, xv, "x"), *zero = SCALAR(ctx, dt, 0.0), *l = NULL, *m = NULL, *s = NULL;
+  ag_tensor *x = TAGGED_LEAF(ctx, dt, s3, 1, xv, "x"), *zero = SCALAR(ctx, dt, 0.0), *l = NULL, *m = NULL, *s = NULL;
   *x_out = x;
   if (!x || !zero) return NULL;
   CHECK_OK(ag_tag_scope_push("loss"));
@@ -107,7 +95,7 @@ static void test_inf_to_next_node(ag_dtype dt) {
   double xv[3] = {1, 2, 0};
   ag_tensor *x, *one, *w = NULL, *l = NULL, *s = NULL;
   REQUIRE(ctx);
-  x = LEAF(ctx, dt, s3, 1, xv, NULL);
+  x = LEAF(ctx, dt, s3, 1, xv);
   one = SCALAR(ctx, dt, 1.0);
   REQUIRE(x && one);
   REQUIRE_OK(ag_op_mul(&w, x, one));
@@ -135,7 +123,7 @@ static void test_div_input_nr(ag_dtype dt) {
   const ag_tensor *outs[1], *ins[1];
   REQUIRE(ctx);
   a = MAKE(ctx, dt, s1, 1, av);
-  b = LEAF(ctx, dt, s1, 1, bv, "b");
+  b = TAGGED_LEAF(ctx, dt, s1, 1, bv, "b");
   REQUIRE(a && b);
   REQUIRE_OK(ag_tag_scope_push("ratio"));
   REQUIRE_OK(ag_op_div(&q, a, b));
@@ -161,7 +149,7 @@ static void test_nan_seed(void) {
   double xv[3] = {1, 2, 3}, sv[3] = {1, NAN, 1};
   ag_tensor *x, *seed, *y = NULL;
   REQUIRE(ctx);
-  x = LEAF(ctx, AG_F64, s3, 1, xv, NULL);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   seed = MAKE(ctx, AG_F64, s3, 1, sv);
   REQUIRE(x && seed);
   REQUIRE_OK(ag_op_exp(&y, x));
@@ -188,7 +176,7 @@ static void test_large_and_finite(int32_t threads) {
   shape[0] = n;
   if (!CHECK(ctx && xv && gv)) goto done;
   for (i = 0; i < n; ++i) xv[i] = 1.0 + (double)(i % 7);
-  x = LEAF(ctx, AG_F32, shape, 1, xv, NULL);
+  x = LEAF(ctx, AG_F32, shape, 1, xv);
   if (!x || !CHECK_OK(ag_context_set_anomaly_mode(ctx, 1))) goto done;
   if (!CHECK_OK(ag_op_log(&l, x)) || !CHECK_OK(ag_op_sum(&s, l))) goto done;
   CHECK_OK(ag_backward(s, NULL, NULL));
@@ -205,7 +193,7 @@ static void test_large_and_finite(int32_t threads) {
   xv[150001] = 0;
   xv[190000] = 0;
   REL(x);
-  x = LEAF(ctx, AG_F32, shape, 1, xv, NULL);
+  x = LEAF(ctx, AG_F32, shape, 1, xv);
   if (!x) goto done;
   if (!CHECK_OK(ag_op_log(&l, x)) || !CHECK_OK(ag_op_sum(&s, l))) goto done;
   CHECK_ERR(ag_backward(s, NULL, NULL), AG_ERR_GRAPH, "ag_backward");
@@ -279,14 +267,10 @@ static void test_scope_per_thread(void) {
 
 int main(int argc, char **argv) {
   h_init(argc, argv);
-  RUN_DT(test_nan_reported_with_node_and_tag, AG_F64);
-  RUN_DT(test_nan_reported_with_node_and_tag, AG_F32);
-  RUN_DT(test_off_gives_nan_gradient, AG_F64);
-  RUN_DT(test_off_gives_nan_gradient, AG_F32);
-  RUN_DT(test_inf_to_next_node, AG_F64);
-  RUN_DT(test_inf_to_next_node, AG_F32);
-  RUN_DT(test_div_input_nr, AG_F64);
-  RUN_DT(test_div_input_nr, AG_F32);
+  RUN_F64_F32(test_nan_reported_with_node_and_tag);
+  RUN_F64_F32(test_off_gives_nan_gradient);
+  RUN_F64_F32(test_inf_to_next_node);
+  RUN_F64_F32(test_div_input_nr);
   RUN(test_nan_seed);
   RUN(test_large_1_thread);
   RUN(test_large_2_threads);

@@ -60,11 +60,34 @@ static int job_fail(chain_job *j, const char *where, ag_status st) {
     }                                       \
   } while (0)
 
+/* The one element of the gradient of `leaf` (named `name`) into *out; 0, with
+ * the failure recorded in j, if any step fails. */
+static int job_grad_item(chain_job *j, const ag_tensor *leaf, const char *name, double *out) {
+  char where[64];
+  ag_tensor *g = NULL;
+  ag_status st = ag_tensor_grad(&g, leaf);
+  if (st != AG_OK) {
+    snprintf(where, sizeof where, "grad %s", name);
+    return job_fail(j, where, st);
+  }
+  if (!g) {
+    snprintf(where, sizeof where, "grad %s is NULL", name);
+    return job_fail(j, where, AG_ERR_INTERNAL);
+  }
+  st = ag_tensor_item(g, out);
+  if (st != AG_OK) {
+    snprintf(where, sizeof where, "item grad %s", name);
+    job_fail(j, where, st);
+  }
+  ag_tensor_release(g);
+  return st == AG_OK;
+}
+
 static void *chain_thread(void *arg) {
   chain_job *j = (chain_job *)arg;
   ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
   ag_context *ctx = NULL;
-  ag_tensor *x = NULL, *a = NULL, *b = NULL, *y = NULL, *g = NULL;
+  ag_tensor *x = NULL, *a = NULL, *b = NULL, *y = NULL;
   long i;
   o.num_threads = 1; /* everything runs on this (small-stack) thread */
   JOB_OK(ag_context_create(&ctx, &o), "ag_context_create");
@@ -93,30 +116,9 @@ static void *chain_thread(void *arg) {
   JOB_OK(ag_tensor_item(y, &j->y), "item y");
   if (j->with_backward) {
     JOB_OK(ag_backward(y, NULL, NULL), "ag_backward");
-    JOB_OK(ag_tensor_grad(&g, x), "grad x");
-    if (!g) {
-      job_fail(j, "grad x is NULL", AG_ERR_INTERNAL);
+    if (!job_grad_item(j, x, "x", &j->gx) || !job_grad_item(j, a, "a", &j->ga) ||
+        !job_grad_item(j, b, "b", &j->gb))
       goto cleanup;
-    }
-    JOB_OK(ag_tensor_item(g, &j->gx), "item grad x");
-    ag_tensor_release(g);
-    g = NULL;
-    JOB_OK(ag_tensor_grad(&g, a), "grad a");
-    if (!g) {
-      job_fail(j, "grad a is NULL", AG_ERR_INTERNAL);
-      goto cleanup;
-    }
-    JOB_OK(ag_tensor_item(g, &j->ga), "item grad a");
-    ag_tensor_release(g);
-    g = NULL;
-    JOB_OK(ag_tensor_grad(&g, b), "grad b");
-    if (!g) {
-      job_fail(j, "grad b is NULL", AG_ERR_INTERNAL);
-      goto cleanup;
-    }
-    JOB_OK(ag_tensor_item(g, &j->gb), "item grad b");
-    ag_tensor_release(g);
-    g = NULL;
     /* free the chain root first, leaves after */
     ag_tensor_release(y);
     y = NULL;
@@ -131,7 +133,6 @@ static void *chain_thread(void *arg) {
   }
   j->done = 1;
 cleanup:
-  ag_tensor_release(g);
   ag_tensor_release(y);
   ag_tensor_release(x);
   ag_tensor_release(a);

@@ -10,17 +10,6 @@
 
 static const int64_t s3[1] = {3};
 
-static ag_tensor *leaf_at(const char *file, int line, ag_context *ctx, const int64_t *shape, int32_t ndim,
-                          const double *vals) {
-  ag_tensor *t = h_make_at(file, line, ctx, AG_F64, shape, ndim, vals);
-  if (t && !h_check_status(file, line, "ag_tensor_requires_grad", ag_tensor_requires_grad(t, 1), AG_OK)) {
-    ag_tensor_release(t);
-    return NULL;
-  }
-  return t;
-}
-#define LEAF(ctx, vals) leaf_at(__FILE__, __LINE__, (ctx), s3, 1, (vals))
-
 typedef struct {
   int forward_calls, backward_calls, destroyed;
   int fail_forward, fail_backward, wrong_shape, null_output, save_output, non_diff, once;
@@ -114,7 +103,7 @@ static void test_cube_first_and_second_order(void) {
   ag_grad_options o = AG_GRAD_OPTIONS_INIT;
   int i;
   REQUIRE(ctx);
-  x = LEAF(ctx, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   for (i = 0; i < 3; i++) {
     y3[i] = xv[i] * xv[i] * xv[i];
     g1[i] = 3 * xv[i] * xv[i];
@@ -220,7 +209,7 @@ static void test_two_inputs_two_outputs(void) {
     int i;
     REQUIRE(ctx);
     s.non_diff = variant;
-    a = LEAF(ctx, av);
+    a = LEAF(ctx, AG_F64, s3, 1, av);
     b = MAKE(ctx, AG_F64, s3, 1, bv);
     ins[0] = a;
     ins[1] = b;
@@ -303,7 +292,7 @@ static void test_saved_output_no_cycle_and_double_backward(void) {
     e[i] = exp(xv[i]);
   }
   base = in_use(ctx);
-  x = leaf_at(__FILE__, __LINE__, ctx, &n, 1, xv);
+  x = LEAF(ctx, AG_F64, &n, 1, xv);
   ins[0] = x;
   REQUIRE_OK(ag_function_apply(&y, 1, ins, 1, &d));
   REQUIRE_OK(ag_op_sum(&l, y));
@@ -343,7 +332,7 @@ static void test_once_differentiable(void) {
   d = def_of("OnceCubeBackward", cube_forward, cube_backward, &s);
   for (i = 0; i < 3; i++)
     g1[i] = 3 * xv[i] * xv[i];
-  x = LEAF(ctx, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   REQUIRE_OK(ag_function_apply(&y, 1, ins, 1, &d));
   REQUIRE_OK(ag_op_sum(&l, y));
@@ -411,7 +400,7 @@ static void test_mark_dirty(void) {
   const ag_tensor *ins[1];
   int64_t v0;
   REQUIRE(ctx);
-  x = LEAF(ctx, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   REQUIRE_OK(ag_op_clone(&t, x));
   v0 = ag_tensor_version(t);
   ins[0] = t;
@@ -449,7 +438,7 @@ static void test_saved_input_modified(void) {
   ag_tensor *x, *y = NULL, *l = NULL;
   const ag_tensor *ins[1];
   REQUIRE(ctx);
-  x = LEAF(ctx, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   REQUIRE_OK(ag_function_apply(&y, 1, ins, 1, &d));
   REQUIRE_OK(ag_op_sum(&l, y));
@@ -474,7 +463,7 @@ static void test_failing_forward(void) {
   ag_tensor *x, *y = SENT_T;
   const ag_tensor *ins[1];
   REQUIRE(ctx);
-  x = LEAF(ctx, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   s.fail_forward = 1;
   CHECK_ERR(ag_function_apply(&y, 1, ins, 1, &d), AG_ERR_CALLBACK, "ag_function_apply");
@@ -500,7 +489,7 @@ static void test_failing_backward_and_wrong_shape(void) {
     ag_tensor *x, *y = NULL, *l = NULL;
     const ag_tensor *ins[1];
     REQUIRE(ctx);
-    x = LEAF(ctx, xv);
+    x = LEAF(ctx, AG_F64, s3, 1, xv);
     ins[0] = x;
     REQUIRE_OK(ag_function_apply(&y, 1, ins, 1, &d));
     REQUIRE_OK(ag_op_sum(&l, y));
@@ -546,7 +535,7 @@ static void test_ctx_misuse_and_bad_arguments(void) {
   ag_tensor *x, *y = NULL;
   const ag_tensor *ins[1];
   REQUIRE(ctx);
-  x = LEAF(ctx, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   REQUIRE_OK(ag_function_apply(&y, 1, ins, 1, &d));
   CHECK(s.saved_status == AG_ERR_INVALID_ARGUMENT);

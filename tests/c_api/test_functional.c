@@ -20,7 +20,7 @@ static void test_vjp_cube(void) {
   const ag_tensor *ins[1], *vs[1];
   int i;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   v = F64(ctx, s3, 1, vv);
   for (i = 0; i < 3; i++) {
     want[i] = 3 * xv[i] * xv[i] * vv[i];
@@ -151,64 +151,48 @@ static void test_jvp_matches_finite_differences(void) {
   ag_context_release(ctx);
 }
 
-/* With create_graph, the vjp of a leaf that requires grad can be differentiated again. */
-static void test_vjp_create_graph_second_derivative(void) {
+/* ag_vjp and ag_jvp take the same arguments. */
+typedef ag_status (*product_fn)(ag_tensor **, ag_tensor **, ag_fn, void *, const ag_tensor *const *,
+                                int32_t, const ag_tensor *const *, int32_t,
+                                const ag_functional_options *);
+
+/* With create_graph, the product of x^3 with v (3 x^2 v for both vjp and jvp)
+ * at a leaf that requires grad can be differentiated again: 6 x v. */
+static void check_create_graph_second_derivative(product_fn product) {
   ag_context *ctx = NEW_CTX();
   double xv[3] = {0.5, -1.5, 2}, vv[3] = {1, 2, -1}, want[3];
-  ag_tensor *x, *v, *vjp[1] = {NULL}, *s = NULL, *h[1] = {NULL};
+  ag_tensor *x, *v, *p[1] = {NULL}, *s = NULL, *h[1] = {NULL};
   const ag_tensor *ins[1], *vs[1], *roots[1];
   ag_functional_options o = AG_FUNCTIONAL_OPTIONS_INIT;
   int i;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   v = F64(ctx, s3, 1, vv);
   for (i = 0; i < 3; i++)
     want[i] = 6 * xv[i] * vv[i];
   ins[0] = x;
   vs[0] = v;
   o.create_graph = 1;
-  REQUIRE_OK(ag_vjp(vjp, NULL, fn_cube, NULL, ins, 1, vs, 1, &o));
-  CHECK(ag_tensor_get_requires_grad(vjp[0]) == 1);
-  REQUIRE_OK(ag_op_sum(&s, vjp[0]));
+  REQUIRE_OK(product(p, NULL, fn_cube, NULL, ins, 1, vs, 1, &o));
+  CHECK(ag_tensor_get_requires_grad(p[0]) == 1);
+  REQUIRE_OK(ag_op_sum(&s, p[0]));
   roots[0] = s;
   REQUIRE_OK(ag_grad(h, roots, NULL, 1, ins, 1, NULL));
   CHECK_VALUES(h[0], want, 3, 1e-12);
   release_all(h, 1);
   REL(s);
-  release_all(vjp, 1);
+  release_all(p, 1);
   REL(v);
   REL(x);
   ag_context_release(ctx);
 }
 
-/* With create_graph, a jvp at a leaf that requires grad can be differentiated again. */
+static void test_vjp_create_graph_second_derivative(void) {
+  check_create_graph_second_derivative(ag_vjp);
+}
+
 static void test_jvp_create_graph_second_derivative(void) {
-  ag_context *ctx = NEW_CTX();
-  double xv[3] = {0.5, -1.5, 2}, vv[3] = {1, 2, -1}, want[3];
-  ag_tensor *x, *v, *jvp[1] = {NULL}, *s = NULL, *h[1] = {NULL};
-  const ag_tensor *ins[1], *vs[1], *roots[1];
-  ag_functional_options o = AG_FUNCTIONAL_OPTIONS_INIT;
-  int i;
-  REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
-  v = F64(ctx, s3, 1, vv);
-  for (i = 0; i < 3; i++)
-    want[i] = 6 * xv[i] * vv[i];
-  ins[0] = x;
-  vs[0] = v;
-  o.create_graph = 1;
-  REQUIRE_OK(ag_jvp(jvp, NULL, fn_cube, NULL, ins, 1, vs, 1, &o));
-  CHECK(ag_tensor_get_requires_grad(jvp[0]) == 1);
-  REQUIRE_OK(ag_op_sum(&s, jvp[0]));
-  roots[0] = s;
-  REQUIRE_OK(ag_grad(h, roots, NULL, 1, ins, 1, NULL));
-  CHECK_VALUES(h[0], want, 3, 1e-12);
-  release_all(h, 1);
-  REL(s);
-  release_all(jvp, 1);
-  REL(v);
-  REL(x);
-  ag_context_release(ctx);
+  check_create_graph_second_derivative(ag_jvp);
 }
 
 /* ---- jacobian / hessian / hvp ---------------------------------------------- */
@@ -428,7 +412,7 @@ static void test_identity_function(void) {
   const ag_tensor *ins[1], *vs[1];
   ag_gradcheck_result res = AG_GRADCHECK_RESULT_INIT;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   v = F64(ctx, s3, 1, vv);
   ins[0] = x;
   vs[0] = v;
@@ -497,7 +481,7 @@ static void test_hvp_closed_form_and_create_graph(void) {
     third[i] = 6 * vx[i]; /* d/dx of sum(6 x vx) */
     fval += xv[i] * xv[i] * xv[i] + xv[i] * yv[i];
   }
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   y = F64(ctx, s3, 1, yv);
   tx = F64(ctx, s3, 1, vx);
   ty = F64(ctx, s3, 1, vy);
@@ -618,7 +602,7 @@ static void test_hessian_create_graph_third_derivative(void) {
   const ag_tensor *ins[1], *roots[1];
   ag_functional_options o = AG_FUNCTIONAL_OPTIONS_INIT;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   o.create_graph = 1;
   REQUIRE_OK(ag_hessian(h, fn_sum_cube, NULL, ins, 1, &o));
@@ -704,7 +688,7 @@ static void test_callback_failures(void) {
   const ag_tensor *ins[1];
   misuse s;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
 
   memset(&s, 0, sizeof s);
@@ -746,7 +730,7 @@ static void test_bad_arguments(void) {
   const ag_tensor *ins[2], *vs[1];
   ag_functional_options fo = AG_FUNCTIONAL_OPTIONS_INIT;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   xf = MAKE(ctx, AG_F32, s3, 1, xv);
   idx = MAKE(ctx, AG_I64, s3, 1, xv);
   wrong = F64(ctx, s4, 1, NULL);

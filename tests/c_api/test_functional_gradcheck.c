@@ -101,7 +101,7 @@ static void test_gradcheck_of_a_gradient(void) {
   REQUIRE(ctx);
   for (i = 0; i < 3; i++)
     six_x[i] = 6 * xv[i];
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   REQUIRE_OK(ag_gradcheck(&r, fn_grad_inside, NULL, ins, 1, 1, NULL));
   CHECK(r.passed == 1 && r.num_compared == 9);
@@ -128,8 +128,8 @@ static void test_gradcheck_passes_on_correct_functions(void) {
   ag_gradcheck_result r = AG_GRADCHECK_RESULT_INIT;
   cube_cfg good = {1.0, 0};
   REQUIRE(ctx);
-  a = LEAF(ctx, s33, 2, av);
-  x = LEAF(ctx, s3, 1, xv);
+  a = LEAF(ctx, AG_F64, s33, 2, av);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = a;
   ins[1] = x;
   REQUIRE_OK(ag_gradcheck(&r, fn_mixed, NULL, ins, 2, 1, NULL));
@@ -169,6 +169,18 @@ static ag_status fn_matvec_custom_cube(void *ud, const ag_tensor *const *in, int
   return st;
 }
 
+/* r reports a failure whose worst element is the derivative of element
+ * output_element of output output_index by element input_element of input
+ * input_index. */
+static void check_failed_at(const ag_gradcheck_result *r, int32_t input_index, int64_t input_element,
+                            int32_t output_index, int64_t output_element) {
+  CHECK(r->passed == 0);
+  CHECK(r->input_index == input_index);
+  CHECK(r->input_element == input_element);
+  CHECK(r->output_index == output_index);
+  CHECK(r->output_element == output_element);
+}
+
 static void test_gradcheck_finds_wrong_backward_off_diagonal(void) {
   ag_context *ctx = NEW_CTX();
   double av[6] = {1, 0, 0, 0, 0, 5}, xv[3] = {0.5, -2, 1};
@@ -179,15 +191,11 @@ static void test_gradcheck_finds_wrong_backward_off_diagonal(void) {
   cube_cfg bad = {2.0, 0};
   REQUIRE(ctx);
   a = F64(ctx, s23, 2, av); /* requires no grad: passed through, not checked */
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = a;
   ins[1] = x;
   REQUIRE_OK(ag_gradcheck(&r, fn_matvec_custom_cube, &bad, ins, 2, 1, NULL));
-  CHECK(r.passed == 0);
-  CHECK(r.input_index == 1);
-  CHECK(r.output_index == 0);
-  CHECK(r.output_element == 1);
-  CHECK(r.input_element == 2);
+  check_failed_at(&r, 1, 2, 0, 1);
   CHECK_CLOSE(r.analytical, 30.0, 1e-9);
   CHECK_CLOSE(r.numerical, 15.0, 1e-5);
   CHECK(r.num_compared == 6);
@@ -205,15 +213,11 @@ static void test_gradcheck_finds_wrong_backward(void) {
   cube_cfg bad = {2.0, 0};
   REQUIRE(ctx);
   other = F64(ctx, s2, 1, c); /* requires no grad: passed through, not checked */
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   ins[1] = other;
   REQUIRE_OK(ag_gradcheck(&r, fn_custom_cube, &bad, ins, 2, 1, NULL));
-  CHECK(r.passed == 0);
-  CHECK(r.input_index == 0);
-  CHECK(r.output_index == 0);
-  CHECK(r.input_element == 1);
-  CHECK(r.output_element == 1);
+  check_failed_at(&r, 0, 1, 0, 1);
   CHECK_CLOSE(r.analytical, 24.0, 1e-9);
   CHECK_CLOSE(r.numerical, 12.0, 1e-5);
   CHECK(r.num_compared == 9);
@@ -232,18 +236,15 @@ static void test_gradgradcheck_finds_wrong_double_backward(void) {
   ag_gradcheck_result r = AG_GRADCHECK_RESULT_INIT;
   cube_cfg detached = {1.0, 1};
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   v = F64(ctx, s3, 1, vv);
   ins[0] = x;
   gos[0] = v;
   REQUIRE_OK(ag_gradcheck(&r, fn_custom_cube, &detached, ins, 1, 1, NULL));
   CHECK(r.passed == 1);
   REQUIRE_OK(ag_gradgradcheck(&r, fn_custom_cube, &detached, ins, 1, gos, 1, NULL));
-  CHECK(r.passed == 0);
-  CHECK(r.input_index == 0);  /* x, not grad_outputs[0] */
-  CHECK(r.output_index == 0); /* the gradient with respect to inputs[0] */
-  CHECK(r.input_element == 1);
-  CHECK(r.output_element == 1);
+  /* input 0 is x, not grad_outputs[0]; output 0 the gradient with respect to inputs[0] */
+  check_failed_at(&r, 0, 1, 0, 1);
   CHECK_CLOSE(r.analytical, 0.0, 0);
   CHECK_CLOSE(r.numerical, -12.0, 1e-5);
   REL(x);
@@ -266,7 +267,7 @@ static void test_gradcheck_tolerances_and_partial_result(void) {
   } small;
   cube_cfg slightly_off = {1.0001, 0};
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   /* 1e-4 relative error: within rtol 1e-3 of the defaults ... */
   REQUIRE_OK(ag_gradcheck(&r, fn_custom_cube, &slightly_off, ins, 1, 1, NULL));
@@ -302,7 +303,7 @@ static void test_gradcheck_callback_failures(void) {
   ag_gradcheck_result res = AG_GRADCHECK_RESULT_INIT;
   misuse s;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   ins[0] = x;
   /* a failure in a later (perturbed) call, and an output that changes shape */
   memset(&s, 0, sizeof s);
@@ -328,7 +329,7 @@ static void test_gradcheck_bad_arguments(void) {
   ag_gradcheck_options go = AG_GRADCHECK_OPTIONS_INIT;
   ag_gradcheck_result res = AG_GRADCHECK_RESULT_INIT;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   xf = MAKE(ctx, AG_F32, s3, 1, xv);
   wrong = F64(ctx, s4, 1, NULL);
   ins[0] = x;

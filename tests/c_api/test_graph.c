@@ -9,18 +9,6 @@
 
 static const int64_t s3[1] = {3};
 
-static ag_tensor *leaf_at(const char *file, int line, ag_context *ctx, const int64_t *shape, int32_t ndim,
-                          const double *vals, const char *tag) {
-  ag_tensor *t = h_make_at(file, line, ctx, AG_F64, shape, ndim, vals);
-  if (t && (!h_check_status(file, line, "requires_grad", ag_tensor_requires_grad(t, 1), AG_OK) ||
-            (tag && !h_check_status(file, line, "set_tag", ag_tensor_set_tag(t, tag), AG_OK)))) {
-    ag_tensor_release(t);
-    return NULL;
-  }
-  return t;
-}
-#define LEAF(ctx, shape, ndim, vals, tag) leaf_at(__FILE__, __LINE__, (ctx), (shape), (ndim), (vals), (tag))
-
 /* s = sum(x * c): x (3) a leaf tagged 'x', c (3) a constant; the mul inside
  * tag scope "model". */
 typedef struct small_graph {
@@ -33,7 +21,7 @@ static int build_small(small_graph *g) {
   memset(g, 0, sizeof *g);
   g->ctx = NEW_CTX();
   if (!g->ctx) return 0;
-  g->x = LEAF(g->ctx, s3, 1, xv, "x");
+  g->x = TAGGED_LEAF(g->ctx, AG_F64, s3, 1, xv, "x");
   g->c = MAKE(g->ctx, AG_F64, s3, 1, cv);
   if (!g->x || !g->c) return 0;
   if (!CHECK_OK(ag_tag_scope_push("model"))) return 0;
@@ -120,7 +108,7 @@ static void test_saved_bytes_both(void) {
   ag_tensor *x, *y = NULL;
   const ag_node *n = NULL;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv, NULL);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   REQUIRE(x);
   REQUIRE_OK(ag_op_mul(&y, x, x));
   REQUIRE_OK(ag_tensor_grad_fn(&n, y));
@@ -161,7 +149,7 @@ static void test_multi_output_input_nr(void) {
   int32_t input_nr = -1;
   ag_function_def def = AG_FUNCTION_DEF_INIT;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv, NULL);
+  x = LEAF(ctx, AG_F64, s3, 1, xv);
   REQUIRE(x);
   def.name = "PairBackward";
   def.forward = pair_forward;
@@ -294,7 +282,7 @@ static void test_export_escapes(void) {
   ag_tensor *x, *y = NULL;
   char *json, *dot;
   REQUIRE(ctx);
-  x = LEAF(ctx, s3, 1, xv, "a\"b\\c\nd\te");
+  x = TAGGED_LEAF(ctx, AG_F64, s3, 1, xv, "a\"b\\c\nd\te");
   REQUIRE(x);
   REQUIRE_OK(ag_tag_scope_push("q\"s"));
   REQUIRE_OK(ag_op_exp(&y, x));

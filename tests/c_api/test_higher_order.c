@@ -9,17 +9,6 @@
 
 static const int64_t s1[1] = {1};
 
-static ag_tensor *leaf_at(const char *file, int line, ag_context *ctx, ag_dtype dt, const int64_t *shape,
-                          int32_t ndim, const double *vals) {
-  ag_tensor *t = h_make_at(file, line, ctx, dt, shape, ndim, vals);
-  if (t && !h_check_status(file, line, "ag_tensor_requires_grad", ag_tensor_requires_grad(t, 1), AG_OK)) {
-    ag_tensor_release(t);
-    return NULL;
-  }
-  return t;
-}
-#define LEAF(ctx, dt, shape, ndim, vals) leaf_at(__FILE__, __LINE__, (ctx), (dt), (shape), (ndim), (vals))
-
 /* d(y)/d(x) through ag_grad with create_graph, so it can be differentiated again. */
 static ag_tensor *dgrad(ag_tensor *y, ag_tensor *x) {
   ag_grad_options o = AG_GRAD_OPTIONS_INIT;
@@ -365,15 +354,11 @@ static void test_create_graph_frees_in_any_order(void) {
 }
 
 int main(int argc, char **argv) {
-  static const ag_dtype dts[2] = {AG_F64, AG_F32};
-  int k;
   h_init(argc, argv);
-  for (k = 0; k < 2; k++) {
-    RUN_DT(test_cube_pow, dts[k]);
-    RUN_DT(test_cube_mul, dts[k]);
-    RUN_DT(test_tanh_orders, dts[k]);
-    RUN_DT(test_exp_tanh_orders, dts[k]);
-  }
+  RUN_F64_F32(test_cube_pow);
+  RUN_F64_F32(test_cube_mul);
+  RUN_F64_F32(test_tanh_orders);
+  RUN_F64_F32(test_exp_tanh_orders);
   RUN(test_third_derivative_via_backward);
   RUN(test_mlp_hessian_vector_product);
   RUN(test_released_graph_names_the_node);

@@ -8,16 +8,6 @@
 
 static const int64_t s3[1] = {3};
 
-static ag_tensor *leaf_at(const char *file, int line, ag_context *ctx, const double *vals) {
-  ag_tensor *t = h_make_at(file, line, ctx, AG_F64, s3, 1, vals);
-  if (t && !h_check_status(file, line, "ag_tensor_requires_grad", ag_tensor_requires_grad(t, 1), AG_OK)) {
-    ag_tensor_release(t);
-    return NULL;
-  }
-  return t;
-}
-#define LEAF(ctx, vals) leaf_at(__FILE__, __LINE__, (ctx), (vals))
-
 /* Per-hook state: calls, destroys, a factor to scale the gradient by, what it saw. */
 typedef struct {
   int calls, destroyed, fail, wrong_shape, drop;
@@ -78,7 +68,7 @@ static int build(graph *g) {
   g->y = g->l = NULL;
   if (!g->ctx)
     return 0;
-  g->x = LEAF(g->ctx, xv);
+  g->x = LEAF(g->ctx, AG_F64, s3, 1, xv);
   g->w = MAKE(g->ctx, AG_F64, s3, 1, wv);
   return g->x && g->w && CHECK_OK(ag_op_mul(&g->y, g->x, g->w)) && CHECK_OK(ag_op_sum(&g->l, g->y));
 }

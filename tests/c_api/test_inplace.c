@@ -10,17 +10,6 @@
 static const int64_t s3[1] = {3};
 static const int64_t s23[2] = {2, 3};
 
-static ag_tensor *leaf_at(const char *file, int line, ag_context *ctx, ag_dtype dt, const int64_t *shape,
-                          int32_t ndim, const double *vals) {
-  ag_tensor *t = h_make_at(file, line, ctx, dt, shape, ndim, vals);
-  if (t && !h_check_status(file, line, "ag_tensor_requires_grad", ag_tensor_requires_grad(t, 1), AG_OK)) {
-    ag_tensor_release(t);
-    return NULL;
-  }
-  return t;
-}
-#define LEAF(ctx, dt, shape, ndim, vals) leaf_at(__FILE__, __LINE__, (ctx), (dt), (shape), (ndim), (vals))
-
 typedef ag_status (*binary_inplace_fn)(ag_tensor *, const ag_tensor *);
 
 static double apply_ref(int op, double a, double b) {
@@ -479,15 +468,11 @@ static void test_errors(void) {
 }
 
 int main(int argc, char **argv) {
-  static const ag_dtype dts[2] = {AG_F64, AG_F32};
-  int k;
   h_init(argc, argv);
-  for (k = 0; k < 2; k++) {
-    RUN_DT(test_binary_values, dts[k]);
-    RUN_DT(test_fill_zero_clamp_values, dts[k]);
-    RUN_DT(test_saved_tensor_modified, dts[k]);
-    RUN_DT(test_rebase_gradients, dts[k]);
-  }
+  RUN_F64_F32(test_binary_values);
+  RUN_F64_F32(test_fill_zero_clamp_values);
+  RUN_F64_F32(test_saved_tensor_modified);
+  RUN_F64_F32(test_rebase_gradients);
   RUN(test_large_values);
   RUN(test_empty);
   RUN(test_views_share_version);

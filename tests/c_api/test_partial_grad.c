@@ -8,17 +8,6 @@
 static const int64_t s1[1] = {1};
 static const int64_t s3[1] = {3};
 
-static ag_tensor *leaf_at(const char *file, int line, ag_context *ctx, ag_dtype dt, const int64_t *shape,
-                          int32_t ndim, const double *vals) {
-  ag_tensor *t = h_make_at(file, line, ctx, dt, shape, ndim, vals);
-  if (t && !h_check_status(file, line, "ag_tensor_requires_grad", ag_tensor_requires_grad(t, 1), AG_OK)) {
-    ag_tensor_release(t);
-    return NULL;
-  }
-  return t;
-}
-#define LEAF(ctx, dt, shape, ndim, vals) leaf_at(__FILE__, __LINE__, (ctx), (dt), (shape), (ndim), (vals))
-
 /* y = a*b + exp(a), l = sum(y): dl/da = b + exp(a), dl/db = a. */
 typedef struct {
   ag_context *ctx;
@@ -341,14 +330,10 @@ static void test_retain_grad_errors(void) {
 }
 
 int main(int argc, char **argv) {
-  static const ag_dtype dts[2] = {AG_F64, AG_F32};
-  int k;
   h_init(argc, argv);
-  for (k = 0; k < 2; k++) {
-    RUN_DT(test_grad_returns_without_touching_grad, dts[k]);
-    RUN_DT(test_backward_inputs, dts[k]);
-    RUN_DT(test_retain_grad, dts[k]);
-  }
+  RUN_F64_F32(test_grad_returns_without_touching_grad);
+  RUN_F64_F32(test_backward_inputs);
+  RUN_F64_F32(test_retain_grad);
   RUN(test_backward_unreachable_input);
   RUN(test_grad_one_input_and_non_leaf);
   RUN(test_grad_several_outputs);

@@ -1,0 +1,221 @@
+/*
+ * tests/c_api/test_errors_ops.c - error paths of the ops in the C API:
+ * shapes that do not broadcast, mixed dtypes, non-floating inputs, bad cast
+ * targets, tensors from two contexts, incompatible expand and sum_to_size.
+ */
+#include "harness.h"
+
+static const int64_t s1_3[1] = {3};
+static const int64_t s2_23[2] = {2, 3};
+
+static void test_broadcast_mismatch(void) {
+  ag_context *ctx = NEW_CTX();
+  int64_t s4[1] = {4}, s32[2] = {3, 2};
+  ag_tensor *a, *b, *c, *out;
+  REQUIRE(ctx);
+  a = MAKE(ctx, AG_F64, s2_23, 2, NULL);
+  b = MAKE(ctx, AG_F64, s4, 1, NULL);
+  c = MAKE(ctx, AG_F64, s32, 2, NULL);
+  REQUIRE(a && b && c);
+#define MISMATCH(op)                                                     \
+  do {                                                                   \
+    out = SENT_T;                                                        \
+    CHECK_ERR(op(&out, a, b), AG_ERR_SHAPE, #op);                        \
+    CHECK_MSG_HAS("(2,3)");                                              \
+    CHECK_MSG_HAS("(4)");                                                \
+    CHECK(out == SENT_T);                                                \
+    CHECK_ERR(op(&out, b, a), AG_ERR_SHAPE, #op);                        \
+    CHECK_MSG_HAS("(4)");                                                \
+    CHECK_MSG_HAS("(2,3)");                                              \
+    CHECK(out == SENT_T);                                                \
+    CHECK_ERR(op(&out, a, c), AG_ERR_SHAPE, #op);                        \
+    CHECK_MSG_HAS("(2,3)");                                              \
+    CHECK_MSG_HAS("(3,2)");                                              \
+    CHECK(out == SENT_T);                                                \
+  } while (0)
+  MISMATCH(ag_op_add);
+  MISMATCH(ag_op_sub);
+  MISMATCH(ag_op_mul);
+  MISMATCH(ag_op_div);
+#undef MISMATCH
+  /* the exact example from the header */
+  out = SENT_T;
+  CHECK_STATUS(ag_op_mul(&out, a, b), AG_ERR_SHAPE);
+  CHECK_STR(ag_last_error_message(), "[ag_op_mul] cannot broadcast shapes (2,3) and (4)");
+  REL(a);
+  REL(b);
+  REL(c);
+  ag_context_release(ctx);
+}
+
+static void test_dtype_mismatch(void) {
+  ag_context *ctx = NEW_CTX();
+  int64_t s2[1] = {2};
+  ag_tensor *f32v, *f64v, *f32s, *f64s, *out;
+  REQUIRE(ctx);
+  f32v = MAKE(ctx, AG_F32, s2, 1, NULL);
+  f64v = MAKE(ctx, AG_F64, s2, 1, NULL);
+  f32s = SCALAR(ctx, AG_F32, 1.0);
+  f64s = SCALAR(ctx, AG_F64, 1.0);
+  REQUIRE(f32v && f64v && f32s && f64s);
+#define DT_MISMATCH(op, a, b)                                            \
+  do {                                                                   \
+    out = SENT_T;                                                        \
+    CHECK_ERR(op(&out, a, b), AG_ERR_DTYPE, #op);                        \
+    CHECK_MSG_HAS("f32");                                                \
+    CHECK_MSG_HAS("f64");                                                \
+    CHECK(out == SENT_T);                                                \
+  } while (0)
+  DT_MISMATCH(ag_op_add, f32v, f64v);
+  DT_MISMATCH(ag_op_sub, f64v, f32v);
+  DT_MISMATCH(ag_op_mul, f32v, f64v);
+  DT_MISMATCH(ag_op_div, f64v, f32v);
+  /* 0-dim tensors do not promote either */
+  DT_MISMATCH(ag_op_mul, f64v, f32s);
+  DT_MISMATCH(ag_op_mul, f32s, f64v);
+  DT_MISMATCH(ag_op_add, f32v, f64s);
+  DT_MISMATCH(ag_op_add, f32s, f64s);
+#undef DT_MISMATCH
+  REL(f32v);
+  REL(f64v);
+  REL(f32s);
+  REL(f64s);
+  ag_context_release(ctx);
+}
+
+static void test_non_floating_ops(void) {
+  ag_context *ctx = NEW_CTX();
+  ag_tensor *i, *b, *out = SENT_T;
+  REQUIRE(ctx);
+  i = MAKE(ctx, AG_I64, s1_3, 1, NULL);
+  b = MAKE(ctx, AG_BOOL, s1_3, 1, NULL);
+  REQUIRE(i && b);
+  CHECK_ERR(ag_op_exp(&out, i), AG_ERR_DTYPE, "ag_op_exp");
+  CHECK_MSG_HAS("i64");
+  CHECK(out == SENT_T);
+  CHECK_ERR(ag_op_log(&out, i), AG_ERR_DTYPE, "ag_op_log");
+  CHECK(out == SENT_T);
+  CHECK_ERR(ag_op_tanh(&out, i), AG_ERR_DTYPE, "ag_op_tanh");
+  CHECK(out == SENT_T);
+  CHECK_ERR(ag_op_exp(&out, b), AG_ERR_DTYPE, "ag_op_exp");
+  CHECK_MSG_HAS("bool");
+  CHECK(out == SENT_T);
+  /* every elementwise op, reduction and sum_to_size needs a floating input */
+  CHECK_ERR(ag_op_neg(&out, i), AG_ERR_DTYPE, "ag_op_neg");
+  CHECK_ERR(ag_op_pow_scalar(&out, i, 2.0), AG_ERR_DTYPE, "ag_op_pow_scalar");
+  CHECK_ERR(ag_op_add(&out, i, i), AG_ERR_DTYPE, "ag_op_add");
+  CHECK_ERR(ag_op_mul(&out, b, b), AG_ERR_DTYPE, "ag_op_mul");
+  CHECK_ERR(ag_op_sum(&out, i), AG_ERR_DTYPE, "ag_op_sum");
+  CHECK_ERR(ag_op_mean(&out, b), AG_ERR_DTYPE, "ag_op_mean");
+  CHECK_ERR(ag_op_sum_to_size(&out, i, s1_3, 1), AG_ERR_DTYPE, "ag_op_sum_to_size");
+  CHECK(out == SENT_T);
+  /* expand and cast take all four */
+  {
+    ag_tensor *e = NULL, *c = NULL;
+    CHECK_OK(ag_op_expand(&e, i, s2_23, 2));
+    CHECK(ag_tensor_dtype(e) == AG_I64);
+    CHECK_OK(ag_op_cast(&c, b, AG_F32));
+    CHECK(ag_tensor_dtype(c) == AG_F32);
+    REL(e);
+    REL(c);
+  }
+  REL(i);
+  REL(b);
+  ag_context_release(ctx);
+}
+
+static void test_cast_bad_dtype(void) {
+  ag_context *ctx = NEW_CTX();
+  ag_tensor *x, *out = SENT_T;
+  REQUIRE(ctx);
+  x = MAKE(ctx, AG_F64, s1_3, 1, NULL);
+  REQUIRE(x);
+  CHECK_ERR(ag_op_cast(&out, x, 0), AG_ERR_DTYPE, "ag_op_cast");
+  CHECK(out == SENT_T);
+  CHECK_ERR(ag_op_cast(&out, x, 5), AG_ERR_DTYPE, "ag_op_cast");
+  CHECK(out == SENT_T);
+  CHECK_ERR(ag_op_cast(&out, x, -2), AG_ERR_DTYPE, "ag_op_cast");
+  CHECK(out == SENT_T);
+  REL(x);
+  ag_context_release(ctx);
+}
+
+static void test_two_contexts(void) {
+  ag_context *c1 = NEW_CTX(), *c2 = NEW_CTX();
+  ag_tensor *a, *b, *y = NULL, *out = SENT_T, *g;
+  REQUIRE(c1 && c2);
+  a = MAKE(c1, AG_F64, s1_3, 1, NULL);
+  b = MAKE(c2, AG_F64, s1_3, 1, NULL);
+  REQUIRE(a && b);
+  CHECK_ERR(ag_op_add(&out, a, b), AG_ERR_CONTEXT, "ag_op_add");
+  CHECK(out == SENT_T);
+  CHECK_ERR(ag_op_mul(&out, b, a), AG_ERR_CONTEXT, "ag_op_mul");
+  CHECK(out == SENT_T);
+  /* set_grad with a gradient from another context */
+  CHECK_OK(ag_tensor_requires_grad(a, 1));
+  CHECK_ERR(ag_tensor_set_grad(a, b), AG_ERR_CONTEXT, "ag_tensor_set_grad");
+  g = GRAD(a);
+  CHECK(g == NULL);
+  REL(g);
+  /* backward with a grad_root from another context changes nothing */
+  REQUIRE_OK(ag_op_mul(&y, a, a));
+  CHECK_ERR(ag_backward(y, b, NULL), AG_ERR_CONTEXT, "ag_backward");
+  g = GRAD(a);
+  CHECK(g == NULL);
+  REL(g);
+  REL(y);
+  REL(a);
+  REL(b);
+  ag_context_release(c1);
+  ag_context_release(c2);
+}
+
+static void test_expand_incompatible(void) {
+  ag_context *ctx = NEW_CTX();
+  ag_tensor *x, *out = SENT_T;
+  int64_t to43[2] = {4, 3}, to3[1] = {3}, to24[2] = {2, 4};
+  REQUIRE(ctx);
+  x = MAKE(ctx, AG_F64, s2_23, 2, NULL);
+  REQUIRE(x);
+  CHECK_ERR(ag_op_expand(&out, x, to43, 2), AG_ERR_SHAPE, "ag_op_expand");
+  CHECK_MSG_HAS("(2,3)");
+  CHECK_MSG_HAS("(4,3)");
+  CHECK(out == SENT_T);
+  CHECK_ERR(ag_op_expand(&out, x, to3, 1), AG_ERR_SHAPE, "ag_op_expand"); /* fewer dims */
+  CHECK(out == SENT_T);
+  CHECK_ERR(ag_op_expand(&out, x, to24, 2), AG_ERR_SHAPE, "ag_op_expand");
+  CHECK(out == SENT_T);
+  REL(x);
+  ag_context_release(ctx);
+}
+
+static void test_sum_to_size_incompatible(void) {
+  ag_context *ctx = NEW_CTX();
+  ag_tensor *x, *out = SENT_T;
+  int64_t to4[1] = {4}, to231[3] = {2, 3, 1}, to33[2] = {3, 3};
+  REQUIRE(ctx);
+  x = MAKE(ctx, AG_F64, s2_23, 2, NULL);
+  REQUIRE(x);
+  CHECK_ERR(ag_op_sum_to_size(&out, x, to4, 1), AG_ERR_SHAPE, "ag_op_sum_to_size");
+  CHECK_MSG_HAS("(2,3)");
+  CHECK_MSG_HAS("(4)");
+  CHECK(out == SENT_T);
+  CHECK_ERR(ag_op_sum_to_size(&out, x, to231, 3), AG_ERR_SHAPE, "ag_op_sum_to_size");
+  CHECK(out == SENT_T);
+  CHECK_ERR(ag_op_sum_to_size(&out, x, to33, 2), AG_ERR_SHAPE, "ag_op_sum_to_size");
+  CHECK(out == SENT_T);
+  REL(x);
+  ag_context_release(ctx);
+}
+
+int main(int argc, char **argv) {
+  h_init(argc, argv);
+  RUN(test_broadcast_mismatch);
+  RUN(test_dtype_mismatch);
+  RUN(test_non_floating_ops);
+  RUN(test_cast_bad_dtype);
+  RUN(test_two_contexts);
+  RUN(test_expand_incompatible);
+  RUN(test_sum_to_size_incompatible);
+  return h_finish();
+}
