@@ -235,9 +235,9 @@ class GraphTask {
   // Task lists up to this capacity are kept for the next pass.
   static constexpr size_t kMaxSpareTasks = size_t{1} << 20;
   // Elements (gradients in plus gradients out) from which a node is worth
-  // an arena task of its own: about 10 us of elementwise work, several times
-  // what waking a worker and handing it the task cost.
-  static constexpr int64_t kParallelNodeElements = 32768;
+  // an arena task of its own: some 40 us of elementwise work, well above
+  // what waking a sleeping worker costs (bench_branches measures it).
+  static constexpr int64_t kParallelNodeElements = int64_t{1} << 17;
 
   // Runs one node on this thread: sums its gradients, runs its hooks, stores
   // captured gradients, applies it, and releases its saved tensors.

@@ -48,10 +48,10 @@ struct BranchRun {
 
 BranchRun branches(int threads, int passes) {
   Ref<Context> ctx = make_ref<Context>(threads);
-  Tensor x = filled(ctx.get(), Dims{64, 256}, 0.1, true);
-  Tensor bias = filled(ctx.get(), Dims{256}, 0.2, true);
+  Tensor x = filled(ctx.get(), Dims{128, 512}, 0.1, true);
+  Tensor bias = filled(ctx.get(), Dims{512}, 0.2, true);
   std::vector<Tensor> weights;
-  for (int k = 0; k < 4; ++k) weights.push_back(filled(ctx.get(), Dims{256, 256}, 1.0 + k, true));
+  for (int k = 0; k < 4; ++k) weights.push_back(filled(ctx.get(), Dims{512, 512}, 1.0 + k, true));
   Tensor small = filled(ctx.get(), Dims{3}, 0.3, true);
   BranchRun r;
   const uint64_t before = nodes_run_as_tasks();
@@ -137,8 +137,8 @@ TEST(ParallelBackward, FailureInsideATaskNamesTheNode) {
   std::vector<std::string> messages;
   for (int threads : {1, 2}) {
     Ref<Context> ctx = make_ref<Context>(threads);
-    Tensor x = filled(ctx.get(), Dims{64, 512}, 0.5, true);
-    Tensor z = filled(ctx.get(), Dims{64, 512}, 0.6, true);
+    Tensor x = filled(ctx.get(), Dims{128, 512}, 0.5, true);
+    Tensor z = filled(ctx.get(), Dims{128, 512}, 0.6, true);
     Tensor h = ops::exp(x);
     Tensor loss = ops::add(ops::sum(ops::mul(h, h)), ops::sum(ops::tanh(z)));
     {
@@ -193,7 +193,7 @@ TEST(ParallelBackward, HooksRunOnTheCallingThread) {
   ASSERT_AG(ag_scope_begin(&scope));
   HookLog log;
   log.caller = std::this_thread::get_id();
-  const int64_t shape[2] = {128, 256};
+  const int64_t shape[2] = {256, 256};
   ag_tensor *x = nullptr, *loss = nullptr;
   ASSERT_AG(ag_tensor_full(&x, ctx, AG_F32, shape, 2, 0.25));
   ASSERT_AG(ag_tensor_requires_grad(x, 1));
