@@ -43,6 +43,9 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
   bool is_contiguous() const;
   // True if no two elements share memory (no stride-0 dim of size > 1).
   bool is_non_overlapping() const;
+  // True if the caller holds the only reference to this tensor and to its
+  // storage, and no weak pointer exists: nobody else sees it or its memory.
+  bool is_private() const { return sole_owner() && storage_->sole_owner(); }
 
   AutogradMetaBase* autograd_meta() const { return meta_.get(); }
   void set_autograd_meta(std::unique_ptr<AutogradMetaBase> m) { meta_ = std::move(m); }

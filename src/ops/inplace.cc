@@ -63,16 +63,17 @@ void rebase(const Tensor& self, const Tensor& result) {
   if (retains) m.grad_fn->ensure_hooks().retain(m.output_nr, self.get());
 }
 
-kernels::BinaryKind kind_of(Tensor (*op)(const Tensor&, const Tensor&)) {
-  if (op == &add) return kernels::BinaryKind::Add;
-  if (op == &sub) return kernels::BinaryKind::Sub;
-  if (op == &mul) return kernels::BinaryKind::Mul;
+using BinaryOp = Tensor (*)(const Tensor&, const Tensor&);
+
+kernels::BinaryKind kind_of(BinaryOp op) {
+  if (op == BinaryOp{&add}) return kernels::BinaryKind::Add;
+  if (op == BinaryOp{&sub}) return kernels::BinaryKind::Sub;
+  if (op == BinaryOp{&mul}) return kernels::BinaryKind::Mul;
   return kernels::BinaryKind::Div;
 }
 
 // self = op(self, other).
-void binary_inplace(const Tensor& self, const Tensor& other, Tensor (*op)(const Tensor&, const Tensor&),
-                    bool saves_self) {
+void binary_inplace(const Tensor& self, const Tensor& other, BinaryOp op, bool saves_self) {
   check_floating(*self);
   const bool record = check_inplace(self, other.get());
   if (record) {

@@ -112,6 +112,18 @@ struct SavingNode : Node {
   SavedTensor saved[N];
 };
 
+// Whether an op may write a result of `shape` and `dtype` into t, a
+// temporary the caller gives up: nobody else sees t or its memory (so the
+// write is invisible), t is outside any graph, and it has the result's layout.
+inline bool reusable_as_result(const Tensor& t, DType dtype, const Dims& shape) {
+  return t->is_private() && !t->autograd_meta() && t->dtype() == dtype && t->shape() == shape && t->is_contiguous();
+}
+
+// g[i] for its last use in a backward formula of node n: moved out, so that
+// an op taking it as a temporary may write its result into its buffer; a
+// copy when n has hooks (post hooks read the gradients after the node ran).
+inline Tensor last_use(const Node& n, TensorList& g, size_t i) { return n.hooks() ? g[i] : std::move(g[i]); }
+
 // t itself if contiguous, else a contiguous copy (no graph: for kernels that
 // read contiguous memory; the op records its node on t).
 inline Tensor contiguous_data(const Tensor& t) { return t->is_contiguous() ? t : grad_clone(t); }

@@ -72,7 +72,7 @@ namespace {
 struct TanhBackward final : SavingNode<1> {
   const char* name() const override { return "TanhBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    out[0] = tanh_backward(g[0], saved[0].unpack(*this));
+    out[0] = tanh_backward(last_use(*this, g, 0), saved[0].unpack(*this));
   }
 };
 }  // namespace
