@@ -29,7 +29,7 @@ void SavedTensor::save(const Tensor& t, bool is_output) {
   }
 }
 
-Tensor SavedTensor::unpack(Node& owner) const {
+UnpackedTensor SavedTensor::unpack(Node& owner) const {
   if (released_) {
     fail(AG_ERR_GRAPH,
          "its saved tensors were freed by an earlier backward; pass retain_graph = 1 to the first "
@@ -43,16 +43,16 @@ Tensor SavedTensor::unpack(Node& owner) const {
   if (is_leaf_view_ && !grad_enabled()) {
     // Outside a recorded pass nothing may see the link to the leaf's node
     // (a gradient handed back as is would carry it into .grad).
-    return make_view(*data_, data_->shape(), data_->strides(), data_->offset());
+    return UnpackedTensor::own(make_view(*data_, data_->shape(), data_->strides(), data_->offset()));
   }
   if (is_output_ && grad_enabled()) {
     Tensor t = make_view(*data_, data_->shape(), data_->strides(), data_->offset());
     AutogradMeta& m = ensure_meta(*t);
     m.grad_fn = Ref<Node>::share(&owner);
     m.output_nr = output_nr_;
-    return t;
+    return UnpackedTensor::own(std::move(t));
   }
-  return data_;
+  return UnpackedTensor::borrow(data_);
 }
 
 void SavedTensor::release() {

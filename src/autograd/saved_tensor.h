@@ -19,11 +19,31 @@ namespace ag {
 
 class Node;
 
+// What SavedTensor::unpack returns: the saved tensor itself, borrowed (no
+// reference counting), or a tensor rebuilt for this call and owned here.
+// Converts to const Tensor&: use it within the expression that unpacks, or
+// copy it into a Tensor; never bind a reference to it.
+class UnpackedTensor {
+ public:
+  static UnpackedTensor borrow(const Tensor& t) { return UnpackedTensor(&t, Tensor()); }
+  static UnpackedTensor own(Tensor t) { return UnpackedTensor(nullptr, std::move(t)); }
+  UnpackedTensor(const UnpackedTensor&) = delete;
+  UnpackedTensor& operator=(const UnpackedTensor&) = delete;
+
+  operator const Tensor&() const { return borrowed_ ? *borrowed_ : owned_; }
+  TensorImpl* operator->() const { return static_cast<const Tensor&>(*this).get(); }
+
+ private:
+  UnpackedTensor(const Tensor* borrowed, Tensor owned) : borrowed_(borrowed), owned_(std::move(owned)) {}
+  const Tensor* borrowed_;
+  Tensor owned_;
+};
+
 class SavedTensor {
  public:
   void save(const Tensor& t, bool is_output);
   // The saved tensor; throws AG_ERR_VERSION or AG_ERR_GRAPH (released), naming `owner`.
-  Tensor unpack(Node& owner) const;
+  UnpackedTensor unpack(Node& owner) const;
   void release();
   bool defined() const { return static_cast<bool>(data_) || released_; }
   // Bytes of the elements held (numel times element size), 0 once released.
