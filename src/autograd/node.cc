@@ -33,9 +33,7 @@ void Node::add_next_edge(Edge e) {
 }
 
 uint32_t Node::add_input(DType dtype, const Dims& shape) {
-  InputMeta& m = input_meta_.emplace_back();
-  m.dtype = dtype;
-  m.shape = shape;
+  input_meta_.emplace_back(dtype, shape);
   return static_cast<uint32_t>(input_meta_.size() - 1);
 }
 
@@ -52,7 +50,8 @@ std::string tag_suffix(const TensorImpl& t) {
 }
 
 AutogradMeta& ensure_meta(TensorImpl& t) {
-  if (!t.autograd_meta()) t.set_autograd_meta(std::make_unique<AutogradMeta>());
+  // Default-initialized (every member has an initializer): no zero fill first.
+  if (!t.autograd_meta()) t.set_autograd_meta(std::unique_ptr<AutogradMeta>(new AutogradMeta));
   return *meta_of(t);
 }
 

@@ -31,7 +31,8 @@ struct Edge {
 // dtype and shape of one node input (= one forward output); the engine checks
 // every gradient against it.
 struct InputMeta {
-  DType dtype = DType::F32;
+  InputMeta(DType d, const Dims& s) : dtype(d), shape(s) {}
+  DType dtype;
   Dims shape;
 };
 

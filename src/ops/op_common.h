@@ -91,7 +91,14 @@ inline bool should_record(std::initializer_list<const TensorImpl*> inputs) {
 // then owns it; returns the node, for the op to save tensors in.
 template <class N, class... Args>
 N* record(std::initializer_list<const TensorImpl*> inputs, Tensor& out, Args&&... args) {
-  Ref<N> n = make_ref<N>(std::forward<Args>(args)...);
+  // Without arguments, default-initialized (node members all have
+  // initializers): `new N()` would zero fill the whole node first.
+  Ref<N> n;
+  if constexpr (sizeof...(Args) == 0) {
+    n = Ref<N>::adopt(new N);
+  } else {
+    n = Ref<N>::adopt(new N(std::forward<Args>(args)...));
+  }
   collect_next_edges(*n, inputs);
   N* node = n.get();
   set_history(Ref<Node>(std::move(n)), *out);
