@@ -376,11 +376,11 @@ bool binary_one_typed(BinaryKind k, const char* a, const char* b, char* out) {
   }
 }
 
-bool binary_one(BinaryKind k, DType dt, const char* a, const char* b, char* out) {
+}  // namespace
+
+bool binary_scalar(BinaryKind k, DType dt, const char* a, const char* b, char* out) {
   return dt == DType::F64 ? binary_one_typed<double>(k, a, b, out) : binary_one_typed<float>(k, a, b, out);
 }
-
-}  // namespace
 
 void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr, double attr2) {
   HWY_DYNAMIC_DISPATCH(Unary)(k, dt, shape, x, out, attr, attr2);
@@ -388,7 +388,7 @@ void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double a
 
 void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out) {
   // Scalars are most of the calls of small graphs; any target gives the same bits.
-  if (numel_of(shape) == 1 && binary_one(k, dt, a.data, b.data, out)) return;
+  if (numel_of(shape) == 1 && binary_scalar(k, dt, a.data, b.data, out)) return;
   HWY_DYNAMIC_DISPATCH(Binary)(k, dt, shape, a, b, out);
 }
 

@@ -7,16 +7,12 @@ namespace ag::ops {
 
 namespace {
 
-// y = k(a, b) for a contiguous y of the broadcast shape `shape` (y may be a
-// itself: every kernel reads an element before it writes it).
-void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape, TensorImpl& y) {
+// binary_into's cases other than a small one without broadcast: parallel
+// chunks of large contiguous inputs, else slices. Out of line: binary_into
+// stays small.
+[[gnu::noinline]] void binary_into_general(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape,
+                                           TensorImpl& y) {
   const int64_t n = y.numel();
-  if (n <= kElementwiseChunk && a->shape() == b->shape()) {
-    // The common small case: no broadcast, one kernel call over the whole
-    // shape (the same call the general path below makes for it).
-    kernels::binary(k, a->dtype(), shape, view_of(*a), view_of(*b), y.data());
-    return;
-  }
   const size_t item = itemsize(a->dtype());
   if (n > kElementwiseChunk && a->shape() == shape && b->shape() == shape && a->is_contiguous() &&
       b->is_contiguous()) {
@@ -34,6 +30,23 @@ void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const 
     kernels::binary(k, a->dtype(), sub, kernels::View{a->data() + in[0] * item, &sa},
                     kernels::View{b->data() + in[1] * item, &sb}, y.data() + out * item);
   });
+}
+
+// y = k(a, b) for a contiguous y of the broadcast shape `shape` (y may be a
+// itself: every kernel reads an element before it writes it).
+void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape, TensorImpl& y) {
+  // One element each (of any shape): most calls of small graphs.
+  if (y.numel() == 1 && a->numel() == 1 && b->numel() == 1 &&
+      kernels::binary_scalar(k, a->dtype(), a->data(), b->data(), y.data())) {
+    return;
+  }
+  if (y.numel() <= kElementwiseChunk && a->shape() == b->shape()) {
+    // The common small case: no broadcast, one kernel call over the whole
+    // shape (the same call the general path makes for it).
+    kernels::binary(k, a->dtype(), shape, view_of(*a), view_of(*b), y.data());
+    return;
+  }
+  binary_into_general(a, b, k, shape, y);
 }
 
 // a = k(a, b) in a's own buffer, for an `a` the caller gives up. False, with
