@@ -25,7 +25,7 @@ void AccumulateGrad::forget_variable() {
 }
 
 void accumulate_into(TensorImpl& t, Tensor& incoming) {
-  AutogradMeta* m = meta_of(t);
+  AutogradMeta* m = &ensure_meta(t);  // a non-leaf input of backward may have none yet
   // Held across the sum so that concurrent backward calls into a shared leaf
   // accumulate one after the other.
   std::lock_guard<std::mutex> lock(m->mu);

@@ -110,13 +110,16 @@ class Node : public RefCounted {
 // Next sequence number of the calling thread: later nodes get larger numbers.
 uint64_t next_sequence_nr();
 
+// What a tensor knows of autograd beyond its history (TensorImpl::grad_fn):
+// created for leaves that require grad, named tensors, non-leaves that
+// retain their gradient, and tensors given a gradient; op outputs have none.
 struct AutogradMeta final : AutogradMetaBase {
+  explicit AutogradMeta(TensorImpl& t) : tensor(&t) {}
   ~AutogradMeta() override;
 
+  TensorImpl* tensor;          // the tensor this belongs to
   bool requires_grad = false;  // set by the user on leaves
   bool retains_grad = false;   // a non-leaf whose gradient is kept (retain_grad)
-  Ref<Node> grad_fn;           // null for leaves
-  uint32_t output_nr = 0;      // which output of grad_fn this tensor is
 
   // The user's name for the tensor, shown in error messages; shared (not
   // copied) with the views that saved tensors keep.
@@ -133,16 +136,19 @@ struct AutogradMeta final : AutogradMetaBase {
 inline AutogradMeta* meta_of(const TensorImpl& t) { return static_cast<AutogradMeta*>(t.autograd_meta()); }
 // " 'tag'" for a tagged tensor, "" otherwise (for messages).
 std::string tag_suffix(const TensorImpl& t);
+// t's metadata, created if missing (thread-safe).
 AutogradMeta& ensure_meta(TensorImpl& t);
 
+// The node that produced t (null for a leaf), and t's history.
+inline Node* grad_fn_of(const TensorImpl& t) { return static_cast<Node*>(t.grad_fn()); }
+void set_grad_fn(TensorImpl& t, Ref<Node> fn, uint32_t output_nr);
+
 inline bool requires_grad(const TensorImpl& t) {
+  if (t.grad_fn()) return true;
   const AutogradMeta* m = meta_of(t);
-  return m && (m->requires_grad || m->grad_fn);
+  return m && m->requires_grad;
 }
-inline bool is_leaf(const TensorImpl& t) {
-  const AutogradMeta* m = meta_of(t);
-  return !m || !m->grad_fn;
-}
+inline bool is_leaf(const TensorImpl& t) { return !t.grad_fn(); }
 
 // Where a gradient for t goes: (grad_fn, output_nr) for a non-leaf, the
 // leaf's AccumulateGrad for a leaf that requires grad, an invalid edge else.

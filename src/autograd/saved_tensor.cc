@@ -13,16 +13,15 @@ void SavedTensor::save(const Tensor& t, bool is_output) {
   released_ = false;
   AutogradMeta* m = meta_of(*t);
   if (is_output) {
-    output_nr_ = m ? m->output_nr : 0;
+    output_nr_ = t->output_nr();
     data_ = make_view(*t, t->shape(), t->strides(), t->offset());
     if (m && m->tag) ensure_meta(*data_).tag = m->tag;
-  } else if (m && m->requires_grad && !m->grad_fn) {
+  } else if (m && m->requires_grad && is_leaf(*t)) {
     // Unpacked as is: gradients recorded through it flow to the leaf's
     // AccumulateGrad, as they would through the leaf.
     data_ = make_view(*t, t->shape(), t->strides(), t->offset());
-    AutogradMeta& vm = ensure_meta(*data_);
-    vm.grad_fn = grad_accumulator(*t);
-    vm.tag = m->tag;
+    set_grad_fn(*data_, grad_accumulator(*t), 0);
+    if (m->tag) ensure_meta(*data_).tag = m->tag;
     is_leaf_view_ = true;
   } else {
     data_ = t;
@@ -47,9 +46,7 @@ UnpackedTensor SavedTensor::unpack(Node& owner) const {
   }
   if (is_output_ && grad_enabled()) {
     Tensor t = make_view(*data_, data_->shape(), data_->strides(), data_->offset());
-    AutogradMeta& m = ensure_meta(*t);
-    m.grad_fn = Ref<Node>::share(&owner);
-    m.output_nr = output_nr_;
+    set_grad_fn(*t, Ref<Node>::share(&owner), output_nr_);
     return UnpackedTensor::own(std::move(t));
   }
   return UnpackedTensor::borrow(data_);

@@ -111,8 +111,8 @@ TEST_F(Reuse, GraphsAreRecordedAsBefore) {
     const TensorImpl* buffer = t.get();
     Tensor y = ops::mul(std::move(t), ramp({3}));
     EXPECT_NE(y.get(), buffer);
-    ASSERT_NE(meta_of(*y), nullptr);
-    EXPECT_STREQ(meta_of(*y)->grad_fn->name(), "MulBackward");
+    ASSERT_NE(grad_fn_of(*y), nullptr);
+    EXPECT_STREQ(grad_fn_of(*y)->name(), "MulBackward");
   }
   {
     // A plain temporary with an input that requires grad: the op records.
@@ -120,8 +120,8 @@ TEST_F(Reuse, GraphsAreRecordedAsBefore) {
     const TensorImpl* buffer = t.get();
     Tensor y = ops::add(std::move(t), x);
     EXPECT_NE(y.get(), buffer);
-    ASSERT_NE(meta_of(*y), nullptr);
-    EXPECT_STREQ(meta_of(*y)->grad_fn->name(), "AddBackward");
+    ASSERT_NE(grad_fn_of(*y), nullptr);
+    EXPECT_STREQ(grad_fn_of(*y)->name(), "AddBackward");
   }
 }
 
