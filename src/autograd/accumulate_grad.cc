@@ -57,8 +57,12 @@ void AccumulateGrad::apply(TensorList& grads, TensorList&) {
 
 Ref<Node> grad_accumulator(TensorImpl& leaf) {
   AutogradMeta& m = ensure_meta(leaf);
+  if (Node* n = m.accumulator.load(std::memory_order_acquire)) return Ref<Node>::share(n);
   std::lock_guard<std::mutex> lock(m.mu);
-  if (!m.grad_accumulator) m.grad_accumulator = make_ref<AccumulateGrad>(leaf);
+  if (!m.grad_accumulator) {
+    m.grad_accumulator = make_ref<AccumulateGrad>(leaf);
+    m.accumulator.store(m.grad_accumulator.get(), std::memory_order_release);
+  }
   return m.grad_accumulator;
 }
 

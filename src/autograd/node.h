@@ -125,12 +125,15 @@ struct AutogradMeta final : AutogradMetaBase {
   // copied) with the views that saved tensors keep.
   std::shared_ptr<const std::string> tag;
 
-  std::mutex mu;  // guards grad and grad_accumulator
+  std::mutex mu;  // guards grad and the creation of the accumulator
   Tensor grad;    // accumulated gradient of a leaf (or of a non-leaf that retains it)
   // The leaf's AccumulateGrad, created on first use. The leaf owns it and the
   // node refers back only weakly, so a leaf's gradient recorded under
   // create_graph (whose graph ends in this node) makes no reference cycle.
   Ref<Node> grad_accumulator;
+  // The same pointer, published once grad_accumulator is set: every op on
+  // the leaf reads it without taking the lock.
+  std::atomic<Node*> accumulator{nullptr};
 };
 
 inline AutogradMeta* meta_of(const TensorImpl& t) { return static_cast<AutogradMeta*>(t.autograd_meta()); }

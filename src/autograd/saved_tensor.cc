@@ -9,7 +9,7 @@ namespace ag {
 void SavedTensor::save(const Tensor& t, bool is_output) {
   version_ = t->storage()->version();
   is_output_ = is_output;
-  is_leaf_view_ = false;
+  leaf_accumulator_.reset();
   released_ = false;
   AutogradMeta* m = meta_of(*t);
   if (is_output) {
@@ -17,12 +17,9 @@ void SavedTensor::save(const Tensor& t, bool is_output) {
     data_ = make_view(*t, t->shape(), t->strides(), t->offset());
     if (m && m->tag) ensure_meta(*data_).tag = m->tag;
   } else if (m && m->requires_grad && is_leaf(*t)) {
-    // Unpacked as is: gradients recorded through it flow to the leaf's
-    // AccumulateGrad, as they would through the leaf.
     data_ = make_view(*t, t->shape(), t->strides(), t->offset());
-    set_grad_fn(*data_, grad_accumulator(*t), 0);
     if (m->tag) ensure_meta(*data_).tag = m->tag;
-    is_leaf_view_ = true;
+    leaf_accumulator_ = grad_accumulator(*t);
   } else {
     data_ = t;
   }
@@ -39,10 +36,13 @@ UnpackedTensor SavedTensor::unpack(Node& owner) const {
     fail(AG_ERR_VERSION, "the tensor", tag_suffix(*data_), " of shape ", shape_str(data_->shape()),
          " that this node saved was modified after it was saved: its version is ", now, ", expected ", version_);
   }
-  if (is_leaf_view_ && !grad_enabled()) {
-    // Outside a recorded pass nothing may see the link to the leaf's node
-    // (a gradient handed back as is would carry it into .grad).
-    return UnpackedTensor::own(make_view(*data_, data_->shape(), data_->strides(), data_->offset()));
+  if (leaf_accumulator_ && grad_enabled()) {
+    // Gradients recorded through it flow to the leaf's AccumulateGrad, as
+    // they would through the leaf. Outside a recorded pass nothing may see
+    // that link (a gradient handed back as is would carry it into .grad).
+    Tensor t = make_view(*data_, data_->shape(), data_->strides(), data_->offset());
+    set_grad_fn(*t, leaf_accumulator_, 0);
+    return UnpackedTensor::own(std::move(t));
   }
   if (is_output_ && grad_enabled()) {
     Tensor t = make_view(*data_, data_->shape(), data_->strides(), data_->offset());
@@ -55,6 +55,7 @@ UnpackedTensor SavedTensor::unpack(Node& owner) const {
 void SavedTensor::release() {
   if (data_) {
     data_.reset();
+    leaf_accumulator_.reset();
     released_ = true;
   }
 }

@@ -5,9 +5,10 @@
 // An op's own output is saved without its grad_fn (the node would otherwise
 // own itself through the output); unpacking it while recording a graph
 // (create_graph) rebuilds a tensor whose grad_fn is the node. A leaf that
-// requires grad is saved as a view whose grad_fn is the leaf's AccumulateGrad:
-// holding the leaf itself would close a cycle leaf -> .grad -> graph -> leaf
-// once a create_graph backward records the leaf's gradient.
+// requires grad is saved as a view of its data plus its AccumulateGrad, and
+// unpacked while recording as a view whose grad_fn is that node: holding the
+// leaf itself would close a cycle leaf -> .grad -> graph -> leaf once a
+// create_graph backward records the leaf's gradient.
 #pragma once
 
 #include <cstddef>
@@ -51,10 +52,10 @@ class SavedTensor {
 
  private:
   Tensor data_;
+  Ref<Node> leaf_accumulator_;  // for a saved leaf: its AccumulateGrad
   uint64_t version_ = 0;
   uint32_t output_nr_ = 0;
   bool is_output_ = false;
-  bool is_leaf_view_ = false;  // data_ is a view of a leaf, with grad_fn its AccumulateGrad
   bool released_ = false;
 };
 
