@@ -65,7 +65,14 @@ Edge gradient_edge(const TensorImpl& t) {
 }
 
 void collect_next_edges(Node& n, std::initializer_list<const TensorImpl*> inputs) {
-  for (const TensorImpl* t : inputs) n.add_next_edge(gradient_edge(*t));
+  for (const TensorImpl* t : inputs) {
+    // The common input, a non-leaf, without going through an Edge temporary.
+    if (Node* fn = grad_fn_of(*t)) {
+      n.add_next_edge_to(fn, t->output_nr());
+    } else {
+      n.add_next_edge(gradient_edge(*t));
+    }
+  }
 }
 
 void set_history(const Ref<Node>& n, TensorImpl& output) {

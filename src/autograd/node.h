@@ -7,6 +7,7 @@
 // end in an AccumulateGrad node.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -70,6 +71,14 @@ class Node : public RefCounted {
 
   // Wiring, used while the node is built (never after it is shared).
   void add_next_edge(Edge e);
+  // The same for an edge to fn, which gains a reference.
+  void add_next_edge_to(Node* fn, uint32_t input_nr) {
+    topological_nr_ = std::max(topological_nr_, fn->topological_nr_ + 1);
+    fn->retain();
+    Edge& e = next_edges_.emplace_back();
+    e.fn = Ref<Node>::adopt(fn);
+    e.input_nr = input_nr;
+  }
   uint32_t add_input(DType dtype, const Dims& shape);
 
   // Hooks and retained gradients, null until the first registration: the
