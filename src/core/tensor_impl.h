@@ -1,5 +1,6 @@
-// TensorImpl: dtype, shape, strides and offset over a Storage, plus the
-// autograd metadata, allocated only for tensors that take part in a graph.
+// TensorImpl: dtype, shape, strides and offset over a Storage, plus a
+// non-leaf's history (grad_fn) and the autograd metadata, allocated only for
+// leaves that require grad and the few other tensors that need it.
 #pragma once
 
 #include <atomic>
