@@ -123,7 +123,8 @@ struct SavingNode : Node {
 // temporary the caller gives up: nobody else sees t or its memory (so the
 // write is invisible), t is outside any graph, and it has the result's layout.
 inline bool reusable_as_result(const Tensor& t, DType dtype, const Dims& shape) {
-  return t->is_private() && !t->autograd_meta() && t->dtype() == dtype && t->shape() == shape && t->is_contiguous();
+  return t->is_private() && !t->grad_fn() && !t->autograd_meta() && t->dtype() == dtype && t->shape() == shape &&
+         t->is_contiguous();
 }
 
 // g[i] for its last use in a backward formula of node n: moved out, so that

@@ -125,6 +125,17 @@ TEST_F(Reuse, GraphsAreRecordedAsBefore) {
   }
 }
 
+TEST_F(Reuse, TemporaryWithAHistoryIsLeftAlone) {
+  Tensor x = ramp({3});
+  ensure_meta(*x).requires_grad = true;
+  Tensor t = ops::mul(x, x);  // has a grad_fn, and nobody else holds it
+  GradModeGuard off(false);
+  const TensorImpl* buffer = t.get();
+  Tensor y = ops::mul(std::move(t), ramp({3}));
+  EXPECT_NE(y.get(), buffer);
+  EXPECT_EQ(grad_fn_of(*y), nullptr);  // a result without grad mode has no history
+}
+
 TEST_F(Reuse, ErrorsAreTheOpsOwn) {
   Tensor a = ramp({3}, 0.5, DType::F32);
   try {
