@@ -57,7 +57,7 @@ AG_API ag_status ag_tensor_requires_grad(ag_tensor* t, int32_t requires_grad) no
   return api::call("ag_tensor_requires_grad", [&] {
     TensorImpl& x = api::tensor_arg(t, "t");
     if (!is_leaf(x)) {
-      fail(AG_ERR_GRAPH, "the tensor was produced by ", meta_of(x)->grad_fn->name(),
+      fail(AG_ERR_GRAPH, "the tensor was produced by ", grad_fn_of(x)->name(),
            " and is not a leaf; only leaves take requires_grad (detach it first)");
     }
     if (requires_grad && !is_floating(x.dtype())) {
@@ -94,7 +94,7 @@ AG_API ag_status ag_tensor_grad(ag_tensor** out, const ag_tensor* t) noexcept {
 AG_API ag_status ag_tensor_set_grad(ag_tensor* t, const ag_tensor* grad) noexcept {
   return api::call("ag_tensor_set_grad", [&] {
     TensorImpl& x = api::tensor_arg(t, "t");
-    if (!is_leaf(x) && !meta_of(x)->retains_grad) {
+    if (!is_leaf(x) && !(meta_of(x) && meta_of(x)->retains_grad)) {
       fail(AG_ERR_GRAPH, "the tensor is not a leaf and does not retain its gradient (ag_tensor_retain_grad)");
     }
     Tensor g;
@@ -125,10 +125,9 @@ AG_API ag_status ag_tensor_detach(ag_tensor** out, const ag_tensor* t) noexcept 
 
 AG_API const char* ag_tensor_grad_fn_name(const ag_tensor* t) noexcept {
   if (t == nullptr || !api::impl(t)->handle_valid()) return nullptr;
+  if (const Node* fn = grad_fn_of(*api::impl(t))) return fn->name();
   const AutogradMeta* m = meta_of(*api::impl(t));
-  if (!m) return nullptr;
-  if (m->grad_fn) return m->grad_fn->name();
-  return m->requires_grad ? "AccumulateGrad" : nullptr;
+  return m && m->requires_grad ? "AccumulateGrad" : nullptr;
 }
 
 AG_API ag_status ag_backward_options_init(ag_backward_options* opts) noexcept {
@@ -232,17 +231,17 @@ AG_API ag_status ag_tensor_retain_grad(ag_tensor* t) noexcept {
     TensorImpl& x = api::tensor_arg(t, "t");
     if (!requires_grad(x)) fail(AG_ERR_GRAPH, "the tensor does not require grad");
     if (is_leaf(x)) return;
-    AutogradMeta* m = meta_of(x);
-    if (m->retains_grad) return;
-    m->grad_fn->ensure_hooks().retain(m->output_nr, &x);
-    m->retains_grad = true;
+    AutogradMeta& m = ensure_meta(x);
+    if (m.retains_grad) return;
+    grad_fn_of(x)->ensure_hooks().retain(x.output_nr(), &x);
+    m.retains_grad = true;
   });
 }
 
 AG_API int32_t ag_tensor_retains_grad(const ag_tensor* t) noexcept {
   if (t == nullptr || !api::impl(t)->handle_valid()) return 0;
   const AutogradMeta* m = meta_of(*api::impl(t));
-  return m && m->retains_grad && m->grad_fn ? 1 : 0;
+  return m && m->retains_grad && !is_leaf(*api::impl(t)) ? 1 : 0;
 }
 
 AG_API ag_status ag_grad_mode_set(int32_t enabled, int32_t* previous) noexcept {

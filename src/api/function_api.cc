@@ -302,7 +302,7 @@ AG_API ag_status ag_function_apply(ag_tensor** outputs, int32_t num_outputs, con
         }
         bool is_output = false;
         for (const Tensor& o : out) is_output = is_output || o.get() == t.get();
-        node->saved[k].save(t, is_output && meta_of(*t) && meta_of(*t)->grad_fn.get() == node.get());
+        node->saved[k].save(t, is_output && grad_fn_of(*t) == node.get());
       }
     }
     for (size_t i = 0; i < out.size(); ++i) outputs[i] = api::to_handle(std::move(out[i]));

@@ -23,8 +23,7 @@ AG_API ag_status ag_tensor_grad_fn(const ag_node** out, const ag_tensor* t) noex
   return api::call("ag_tensor_grad_fn", [&] {
     api::check_out(out);
     const TensorImpl& x = api::tensor_arg(t, "t");
-    const AutogradMeta* m = meta_of(x);
-    *out = handle_of(m ? m->grad_fn.get() : nullptr);
+    *out = handle_of(grad_fn_of(x));
   });
 }
 

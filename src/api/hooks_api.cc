@@ -133,11 +133,11 @@ ag_status register_hook(const char* fname, ag_hook** out, ag_tensor* t, Fn fn, v
       node = grad_accumulator(x);
     } else {
       if (kind == Hook::Kind::PostAccumulate) {
-        fail(AG_ERR_GRAPH, "the tensor was produced by ", meta_of(x)->grad_fn->name(),
+        fail(AG_ERR_GRAPH, "the tensor was produced by ", grad_fn_of(x)->name(),
              " and is not a leaf; post-accumulate-grad hooks go on leaves");
       }
-      node = meta_of(x)->grad_fn;
-      input_nr = meta_of(x)->output_nr;
+      node = Ref<Node>::share(grad_fn_of(x));
+      input_nr = x.output_nr();
     }
     hook->set_input_nr(input_nr);
     if (out) live_handles().insert(hook.get());  // may throw: nothing registered yet

@@ -102,7 +102,8 @@ AG_API void ag_tensor_release(ag_tensor* t) noexcept {
     return;
   }
   if (api::tl_innermost_scope) api::scope_forget(p);
-  if (p->handle_release()) p->release();
+  // An intermediate result is usually reachable only through this handle.
+  if (p->sole_owner() ? p->handle_release_sole() : p->handle_release()) p->release();
 }
 
 AG_API ag_dtype ag_tensor_dtype(const ag_tensor* t) noexcept {

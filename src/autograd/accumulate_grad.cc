@@ -25,7 +25,7 @@ void AccumulateGrad::forget_variable() {
 }
 
 void accumulate_into(TensorImpl& t, Tensor& incoming) {
-  AutogradMeta* m = meta_of(t);
+  AutogradMeta* m = &ensure_meta(t);  // a non-leaf input of backward may have none yet
   // Held across the sum so that concurrent backward calls into a shared leaf
   // accumulate one after the other.
   std::lock_guard<std::mutex> lock(m->mu);
@@ -57,8 +57,12 @@ void AccumulateGrad::apply(TensorList& grads, TensorList&) {
 
 Ref<Node> grad_accumulator(TensorImpl& leaf) {
   AutogradMeta& m = ensure_meta(leaf);
+  if (Node* n = m.accumulator.load(std::memory_order_acquire)) return Ref<Node>::share(n);
   std::lock_guard<std::mutex> lock(m.mu);
-  if (!m.grad_accumulator) m.grad_accumulator = make_ref<AccumulateGrad>(leaf);
+  if (!m.grad_accumulator) {
+    m.grad_accumulator = make_ref<AccumulateGrad>(leaf);
+    m.accumulator.store(m.grad_accumulator.get(), std::memory_order_release);
+  }
   return m.grad_accumulator;
 }
 

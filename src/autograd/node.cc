@@ -33,16 +33,15 @@ void Node::add_next_edge(Edge e) {
 }
 
 uint32_t Node::add_input(DType dtype, const Dims& shape) {
-  InputMeta& m = input_meta_.emplace_back();
-  m.dtype = dtype;
-  m.shape = shape;
+  input_meta_.emplace_back(dtype, shape);
   return static_cast<uint32_t>(input_meta_.size() - 1);
 }
 
 AutogradMeta::~AutogradMeta() {
   if (grad_accumulator) static_cast<AccumulateGrad&>(*grad_accumulator).forget_variable();
-  if (retains_grad && grad_fn) {
-    if (NodeHooks* h = grad_fn->hooks()) h->forget_retained(output_nr);
+  Node* fn = grad_fn_of(*tensor);  // the tensor's history outlives its metadata
+  if (retains_grad && fn) {
+    if (NodeHooks* h = fn->hooks()) h->forget_retained(tensor->output_nr());
   }
 }
 
@@ -52,32 +51,38 @@ std::string tag_suffix(const TensorImpl& t) {
 }
 
 AutogradMeta& ensure_meta(TensorImpl& t) {
-  if (!t.autograd_meta()) t.set_autograd_meta(std::make_unique<AutogradMeta>());
-  return *meta_of(t);
+  if (AutogradMeta* m = meta_of(t)) return *m;
+  return *static_cast<AutogradMeta*>(t.install_autograd_meta(std::make_unique<AutogradMeta>(t)));
 }
 
+void set_grad_fn(TensorImpl& t, Ref<Node> fn, uint32_t output_nr) { t.set_grad_fn(std::move(fn), output_nr); }
+
 Edge gradient_edge(const TensorImpl& t) {
+  if (Node* fn = grad_fn_of(t)) return Edge{Ref<Node>::share(fn), t.output_nr()};
   AutogradMeta* m = meta_of(t);
-  if (!m) return {};
-  if (m->grad_fn) return Edge{m->grad_fn, m->output_nr};
-  if (!m->requires_grad) return {};
+  if (!m || !m->requires_grad) return {};
   return Edge{grad_accumulator(const_cast<TensorImpl&>(t)), 0};
 }
 
 void collect_next_edges(Node& n, std::initializer_list<const TensorImpl*> inputs) {
-  for (const TensorImpl* t : inputs) n.add_next_edge(gradient_edge(*t));
+  for (const TensorImpl* t : inputs) {
+    // The common input, a non-leaf, without going through an Edge temporary.
+    if (Node* fn = grad_fn_of(*t)) {
+      n.add_next_edge_to(fn, t->output_nr());
+    } else {
+      n.add_next_edge(gradient_edge(*t));
+    }
+  }
 }
 
 void set_history(const Ref<Node>& n, TensorImpl& output) {
-  AutogradMeta& m = ensure_meta(output);
-  m.output_nr = n->add_input(output.dtype(), output.shape());
-  m.grad_fn = n;
+  const uint32_t nr = n->add_input(output.dtype(), output.shape());
+  output.set_grad_fn(n, nr);
 }
 
 void set_history(Ref<Node>&& n, TensorImpl& output) {
-  AutogradMeta& m = ensure_meta(output);
-  m.output_nr = n->add_input(output.dtype(), output.shape());
-  m.grad_fn = std::move(n);
+  const uint32_t nr = n->add_input(output.dtype(), output.shape());
+  output.set_grad_fn(std::move(n), nr);
 }
 
 }  // namespace ag

@@ -7,6 +7,7 @@
 // end in an AccumulateGrad node.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -31,7 +32,8 @@ struct Edge {
 // dtype and shape of one node input (= one forward output); the engine checks
 // every gradient against it.
 struct InputMeta {
-  DType dtype = DType::F32;
+  InputMeta(DType d, const Dims& s) : dtype(d), shape(s) {}
+  DType dtype;
   Dims shape;
 };
 
@@ -72,6 +74,14 @@ class Node : public RefCounted {
 
   // Wiring, used while the node is built (never after it is shared).
   void add_next_edge(Edge e);
+  // The same for an edge to fn, which gains a reference.
+  void add_next_edge_to(Node* fn, uint32_t input_nr) {
+    topological_nr_ = std::max(topological_nr_, fn->topological_nr_ + 1);
+    fn->retain();
+    Edge& e = next_edges_.emplace_back();
+    e.fn = Ref<Node>::adopt(fn);
+    e.input_nr = input_nr;
+  }
   uint32_t add_input(DType dtype, const Dims& shape);
 
   // Hooks and retained gradients, null until the first registration: the
@@ -112,39 +122,48 @@ class Node : public RefCounted {
 // Next sequence number of the calling thread: later nodes get larger numbers.
 uint64_t next_sequence_nr();
 
+// What a tensor knows of autograd beyond its history (TensorImpl::grad_fn):
+// created for leaves that require grad, named tensors, non-leaves that
+// retain their gradient, and tensors given a gradient; op outputs have none.
 struct AutogradMeta final : AutogradMetaBase {
+  explicit AutogradMeta(TensorImpl& t) : tensor(&t) {}
   ~AutogradMeta() override;
 
+  TensorImpl* tensor;          // the tensor this belongs to
   bool requires_grad = false;  // set by the user on leaves
   bool retains_grad = false;   // a non-leaf whose gradient is kept (retain_grad)
-  Ref<Node> grad_fn;           // null for leaves
-  uint32_t output_nr = 0;      // which output of grad_fn this tensor is
 
   // The user's name for the tensor, shown in error messages; shared (not
   // copied) with the views that saved tensors keep.
   std::shared_ptr<const std::string> tag;
 
-  std::mutex mu;  // guards grad and grad_accumulator
+  std::mutex mu;  // guards grad and the creation of the accumulator
   Tensor grad;    // accumulated gradient of a leaf (or of a non-leaf that retains it)
   // The leaf's AccumulateGrad, created on first use. The leaf owns it and the
   // node refers back only weakly, so a leaf's gradient recorded under
   // create_graph (whose graph ends in this node) makes no reference cycle.
   Ref<Node> grad_accumulator;
+  // The same pointer, published once grad_accumulator is set: every op on
+  // the leaf reads it without taking the lock.
+  std::atomic<Node*> accumulator{nullptr};
 };
 
 inline AutogradMeta* meta_of(const TensorImpl& t) { return static_cast<AutogradMeta*>(t.autograd_meta()); }
 // " 'tag'" for a tagged tensor, "" otherwise (for messages).
 std::string tag_suffix(const TensorImpl& t);
+// t's metadata, created if missing (thread-safe).
 AutogradMeta& ensure_meta(TensorImpl& t);
 
+// The node that produced t (null for a leaf), and t's history.
+inline Node* grad_fn_of(const TensorImpl& t) { return static_cast<Node*>(t.grad_fn()); }
+void set_grad_fn(TensorImpl& t, Ref<Node> fn, uint32_t output_nr);
+
 inline bool requires_grad(const TensorImpl& t) {
+  if (t.grad_fn()) return true;
   const AutogradMeta* m = meta_of(t);
-  return m && (m->requires_grad || m->grad_fn);
+  return m && m->requires_grad;
 }
-inline bool is_leaf(const TensorImpl& t) {
-  const AutogradMeta* m = meta_of(t);
-  return !m || !m->grad_fn;
-}
+inline bool is_leaf(const TensorImpl& t) { return !t.grad_fn(); }
 
 // Where a gradient for t goes: (grad_fn, output_nr) for a non-leaf, the
 // leaf's AccumulateGrad for a leaf that requires grad, an invalid edge else.

@@ -5,9 +5,10 @@
 // An op's own output is saved without its grad_fn (the node would otherwise
 // own itself through the output); unpacking it while recording a graph
 // (create_graph) rebuilds a tensor whose grad_fn is the node. A leaf that
-// requires grad is saved as a view whose grad_fn is the leaf's AccumulateGrad:
-// holding the leaf itself would close a cycle leaf -> .grad -> graph -> leaf
-// once a create_graph backward records the leaf's gradient.
+// requires grad is saved as a view of its data plus its AccumulateGrad, and
+// unpacked while recording as a view whose grad_fn is that node: holding the
+// leaf itself would close a cycle leaf -> .grad -> graph -> leaf once a
+// create_graph backward records the leaf's gradient.
 #pragma once
 
 #include <cstddef>
@@ -19,11 +20,31 @@ namespace ag {
 
 class Node;
 
+// What SavedTensor::unpack returns: the saved tensor itself, borrowed (no
+// reference counting), or a tensor rebuilt for this call and owned here.
+// Converts to const Tensor&: use it within the expression that unpacks, or
+// copy it into a Tensor; never bind a reference to it.
+class UnpackedTensor {
+ public:
+  static UnpackedTensor borrow(const Tensor& t) { return UnpackedTensor(&t, Tensor()); }
+  static UnpackedTensor own(Tensor t) { return UnpackedTensor(nullptr, std::move(t)); }
+  UnpackedTensor(const UnpackedTensor&) = delete;
+  UnpackedTensor& operator=(const UnpackedTensor&) = delete;
+
+  operator const Tensor&() const { return borrowed_ ? *borrowed_ : owned_; }
+  TensorImpl* operator->() const { return static_cast<const Tensor&>(*this).get(); }
+
+ private:
+  UnpackedTensor(const Tensor* borrowed, Tensor owned) : borrowed_(borrowed), owned_(std::move(owned)) {}
+  const Tensor* borrowed_;
+  Tensor owned_;
+};
+
 class SavedTensor {
  public:
   void save(const Tensor& t, bool is_output);
   // The saved tensor; throws AG_ERR_VERSION or AG_ERR_GRAPH (released), naming `owner`.
-  Tensor unpack(Node& owner) const;
+  UnpackedTensor unpack(Node& owner) const;
   void release();
   bool defined() const { return static_cast<bool>(data_) || released_; }
   // Bytes of the elements held (numel times element size), 0 once released.
@@ -31,10 +52,10 @@ class SavedTensor {
 
  private:
   Tensor data_;
+  Ref<Node> leaf_accumulator_;  // for a saved leaf: its AccumulateGrad
   uint64_t version_ = 0;
   uint32_t output_nr_ = 0;
   bool is_output_ = false;
-  bool is_leaf_view_ = false;  // data_ is a view of a leaf, with grad_fn its AccumulateGrad
   bool released_ = false;
 };
 

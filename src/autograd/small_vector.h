@@ -65,13 +65,19 @@ class SmallVector {
   }
   void push_back(T v) { emplace_back(std::move(v)); }
   void resize(size_t n) {
-    reserve(n);
-    while (size_ < n) new (data_ + size_++) T();
-    while (size_ > n) data_[--size_].~T();
+    if (n > size_) {
+      reserve(n);
+      while (size_ < n) new (data_ + size_++) T();
+    } else {
+      truncate(n);
+    }
   }
-  void clear() { resize(0); }
+  void clear() { truncate(0); }
 
  private:
+  void truncate(size_t n) {
+    while (size_ > n) data_[--size_].~T();
+  }
   T* inline_ptr() { return reinterpret_cast<T*>(inline_); }
   alignas(T) unsigned char inline_[N * sizeof(T)];
   T* data_ = reinterpret_cast<T*>(inline_);

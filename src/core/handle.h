@@ -49,6 +49,15 @@ class HandleState {
     return false;
   }
 
+  // handle_release for an object that no other thread can reach (the
+  // caller's handle holds its only reference): no atomic read-modify-write.
+  bool handle_release_sole() noexcept {
+    if (handles_.load(std::memory_order_relaxed) != 1) return handle_release();
+    handles_.store(0, std::memory_order_relaxed);
+    tag_.store(kDeadTag, std::memory_order_relaxed);
+    return true;
+  }
+
  private:
   std::atomic<uint32_t> tag_{Tag};
   std::atomic<int32_t> handles_{0};

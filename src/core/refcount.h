@@ -1,6 +1,6 @@
 // Intrusive reference counting for tensors, storage, nodes and contexts.
 //
-// Destruction is deferred through a per-thread worklist: dropping the last
+// Destruction is deferred through a per-thread list: dropping the last
 // reference to the head of a long chain (tensor -> node -> saved tensor ->
 // node ...) frees it iteratively, never recursively, so a graph of any depth
 // is freed without growing the stack.
@@ -56,6 +56,8 @@ class RefCounted : public PoolAllocated {
   mutable std::atomic<int32_t> refs_{1};
   // Set once, by a holder of a reference; read only by the last owner.
   mutable bool weakly_referenced_ = false;
+  // The next object in the thread's list of objects waiting to be freed.
+  mutable const RefCounted* next_to_free_ = nullptr;
 };
 
 // Owning pointer to a RefCounted object.

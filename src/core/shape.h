@@ -15,7 +15,9 @@ constexpr int kMaxDims = AG_MAX_DIMS;
 
 class Dims {
  public:
-  Dims() = default;
+  // Leaves the unused entries alone: no zero fill of all kMaxDims entries,
+  // even where a Dims is value-initialized (Dims(), containers).
+  Dims() {}
   Dims(const int64_t* v, int n) : n_(n) {
     if (n > 0) std::memcpy(v_, v, sizeof(int64_t) * n);
   }

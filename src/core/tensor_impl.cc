@@ -11,7 +11,13 @@ TensorImpl::TensorImpl(Ref<Storage> storage, DType dtype, const Dims& shape, con
       shape_(shape),
       strides_(strides) {}
 
-TensorImpl::~TensorImpl() = default;
+TensorImpl::~TensorImpl() { delete meta_.load(std::memory_order_acquire); }
+
+AutogradMetaBase* TensorImpl::install_autograd_meta(std::unique_ptr<AutogradMetaBase> m) {
+  AutogradMetaBase* expected = nullptr;
+  if (meta_.compare_exchange_strong(expected, m.get(), std::memory_order_acq_rel)) return m.release();
+  return expected;  // another thread's; m is freed
+}
 
 bool TensorImpl::is_contiguous() const {
   int64_t expected = 1;

@@ -1,7 +1,9 @@
-// TensorImpl: dtype, shape, strides and offset over a Storage, plus the
-// autograd metadata, allocated only for tensors that take part in a graph.
+// TensorImpl: dtype, shape, strides and offset over a Storage, plus a
+// non-leaf's history (grad_fn) and the autograd metadata, allocated only for
+// leaves that require grad and the few other tensors that need it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -43,9 +45,25 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
   bool is_contiguous() const;
   // True if no two elements share memory (no stride-0 dim of size > 1).
   bool is_non_overlapping() const;
+  // True if the caller holds the only reference to this tensor and to its
+  // storage, and no weak pointer exists: nobody else sees it or its memory.
+  bool is_private() const { return sole_owner() && storage_->sole_owner(); }
 
-  AutogradMetaBase* autograd_meta() const { return meta_.get(); }
-  void set_autograd_meta(std::unique_ptr<AutogradMetaBase> m) { meta_ = std::move(m); }
+  // A non-leaf's history: the node that produced it (its grad_fn, an
+  // autograd Node that core knows only as refcounted) and which of the
+  // node's outputs it is. Kept here rather than in the autograd metadata, so
+  // that an op's output needs no metadata object at all.
+  RefCounted* grad_fn() const { return grad_fn_.get(); }
+  uint32_t output_nr() const { return output_nr_; }
+  void set_grad_fn(Ref<RefCounted> fn, uint32_t output_nr) {
+    grad_fn_ = std::move(fn);
+    output_nr_ = output_nr;
+  }
+
+  AutogradMetaBase* autograd_meta() const { return meta_.load(std::memory_order_acquire); }
+  // Installs m unless the tensor has metadata already (threads may race to
+  // install it); returns the tensor's metadata either way.
+  AutogradMetaBase* install_autograd_meta(std::unique_ptr<AutogradMetaBase> m);
 
  private:
   Ref<Storage> storage_;
@@ -54,7 +72,10 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
   int64_t numel_;
   Dims shape_;
   Dims strides_;
-  std::unique_ptr<AutogradMetaBase> meta_;
+  Ref<RefCounted> grad_fn_;
+  uint32_t output_nr_ = 0;
+  // Owned; ends before grad_fn_ (its destructor may look at the history).
+  std::atomic<AutogradMetaBase*> meta_{nullptr};
 };
 
 using Tensor = Ref<TensorImpl>;

@@ -58,7 +58,7 @@ void sum_contributions(SmallVector<Contribution, 1>& c, TensorList& grads) {
     });
     for (Contribution& k : c) {
       Tensor& total = grads[k.input_nr];
-      total = total ? grad_sum(total, k.grad) : std::move(k.grad);
+      total = total ? grad_sum(std::move(total), k.grad) : std::move(k.grad);
     }
   }
   c.clear();

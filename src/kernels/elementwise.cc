@@ -54,6 +54,14 @@ inline bool IsContiguous(const Dims& shape, const Dims& strides) {
   return true;
 }
 
+// True if `strides` read one element for the whole of `shape` (a broadcast scalar).
+inline bool IsBroadcastScalar(const Dims& shape, const Dims& strides) {
+  for (int i = 0; i < shape.size(); ++i) {
+    if (shape[i] != 1 && strides[i] != 0) return false;
+  }
+  return true;
+}
+
 // Calls row(xrow, sx, orow, n) for each inner row of x over `shape`; out is contiguous.
 template <class T, class Row>
 void ForEachUnaryRow(const Dims& shape, View x, char* out, Row row) {
@@ -202,17 +210,19 @@ struct BinaryRowFns {
 template <class T>
 HWY_NOINLINE void BinaryDriver(const Dims& shape, View a, View b, char* out, const BinaryRowFns<T>& row,
                                const void* op) {
-  if (IsContiguous(shape, *a.strides) && IsContiguous(shape, *b.strides)) {  // one row, no plan
-    row.vv(op, reinterpret_cast<const T*>(a.data), reinterpret_cast<const T*>(b.data), reinterpret_cast<T*>(out),
-           static_cast<size_t>(numel_of(shape)));
-    return;
-  }
+  // The common cases take one row and no plan: both inputs contiguous, or
+  // one of them a broadcast scalar (the rows the plan would give, joined).
+  const bool ca = IsContiguous(shape, *a.strides), cb = IsContiguous(shape, *b.strides);
+  const T* ap = reinterpret_cast<const T*>(a.data);
+  const T* bp = reinterpret_cast<const T*>(b.data);
+  T* o = reinterpret_cast<T*>(out);
+  const size_t count = static_cast<size_t>(numel_of(shape));
+  if (ca && cb) return row.vv(op, ap, bp, o, count);
+  if (ca && count > 0 && IsBroadcastScalar(shape, *b.strides)) return row.vs(op, ap, *bp, o, count);
+  if (cb && count > 0 && IsBroadcastScalar(shape, *a.strides)) return row.sv(op, bp, *ap, o, count);
   const Dims out_strides = contiguous_strides(shape);
   const Dims* strides[3] = {&out_strides, a.strides, b.strides};
   const auto plan = plan_loop<3>(shape, strides);
-  T* o = reinterpret_cast<T*>(out);
-  const T* ap = reinterpret_cast<const T*>(a.data);
-  const T* bp = reinterpret_cast<const T*>(b.data);
   for_each_row<3>(plan, [&](const int64_t* off, int64_t n, const int64_t* s) {
     T* orow = o + off[0];
     const T* arow = ap + off[1];
@@ -366,11 +376,11 @@ bool binary_one_typed(BinaryKind k, const char* a, const char* b, char* out) {
   }
 }
 
-bool binary_one(BinaryKind k, DType dt, const char* a, const char* b, char* out) {
+}  // namespace
+
+bool binary_scalar(BinaryKind k, DType dt, const char* a, const char* b, char* out) {
   return dt == DType::F64 ? binary_one_typed<double>(k, a, b, out) : binary_one_typed<float>(k, a, b, out);
 }
-
-}  // namespace
 
 void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr, double attr2) {
   HWY_DYNAMIC_DISPATCH(Unary)(k, dt, shape, x, out, attr, attr2);
@@ -378,7 +388,7 @@ void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double a
 
 void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out) {
   // Scalars are most of the calls of small graphs; any target gives the same bits.
-  if (numel_of(shape) == 1 && binary_one(k, dt, a.data, b.data, out)) return;
+  if (numel_of(shape) == 1 && binary_scalar(k, dt, a.data, b.data, out)) return;
   HWY_DYNAMIC_DISPATCH(Binary)(k, dt, shape, a, b, out);
 }
 

@@ -42,6 +42,10 @@ void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double a
 
 // out[i] = a[i] op b[i] over `shape` (the broadcast shape); floating dtypes only.
 void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out);
+// *out = *a op *b for one element, for the kinds that are one IEEE operation
+// (Add, Sub, Mul, Div, TanhBackward): the bits of binary(). False (nothing
+// written) for the other kinds.
+bool binary_scalar(BinaryKind k, DType dt, const char* a, const char* b, char* out);
 
 // Comparisons a op b over `shape` (broadcast) into bool bytes (0 or 1); any
 // comparison with NaN is false, except Ne.

@@ -5,37 +5,69 @@
 
 namespace ag::ops {
 
-Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
-  check_same(*a, *b);
-  check_floating(*a);
-  if (a->numel() <= kElementwiseChunk && a->shape() == b->shape()) {
-    // The common small case: no broadcast, one kernel call over the whole
-    // shape (the same call the general path below makes for it).
-    Tensor y = empty(a->context(), a->dtype(), a->shape());
-    kernels::binary(k, a->dtype(), a->shape(), view_of(*a), view_of(*b), y->data());
-    return y;
-  }
-  const Dims shape = broadcast_shapes(a->shape(), b->shape());
-  const Dims sa = broadcast_strides(a->shape(), a->strides(), shape);
-  const Dims sb = broadcast_strides(b->shape(), b->strides(), shape);
-  Tensor y = empty(a->context(), a->dtype(), shape);
-  const int64_t n = y->numel();
+namespace {
+
+// binary_into's cases other than a small one without broadcast: parallel
+// chunks of large contiguous inputs, else slices. Out of line: binary_into
+// stays small.
+[[gnu::noinline]] void binary_into_general(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape,
+                                           TensorImpl& y) {
+  const int64_t n = y.numel();
+  const size_t item = itemsize(a->dtype());
   if (n > kElementwiseChunk && a->shape() == shape && b->shape() == shape && a->is_contiguous() &&
       b->is_contiguous()) {
-    const size_t item = itemsize(a->dtype());
     const Dims unit{1};
     for_chunks(a->context(), n, [&](int64_t off, int64_t len) {
       kernels::binary(k, a->dtype(), Dims{len}, kernels::View{a->data() + off * item, &unit},
-                      kernels::View{b->data() + off * item, &unit}, y->data() + off * item);
+                      kernels::View{b->data() + off * item, &unit}, y.data() + off * item);
     });
-  } else {
-    const size_t item = itemsize(a->dtype());
-    const Dims* strides[2] = {&sa, &sb};
-    for_slices(a->context(), shape, strides, [&](const Dims& sub, const int64_t* in, int64_t out) {
-      kernels::binary(k, a->dtype(), sub, kernels::View{a->data() + in[0] * item, &sa},
-                      kernels::View{b->data() + in[1] * item, &sb}, y->data() + out * item);
-    });
+    return;
   }
+  const Dims sa = broadcast_strides(a->shape(), a->strides(), shape);
+  const Dims sb = broadcast_strides(b->shape(), b->strides(), shape);
+  const Dims* strides[2] = {&sa, &sb};
+  for_slices(a->context(), shape, strides, [&](const Dims& sub, const int64_t* in, int64_t out) {
+    kernels::binary(k, a->dtype(), sub, kernels::View{a->data() + in[0] * item, &sa},
+                    kernels::View{b->data() + in[1] * item, &sb}, y.data() + out * item);
+  });
+}
+
+// y = k(a, b) for a contiguous y of the broadcast shape `shape` (y may be a
+// itself: every kernel reads an element before it writes it).
+void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape, TensorImpl& y) {
+  // One element each (of any shape): most calls of small graphs.
+  if (y.numel() == 1 && a->numel() == 1 && b->numel() == 1 &&
+      kernels::binary_scalar(k, a->dtype(), a->data(), b->data(), y.data())) {
+    return;
+  }
+  if (y.numel() <= kElementwiseChunk && a->shape() == b->shape()) {
+    // The common small case: no broadcast, one kernel call over the whole
+    // shape (the same call the general path makes for it).
+    kernels::binary(k, a->dtype(), shape, view_of(*a), view_of(*b), y.data());
+    return;
+  }
+  binary_into_general(a, b, k, shape, y);
+}
+
+// a = k(a, b) in a's own buffer, for an `a` the caller gives up. False, with
+// nothing done, unless the buffer can take the result (reusable_as_result,
+// b broadcasting to a's shape) and no graph is recorded.
+bool binary_in_place(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
+  if (a->context() != b->context() || a->dtype() != b->dtype() || !is_floating(a->dtype())) return false;
+  if (b->shape() != a->shape() && !broadcastable_to(b->shape(), a->shape())) return false;
+  if (!reusable_as_result(a, a->dtype(), a->shape()) || should_record({a.get(), b.get()})) return false;
+  binary_into(a, b, k, a->shape(), *a);
+  return true;
+}
+
+}  // namespace
+
+Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
+  check_same(*a, *b);
+  check_floating(*a);
+  const Dims shape = a->shape() == b->shape() ? a->shape() : broadcast_shapes(a->shape(), b->shape());
+  Tensor y = empty(a->context(), a->dtype(), shape);
+  binary_into(a, b, k, shape, *y);
   return y;
 }
 
@@ -45,8 +77,8 @@ struct AddBackward final : BinaryNode {
   using BinaryNode::BinaryNode;
   const char* name() const override { return "AddBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    if (needs_input_grad(0)) out[0] = reduce_to(g[0], shape_a);
-    if (needs_input_grad(1)) out[1] = reduce_to(g[0], shape_b);
+    if (needs_input_grad(1)) out[1] = reduce_to(needs_input_grad(0) ? g[0] : last_use(*this, g, 0), shape_b);
+    if (needs_input_grad(0)) out[0] = reduce_to(last_use(*this, g, 0), shape_a);
   }
 };
 }  // namespace
@@ -55,6 +87,10 @@ Tensor add(const Tensor& a, const Tensor& b) {
   if (should_record({a.get(), b.get()})) record<AddBackward>({a.get(), b.get()}, y, a, b);
   return y;
 }
+Tensor add(Tensor&& a, const Tensor& b) {
+  if (binary_in_place(a, b, kernels::BinaryKind::Add)) return std::move(a);
+  return add(a, b);
+}
 
 // sub: y = a - b; da = g, db = -g.
 namespace {
@@ -62,8 +98,8 @@ struct SubBackward final : BinaryNode {
   using BinaryNode::BinaryNode;
   const char* name() const override { return "SubBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    if (needs_input_grad(0)) out[0] = reduce_to(g[0], shape_a);
     if (needs_input_grad(1)) out[1] = reduce_to(neg(g[0]), shape_b);
+    if (needs_input_grad(0)) out[0] = reduce_to(last_use(*this, g, 0), shape_a);
   }
 };
 }  // namespace
@@ -72,6 +108,10 @@ Tensor sub(const Tensor& a, const Tensor& b) {
   if (should_record({a.get(), b.get()})) record<SubBackward>({a.get(), b.get()}, y, a, b);
   return y;
 }
+Tensor sub(Tensor&& a, const Tensor& b) {
+  if (binary_in_place(a, b, kernels::BinaryKind::Sub)) return std::move(a);
+  return sub(a, b);
+}
 
 // mul: y = a * b; da = g * b, db = g * a. Saves b if a needs grad, a if b does.
 namespace {
@@ -79,8 +119,12 @@ struct MulBackward final : BinaryNode {
   using BinaryNode::BinaryNode;
   const char* name() const override { return "MulBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    if (needs_input_grad(0)) out[0] = reduce_to(mul(g[0], saved[1].unpack(*this)), shape_a);
-    if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], saved[0].unpack(*this)), shape_b);
+    if (needs_input_grad(1)) {
+      out[1] = reduce_to(needs_input_grad(0) ? mul(g[0], saved[0].unpack(*this))
+                                             : mul(last_use(*this, g, 0), saved[0].unpack(*this)),
+                         shape_b);
+    }
+    if (needs_input_grad(0)) out[0] = reduce_to(mul(last_use(*this, g, 0), saved[1].unpack(*this)), shape_a);
   }
 };
 }  // namespace
@@ -93,6 +137,10 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   }
   return y;
 }
+Tensor mul(Tensor&& a, const Tensor& b) {
+  if (binary_in_place(a, b, kernels::BinaryKind::Mul)) return std::move(a);
+  return mul(a, b);
+}
 
 // div: y = a / b; da = g / b, db = -(g / b) * (a / b). Saves a and b.
 namespace {
@@ -101,9 +149,9 @@ struct DivBackward final : BinaryNode {
   const char* name() const override { return "DivBackward"; }
   void apply(TensorList& g, TensorList& out) override {
     Tensor b = saved[1].unpack(*this);
-    Tensor ga = div(g[0], b);
+    Tensor ga = div(last_use(*this, g, 0), b);
     if (needs_input_grad(1)) out[1] = reduce_to(neg(mul(ga, div(saved[0].unpack(*this), b))), shape_b);
-    if (needs_input_grad(0)) out[0] = reduce_to(ga, shape_a);
+    if (needs_input_grad(0)) out[0] = reduce_to(std::move(ga), shape_a);
   }
 };
 }  // namespace
@@ -115,6 +163,10 @@ Tensor div(const Tensor& a, const Tensor& b) {
     n->saved[1].save(b, false);
   }
   return y;
+}
+Tensor div(Tensor&& a, const Tensor& b) {
+  if (binary_in_place(a, b, kernels::BinaryKind::Div)) return std::move(a);
+  return div(a, b);
 }
 
 // tanh_backward: y = g * (1 - t^2) (the fused gradient of tanh from its output t);
@@ -139,11 +191,16 @@ Tensor tanh_backward(const Tensor& g, const Tensor& t) {
   }
   return y;
 }
+Tensor tanh_backward(Tensor&& g, const Tensor& t) {
+  if (binary_in_place(g, t, kernels::BinaryKind::TanhBackward)) return std::move(g);
+  return tanh_backward(g, t);
+}
 
 }  // namespace ag::ops
 
 namespace ag {
 
 Tensor grad_sum(const Tensor& a, const Tensor& b) { return ops::add(a, b); }
+Tensor grad_sum(Tensor&& a, const Tensor& b) { return ops::add(std::move(a), b); }
 
 }  // namespace ag

@@ -18,7 +18,7 @@ struct UnaryGradNode final : SavingNode<1> {
       : name_(name), fn_(fn), attr_(attr), attr2_(attr2) {}
   const char* name() const override { return name_; }
   void apply(TensorList& g, TensorList& out) override {
-    out[0] = fn_(g[0], saved[0].defined() ? saved[0].unpack(*this) : Tensor(), attr_, attr2_);
+    out[0] = saved[0].defined() ? fn_(g[0], saved[0].unpack(*this), attr_, attr2_) : fn_(g[0], Tensor(), attr_, attr2_);
   }
   const char* name_;
   UnaryGradFn fn_;

@@ -52,27 +52,26 @@ void write(const Tensor& self, const TensorImpl& src) {
 // Makes result's node self's history: self now stands where result stood.
 // A tensor that retains its gradient keeps doing so, now at its new node.
 void rebase(const Tensor& self, const Tensor& result) {
-  AutogradMeta* r = meta_of(*result);
-  AutogradMeta& m = ensure_meta(*self);
-  const bool retains = m.retains_grad && m.grad_fn;
+  const AutogradMeta* m = meta_of(*self);
+  const bool retains = m && m->retains_grad && !is_leaf(*self);
   if (retains) {
-    if (NodeHooks* h = m.grad_fn->hooks()) h->forget_retained(m.output_nr);
+    if (NodeHooks* h = grad_fn_of(*self)->hooks()) h->forget_retained(self->output_nr());
   }
-  m.grad_fn = r->grad_fn;
-  m.output_nr = r->output_nr;
-  if (retains) m.grad_fn->ensure_hooks().retain(m.output_nr, self.get());
+  set_grad_fn(*self, Ref<Node>::share(grad_fn_of(*result)), result->output_nr());
+  if (retains) grad_fn_of(*self)->ensure_hooks().retain(self->output_nr(), self.get());
 }
 
-kernels::BinaryKind kind_of(Tensor (*op)(const Tensor&, const Tensor&)) {
-  if (op == &add) return kernels::BinaryKind::Add;
-  if (op == &sub) return kernels::BinaryKind::Sub;
-  if (op == &mul) return kernels::BinaryKind::Mul;
+using BinaryOp = Tensor (*)(const Tensor&, const Tensor&);
+
+kernels::BinaryKind kind_of(BinaryOp op) {
+  if (op == BinaryOp{&add}) return kernels::BinaryKind::Add;
+  if (op == BinaryOp{&sub}) return kernels::BinaryKind::Sub;
+  if (op == BinaryOp{&mul}) return kernels::BinaryKind::Mul;
   return kernels::BinaryKind::Div;
 }
 
 // self = op(self, other).
-void binary_inplace(const Tensor& self, const Tensor& other, Tensor (*op)(const Tensor&, const Tensor&),
-                    bool saves_self) {
+void binary_inplace(const Tensor& self, const Tensor& other, BinaryOp op, bool saves_self) {
   check_floating(*self);
   const bool record = check_inplace(self, other.get());
   if (record) {

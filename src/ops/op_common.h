@@ -91,7 +91,14 @@ inline bool should_record(std::initializer_list<const TensorImpl*> inputs) {
 // then owns it; returns the node, for the op to save tensors in.
 template <class N, class... Args>
 N* record(std::initializer_list<const TensorImpl*> inputs, Tensor& out, Args&&... args) {
-  Ref<N> n = make_ref<N>(std::forward<Args>(args)...);
+  // Without arguments, default-initialized (node members all have
+  // initializers): `new N()` would zero fill the whole node first.
+  Ref<N> n;
+  if constexpr (sizeof...(Args) == 0) {
+    n = Ref<N>::adopt(new N);
+  } else {
+    n = Ref<N>::adopt(new N(std::forward<Args>(args)...));
+  }
   collect_next_edges(*n, inputs);
   N* node = n.get();
   set_history(Ref<Node>(std::move(n)), *out);
@@ -111,6 +118,19 @@ struct SavingNode : Node {
   }
   SavedTensor saved[N];
 };
+
+// Whether an op may write a result of `shape` and `dtype` into t, a
+// temporary the caller gives up: nobody else sees t or its memory (so the
+// write is invisible), t is outside any graph, and it has the result's layout.
+inline bool reusable_as_result(const Tensor& t, DType dtype, const Dims& shape) {
+  return t->is_private() && !t->grad_fn() && !t->autograd_meta() && t->dtype() == dtype && t->shape() == shape &&
+         t->is_contiguous();
+}
+
+// g[i] for its last use in a backward formula of node n: moved out, so that
+// an op taking it as a temporary may write its result into its buffer; a
+// copy when n has hooks (post hooks read the gradients after the node ran).
+inline Tensor last_use(const Node& n, TensorList& g, size_t i) { return n.hooks() ? g[i] : std::move(g[i]); }
 
 // t itself if contiguous, else a contiguous copy (no graph: for kernels that
 // read contiguous memory; the op records its node on t).

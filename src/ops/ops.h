@@ -40,6 +40,15 @@ namespace ag::ops {
 #undef AG_DECL_DIMS
 #undef AG_DECL_CUSTOM
 
+// The same ops on a first input the caller gives up (a temporary, such as an
+// upstream gradient in a backward formula): when nobody else sees it and no
+// graph is recorded, the result is written into its buffer; else as above.
+Tensor add(Tensor&& a, const Tensor& b);
+Tensor sub(Tensor&& a, const Tensor& b);
+Tensor mul(Tensor&& a, const Tensor& b);
+Tensor div(Tensor&& a, const Tensor& b);
+Tensor tanh_backward(Tensor&& g, const Tensor& t);
+
 // ---- shape and views (views share the input's storage and version counter) ----
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim);
 Tensor squeeze(const Tensor& x, const Dims& dims);  // no dims: every size-1 dim

@@ -3,27 +3,37 @@
 
 namespace ag::ops {
 
-Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double attr2) {
-  check_floating(*x);
-  Tensor y = empty(x->context(), x->dtype(), x->shape());
-  const int64_t n = x->numel();
-  if (n <= kElementwiseChunk) {
-    // One kernel call over the whole shape (what for_slices below makes of it).
-    kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y->data(), attr, attr2);
-  } else if (x->is_contiguous()) {
-    const size_t item = itemsize(x->dtype());
+namespace {
+
+// y = k(x) for more than kElementwiseChunk elements: parallel chunks of a
+// contiguous x, else slices. Out of line: unary_forward stays small.
+[[gnu::noinline]] void unary_large(const Tensor& x, kernels::UnaryKind k, double attr, double attr2, TensorImpl& y) {
+  const size_t item = itemsize(x->dtype());
+  if (x->is_contiguous()) {
     const Dims unit{1};
-    for_chunks(x->context(), n, [&](int64_t off, int64_t len) {
-      kernels::unary(k, x->dtype(), Dims{len}, kernels::View{x->data() + off * item, &unit}, y->data() + off * item, attr,
+    for_chunks(x->context(), x->numel(), [&](int64_t off, int64_t len) {
+      kernels::unary(k, x->dtype(), Dims{len}, kernels::View{x->data() + off * item, &unit}, y.data() + off * item, attr,
                      attr2);
     });
   } else {
-    const size_t item = itemsize(x->dtype());
     const Dims* strides[1] = {&x->strides()};
     for_slices(x->context(), x->shape(), strides, [&](const Dims& sub, const int64_t* in, int64_t out) {
-      kernels::unary(k, x->dtype(), sub, kernels::View{x->data() + in[0] * item, strides[0]}, y->data() + out * item,
+      kernels::unary(k, x->dtype(), sub, kernels::View{x->data() + in[0] * item, strides[0]}, y.data() + out * item,
                      attr, attr2);
     });
+  }
+}
+
+}  // namespace
+
+Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double attr2) {
+  check_floating(*x);
+  Tensor y = empty(x->context(), x->dtype(), x->shape());
+  if (x->numel() <= kElementwiseChunk) {
+    // One kernel call over the whole shape (what for_slices makes of it).
+    kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y->data(), attr, attr2);
+  } else {
+    unary_large(x, k, attr, attr2, *y);
   }
   return y;
 }
@@ -72,7 +82,7 @@ namespace {
 struct TanhBackward final : SavingNode<1> {
   const char* name() const override { return "TanhBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    out[0] = tanh_backward(g[0], saved[0].unpack(*this));
+    out[0] = tanh_backward(last_use(*this, g, 0), saved[0].unpack(*this));
   }
 };
 }  // namespace

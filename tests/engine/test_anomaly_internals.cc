@@ -23,7 +23,7 @@ struct Anomaly : ::testing::Test {
     ensure_meta(*t).requires_grad = true;
     return t;
   }
-  static Node* fn(const Tensor& t) { return meta_of(*t)->grad_fn.get(); }
+  static Node* fn(const Tensor& t) { return grad_fn_of(*t); }
   // The message check_finite_gradients throws for `out`, or "" when it passes.
   static std::string message(const Node& n, const TensorList& out) {
     try {

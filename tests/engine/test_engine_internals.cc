@@ -29,7 +29,7 @@ struct Fixture : ::testing::Test {
     return t;
   }
   static double value(const Tensor& t, int64_t i = 0) { return t->data_as<double>()[i]; }
-  static Node* fn(const Tensor& t) { return meta_of(*t)->grad_fn.get(); }
+  static Node* fn(const Tensor& t) { return grad_fn_of(*t); }
 };
 
 TEST_F(Fixture, TopologicalAndSequenceNumbers) {
