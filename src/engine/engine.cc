@@ -241,7 +241,7 @@ class GraphTask {
 
   // Runs one node on this thread: sums its gradients, runs its hooks, stores
   // captured gradients, applies it, and releases its saved tensors.
-  void run_node(uint32_t index, TensorList& grads, TensorList& out) {
+  [[gnu::always_inline]] void run_node(uint32_t index, TensorList& grads, TensorList& out) {
     Node& node = *tasks_[index].node;
     grads.resize(node.num_inputs());
     sum_contributions(tasks_[index].contributions, grads);
@@ -280,7 +280,7 @@ class GraphTask {
   // gradients on. Each node's result depends only on its own inputs (summed
   // in a fixed order) and kernels chunk independently of the thread count,
   // so the bits are those of a serial run.
-  void run_wave() {
+  [[gnu::noinline]] void run_wave() {
     std::vector<uint32_t> wave;
     wave.swap(heavy_);
     std::sort(wave.begin(), wave.end(), [this](uint32_t a, uint32_t b) {
@@ -355,7 +355,7 @@ class GraphTask {
 
   // Hands the node's gradients to the nodes its edges point to, and queues
   // those that have now received all of theirs.
-  void send_outputs(uint32_t index, TensorList& out) {
+  [[gnu::always_inline]] void send_outputs(uint32_t index, TensorList& out) {
     Node& node = *tasks_[index].node;
     for (size_t i = 0; i < node.num_outputs(); ++i) {
       const Edge& e = node.next_edge(i);
@@ -370,7 +370,7 @@ class GraphTask {
     }
   }
 
-  void make_ready(uint32_t target) {
+  [[gnu::always_inline]] void make_ready(uint32_t target) {
     if (parallel_ctx_ && is_heavy(target)) {
       heavy_.push_back(target);
     } else if (have_next_) {
@@ -388,7 +388,7 @@ class GraphTask {
   // Whether a ready node may run as an arena task: it has gradients to work
   // on, no hooks, captures or user code, and enough elements in and out to
   // pay for handing it to another thread.
-  bool is_heavy(uint32_t index) const {
+  [[gnu::noinline]] bool is_heavy(uint32_t index) const {
     const NodeTask& t = tasks_[index];
     const Node& node = *t.node;
     if (t.contributions.empty() || node.hooks() != nullptr || node.runs_user_code()) return false;
