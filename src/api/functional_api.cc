@@ -187,8 +187,36 @@ const Tensor& scalar_output(const Tensors& outs, const char* fn_name) {
   return outs[0];
 }
 
-// Hands the results (and fn's outputs, where wanted) to the caller. Room in
-// the thread's handle scope is reserved first, so nothing fails halfway.
+// What every functional helper starts with: fn checked, options read, the
+// inputs made differentiable; run() calls fn on them, recorded.
+struct Call {
+  Call(ag_fn fn, void* user_data, int32_t num_outputs, const ag_tensor* const* inputs, int32_t num_inputs,
+       const ag_functional_options* user_opts)
+      : f(api::user_fn(fn, user_data, num_outputs)),
+        opts(options_arg(user_opts)),
+        cg(opts.create_graph != 0),
+        xs(api::differentiable_inputs(api::input_args(inputs, num_inputs, true), cg)) {}
+  Tensors run() const {
+    GradModeGuard on(true);
+    return api::call_fn(f, xs);
+  }
+  const api::UserFn f;
+  const ag_functional_options opts;
+  const bool cg;
+  Tensors xs;
+};
+
+// The gradient of a scalar fn's output (recorded, for a second derivative)
+// with respect to c.xs; null where the output does not depend on an input.
+Tensors gradient_of_scalar(const Call& c, const Tensors& outs, const char* fn_name) {
+  const Tensor& y = scalar_output(outs, fn_name);
+  Tensors g = api::grads_of({y}, {ops::full(y->context(), y->dtype(), y->shape(), 1.0)}, c.xs, true);
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (!g[i] && c.opts.strict) fail(AG_ERR_GRAPH, "the output does not depend on inputs[", i, "] (strict)");
+  }
+  return g;
+}
+
 // Double vjp: the gradient with respect to `wrt` of sum_i <g[i], v[i]>, over
 // the g[i] that exist (all null when none does).
 Tensors double_vjp(const Tensors& g, const Tensors& v, const Tensors& wrt, bool create_graph) {
@@ -201,6 +229,8 @@ Tensors double_vjp(const Tensors& g, const Tensors& v, const Tensors& wrt, bool 
   return g_used.empty() ? Tensors(wrt.size()) : api::grads_of(g_used, v_used, wrt, create_graph);
 }
 
+// Hands the results (and fn's outputs, where wanted) to the caller. Room in
+// the thread's handle scope is reserved first, so nothing fails halfway.
 void hand_out(ag_tensor** results, Tensors& r, ag_tensor** outputs = nullptr, Tensors* outs = nullptr) {
   const size_t total = r.size() + (outputs ? outs->size() : 0);
   if (api::Scope* s = api::tl_innermost_scope) s->handed_out.reserve(s->handed_out.size() + total);
@@ -226,20 +256,15 @@ AG_API ag_status ag_vjp(ag_tensor** vjp, ag_tensor** outputs, ag_fn fn, void* us
                         int32_t num_outputs, const ag_functional_options* user_opts) noexcept {
   return api::call("ag_vjp", [&] {
     check_results(vjp, "vjp");
-    const api::UserFn f = api::user_fn(fn, user_data, num_outputs);
-    const ag_functional_options opts = options_arg(user_opts);
-    const bool cg = opts.create_graph != 0;
-    Tensors xs = api::differentiable_inputs(api::input_args(inputs, num_inputs, true), cg);
-    Tensors outs;
-    {
-      GradModeGuard on(true);
-      outs = api::call_fn(f, xs);
-    }
+    const Call c(fn, user_data, num_outputs, inputs, num_inputs, user_opts);
+    const Tensors& xs = c.xs;
+    const bool cg = c.cg;
+    Tensors outs = c.run();
     Tensors seeds = vectors_for(outs, v, "outputs", "an output");
     Tensors g = api::grads_of(outs, seeds, xs, cg);
     Tensors r;
     for (size_t i = 0; i < xs.size(); ++i) {
-      if (!g[i] && opts.strict) fail(AG_ERR_GRAPH, "no output depends on inputs[", i, "] (strict)");
+      if (!g[i] && c.opts.strict) fail(AG_ERR_GRAPH, "no output depends on inputs[", i, "] (strict)");
       r.push_back(result_of(g[i], xs[i], cg));
     }
     for (Tensor& y : outs) y = detached_unless(y, cg);
@@ -252,16 +277,11 @@ AG_API ag_status ag_jvp(ag_tensor** jvp, ag_tensor** outputs, ag_fn fn, void* us
                         int32_t num_outputs, const ag_functional_options* user_opts) noexcept {
   return api::call("ag_jvp", [&] {
     check_results(jvp, "jvp");
-    const api::UserFn f = api::user_fn(fn, user_data, num_outputs);
-    const ag_functional_options opts = options_arg(user_opts);
-    const bool cg = opts.create_graph != 0;
-    Tensors xs = api::differentiable_inputs(api::input_args(inputs, num_inputs, true), cg);
+    const Call c(fn, user_data, num_outputs, inputs, num_inputs, user_opts);
+    const Tensors& xs = c.xs;
+    const bool cg = c.cg;
     Tensors tangents = vectors_for(xs, v, "inputs", "an input");
-    Tensors outs;
-    {
-      GradModeGuard on(true);
-      outs = api::call_fn(f, xs);
-    }
+    Tensors outs = c.run();
     // The vjp with cotangents u is linear in u; its derivative with respect
     // to u in direction v is J v.
     Tensors u;
@@ -274,7 +294,7 @@ AG_API ag_status ag_jvp(ag_tensor** jvp, ag_tensor** outputs, ag_fn fn, void* us
     Tensors jv = double_vjp(g, tangents, u, cg);
     Tensors r;
     for (size_t o = 0; o < outs.size(); ++o) {
-      if (!jv[o] && opts.strict) fail(AG_ERR_GRAPH, "outputs[", o, "] depends on no input (strict)");
+      if (!jv[o] && c.opts.strict) fail(AG_ERR_GRAPH, "outputs[", o, "] depends on no input (strict)");
       r.push_back(result_of(jv[o], outs[o], cg));
     }
     for (Tensor& y : outs) y = detached_unless(y, cg);
@@ -286,17 +306,12 @@ AG_API ag_status ag_jacobian(ag_tensor** jacobian, ag_fn fn, void* user_data, co
                              int32_t num_inputs, int32_t num_outputs, const ag_functional_options* user_opts) noexcept {
   return api::call("ag_jacobian", [&] {
     check_results(jacobian, "jacobian");
-    const api::UserFn f = api::user_fn(fn, user_data, num_outputs);
-    const ag_functional_options opts = options_arg(user_opts);
-    const bool cg = opts.create_graph != 0;
-    Tensors xs = api::differentiable_inputs(api::input_args(inputs, num_inputs, true), cg);
-    Tensors outs;
-    {
-      GradModeGuard on(true);
-      outs = api::call_fn(f, xs);
-    }
+    const Call c(fn, user_data, num_outputs, inputs, num_inputs, user_opts);
+    const Tensors& xs = c.xs;
+    const bool cg = c.cg;
+    Tensors outs = c.run();
     api::StrictMessage strict;
-    if (opts.strict) {
+    if (c.opts.strict) {
       strict = [](size_t o, size_t i) { return str("outputs[", o, "] does not depend on inputs[", i, "] (strict)"); };
     }
     Tensors j = api::jacobian_of(outs, xs, cg, strict);
@@ -308,23 +323,16 @@ AG_API ag_status ag_hessian(ag_tensor** hessian, ag_fn fn, void* user_data, cons
                             int32_t num_inputs, const ag_functional_options* user_opts) noexcept {
   return api::call("ag_hessian", [&] {
     check_results(hessian, "hessian");
-    const api::UserFn f = api::user_fn(fn, user_data, 1);
-    const ag_functional_options opts = options_arg(user_opts);
-    const bool cg = opts.create_graph != 0;
-    Tensors xs = api::differentiable_inputs(api::input_args(inputs, num_inputs, true), cg);
-    Tensors outs;
-    {
-      GradModeGuard on(true);
-      outs = api::call_fn(f, xs);
-    }
-    const Tensor& y = scalar_output(outs, "ag_hessian");
-    Tensors g = api::grads_of({y}, {ops::full(y->context(), y->dtype(), y->shape(), 1.0)}, xs, true);
+    const Call c(fn, user_data, 1, inputs, num_inputs, user_opts);
+    const Tensors& xs = c.xs;
+    const bool cg = c.cg;
+    Tensors outs = c.run();
+    Tensors g = gradient_of_scalar(c, outs, "ag_hessian");
     for (size_t i = 0; i < g.size(); ++i) {
-      if (!g[i] && opts.strict) fail(AG_ERR_GRAPH, "the output does not depend on inputs[", i, "] (strict)");
       if (!g[i]) g[i] = ops::zeros_like(xs[i]);
     }
     api::StrictMessage strict;
-    if (opts.strict) {
+    if (c.opts.strict) {
       strict = [](size_t i, size_t j) {
         return str("the gradient with respect to inputs[", i, "] does not depend on inputs[", j, "] (strict)");
       };
@@ -339,25 +347,16 @@ AG_API ag_status ag_hvp(ag_tensor** hvp, ag_tensor** output, ag_fn fn, void* use
                         const ag_functional_options* user_opts) noexcept {
   return api::call("ag_hvp", [&] {
     check_results(hvp, "hvp");
-    const api::UserFn f = api::user_fn(fn, user_data, 1);
-    const ag_functional_options opts = options_arg(user_opts);
-    const bool cg = opts.create_graph != 0;
-    Tensors xs = api::differentiable_inputs(api::input_args(inputs, num_inputs, true), cg);
+    const Call c(fn, user_data, 1, inputs, num_inputs, user_opts);
+    const Tensors& xs = c.xs;
+    const bool cg = c.cg;
     Tensors vs = vectors_for(xs, v, "inputs", "an input");
-    Tensors outs;
-    {
-      GradModeGuard on(true);
-      outs = api::call_fn(f, xs);
-    }
-    const Tensor& y = scalar_output(outs, "ag_hvp");
-    Tensors g = api::grads_of({y}, {ops::full(y->context(), y->dtype(), y->shape(), 1.0)}, xs, true);
-    for (size_t i = 0; i < g.size(); ++i) {
-      if (!g[i] && opts.strict) fail(AG_ERR_GRAPH, "the output does not depend on inputs[", i, "] (strict)");
-    }
+    Tensors outs = c.run();
+    const Tensors g = gradient_of_scalar(c, outs, "ag_hvp");
     Tensors hv = double_vjp(g, vs, xs, cg);
     Tensors r;
     for (size_t i = 0; i < xs.size(); ++i) {
-      if (!hv[i] && opts.strict) fail(AG_ERR_GRAPH, "<grad f, v> does not depend on inputs[", i, "] (strict)");
+      if (!hv[i] && c.opts.strict) fail(AG_ERR_GRAPH, "<grad f, v> does not depend on inputs[", i, "] (strict)");
       r.push_back(result_of(hv[i], xs[i], cg));
     }
     for (Tensor& t : outs) t = detached_unless(t, cg);
