@@ -275,6 +275,15 @@ class GraphTask {
     if (run && !opts_.retain_graph) node.release_variables();
   }
 
+  // One node of a wave: its gradients out, or how it failed.
+  struct WaveJob {
+    TensorList out;
+    bool failed = false;
+    ag_status code = AG_OK;
+    std::string message;
+    std::exception_ptr other;
+  };
+
   // Runs the gathered expensive nodes as tasks in the arena, then, in a
   // fixed order on this thread, reports the first failure or hands their
   // gradients on. Each node's result depends only on its own inputs (summed
@@ -286,19 +295,12 @@ class GraphTask {
     std::sort(wave.begin(), wave.end(), [this](uint32_t a, uint32_t b) {
       return tasks_[a].node->sequence_nr() > tasks_[b].node->sequence_nr();
     });
-    struct Job {
-      TensorList out;
-      bool failed = false;
-      ag_status code = AG_OK;
-      std::string message;
-      std::exception_ptr other;
-    };
-    std::vector<Job> jobs(wave.size());
+    std::vector<WaveJob> jobs(wave.size());
     g_nodes_run_as_tasks.fetch_add(wave.size(), std::memory_order_relaxed);
     parallel_ctx_->parallel_chunks(static_cast<int64_t>(wave.size()), 1, [&](int64_t b, int64_t e) {
       for (int64_t j = b; j < e; ++j) run_task(wave[static_cast<size_t>(j)], jobs[static_cast<size_t>(j)]);
     });
-    for (Job& job : jobs) {
+    for (WaveJob& job : jobs) {
       if (job.other) std::rethrow_exception(job.other);
     }
     for (size_t j = 0; j < wave.size(); ++j) {
@@ -320,8 +322,7 @@ class GraphTask {
 
   // The body of one arena task (any thread): no hooks, captures or user
   // code reach here (see is_heavy).
-  template <class Job>
-  void run_task(uint32_t index, Job& job) {
+  void run_task(uint32_t index, WaveJob& job) {
     Node& node = *tasks_[index].node;
     try {
       GradModeGuard mode(false);
