@@ -89,10 +89,11 @@ class Node : public RefCounted {
   NodeHooks* hooks() const { return hooks_.load(std::memory_order_acquire); }
   NodeHooks& ensure_hooks();
 
-  // Where a running backward keeps this node's bookkeeping: the pass that
-  // stamped `owner` with its id owns `index` until it ends. Saves a hash map
-  // lookup per edge; a node claimed by another pass (shared leaves, nested or
-  // concurrent backward calls) falls back to a map in the pass. Engine only.
+  // Where a running backward keeps this node's bookkeeping: `index` is the
+  // node's task in the pass whose id is in `owner`. Saves a hash map lookup
+  // per edge. Only a pass that started while no other ran uses slots; one
+  // that overlaps another (nested or concurrent backward calls) keeps a map
+  // of its own. Engine only.
   struct EngineSlot {
     std::atomic<uint64_t> owner{0};
     uint32_t index = 0;
@@ -110,13 +111,15 @@ class Node : public RefCounted {
  private:
   static void destroy_hooks(NodeHooks* h);
 
+  // What the engine reads of every node first (slot, hooks, edges) shares
+  // the object's first cache lines; the input shapes come last.
+  mutable EngineSlot engine_slot_;
+  std::atomic<NodeHooks*> hooks_{nullptr};
   uint64_t sequence_nr_;
   uint32_t topological_nr_ = 0;
   const char* tag_ = nullptr;
   SmallVector<Edge, 2> next_edges_;
   SmallVector<InputMeta, 1> input_meta_;
-  std::atomic<NodeHooks*> hooks_{nullptr};
-  mutable EngineSlot engine_slot_;
 };
 
 // Next sequence number of the calling thread: later nodes get larger numbers.

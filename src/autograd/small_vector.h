@@ -79,12 +79,14 @@ class SmallVector {
     while (size_ > n) data_[--size_].~T();
   }
   T* inline_ptr() { return reinterpret_cast<T*>(inline_); }
-  alignas(T) unsigned char inline_[N * sizeof(T)];
+  // The pointer and counts first: readers touch them and the first
+  // elements, both next to whatever precedes the vector in its object.
   T* data_ = reinterpret_cast<T*>(inline_);
   // 32-bit counts: a node holds two of these, and 8 bytes less keeps the
   // common nodes inside their pool size class.
   uint32_t size_ = 0;
   uint32_t cap_ = N;
+  alignas(T) unsigned char inline_[N * sizeof(T)];
 };
 
 }  // namespace ag

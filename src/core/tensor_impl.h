@@ -66,16 +66,18 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
   AutogradMetaBase* install_autograd_meta(std::unique_ptr<AutogradMetaBase> m);
 
  private:
+  // The fields every op reads share the first cache line; the shape and
+  // strides (kMaxDims entries each, mostly unused) come last.
   Ref<Storage> storage_;
   DType dtype_;
+  uint32_t output_nr_ = 0;
   int64_t offset_;
   int64_t numel_;
-  Dims shape_;
-  Dims strides_;
   Ref<RefCounted> grad_fn_;
-  uint32_t output_nr_ = 0;
   // Owned; ends before grad_fn_ (its destructor may look at the history).
   std::atomic<AutogradMetaBase*> meta_{nullptr};
+  Dims shape_;
+  Dims strides_;
 };
 
 using Tensor = Ref<TensorImpl>;

@@ -64,19 +64,24 @@ void sum_contributions(SmallVector<Contribution, 1>& c, TensorList& grads) {
   c.clear();
 }
 
-void check_gradient(const Node& target, uint32_t input_nr, const Tensor& g) {
+// Throws: a node returned a gradient that does not fit the input it goes to.
+[[noreturn, gnu::noinline, gnu::cold]] void gradient_mismatch(const Node& target, uint32_t input_nr, const Tensor& g) {
   const InputMeta& m = target.input_meta(input_nr);
-  if (g->dtype() != m.dtype || g->shape() != m.shape) {
-    fail(AG_ERR_INTERNAL, "returned a gradient of dtype ", dtype_name(g->dtype()), " and shape ",
-         shape_str(g->shape()), " for an input of ", target.name(), " that expects dtype ", dtype_name(m.dtype),
-         " and shape ", shape_str(m.shape));
-  }
+  fail(AG_ERR_INTERNAL, "returned a gradient of dtype ", dtype_name(g->dtype()), " and shape ", shape_str(g->shape()),
+       " for an input of ", target.name(), " that expects dtype ", dtype_name(m.dtype), " and shape ",
+       shape_str(m.shape));
 }
 
 std::atomic<uint64_t> g_nodes_run_as_tasks{0};
 
-// Ids of backward passes, never 0 (0 = a node slot nobody owns).
+// Ids of backward passes, never 0 (0 = a node slot nobody ever owned).
 std::atomic<uint64_t> g_next_task_id{1};
+// Passes running now, in all threads. A pass that starts while no other
+// runs owns every node slot it meets: any id found there belongs to a pass
+// that ended, and a pass starting later sees this one running and keeps
+// its own bookkeeping in its map, never writing a slot. So slots are
+// claimed with plain stores and never reset at the end of a pass.
+std::atomic<uint32_t> g_active_passes{0};
 
 // The task list of the last pass on this thread, kept so that the next pass
 // reuses its capacity instead of growing a fresh vector.
@@ -95,7 +100,10 @@ thread_local GraphTask* tl_current_task = nullptr;
 class GraphTask {
  public:
   explicit GraphTask(const BackwardOptions& opts)
-      : opts_(opts), id_(g_next_task_id.fetch_add(1, std::memory_order_relaxed)) {
+      : opts_(opts),
+        id_(g_next_task_id.fetch_add(1, std::memory_order_relaxed)),
+        // Acquire: sees the slot writes of every pass that ended before.
+        owns_slots_(g_active_passes.fetch_add(1, std::memory_order_acq_rel) == 0) {
     if (tl_spare_tasks) {
       tasks_.swap(*tl_spare_tasks);
       delete tl_spare_tasks;
@@ -103,19 +111,17 @@ class GraphTask {
     }
   }
 
-  // Gives the node slots back (the nodes are alive: the graph root holds
-  // them) and keeps the task list's capacity for the next pass.
+  // Keeps the task list's capacity for the next pass. The node slots keep
+  // this pass's id: once it is no longer counted as running, they are free.
   ~GraphTask() {
-    for (NodeTask& t : tasks_) {
-      std::atomic<uint64_t>& owner = t.node->engine_slot().owner;
-      if (owner.load(std::memory_order_relaxed) == id_) owner.store(0, std::memory_order_release);
-    }
     tasks_.clear();
     if (!tl_spare_tasks && tasks_.capacity() <= kMaxSpareTasks) {
       (void)&tl_spare_guard;  // constructs the guard on this thread
       tl_spare_tasks = new (std::nothrow) std::vector<NodeTask>();
       if (tl_spare_tasks) tl_spare_tasks->swap(tasks_);
     }
+    // Release: the next pass to own the slots sees this one's writes.
+    g_active_passes.fetch_sub(1, std::memory_order_acq_rel);
   }
   GraphTask(const GraphTask&) = delete;
   GraphTask& operator=(const GraphTask&) = delete;
@@ -242,11 +248,18 @@ class GraphTask {
   // Runs one node on this thread: sums its gradients, runs its hooks, stores
   // captured gradients, applies it, and releases its saved tensors.
   [[gnu::always_inline]] void run_node(uint32_t index, TensorList& grads, TensorList& out) {
-    Node& node = *tasks_[index].node;
+    NodeTask& task = tasks_[index];
+    Node& node = *task.node;
+    // Every contribution carries a gradient, so the node has one if any came.
+    const bool any = !task.contributions.empty();
     grads.resize(node.num_inputs());
-    sum_contributions(tasks_[index].contributions, grads);
-    bool any = false;
-    for (size_t i = 0; i < grads.size(); ++i) any = any || static_cast<bool>(grads[i]);
+    if (task.contributions.size() == 1) {  // a chain: nothing to sum or order
+      Contribution& c = task.contributions[0];
+      grads[c.input_nr] = std::move(c.grad);
+      task.contributions.clear();
+    } else {
+      sum_contributions(task.contributions, grads);
+    }
     out.clear();
     out.resize(node.num_outputs());
     const bool run = index == 0 || !restricted_ || exec_[index];
@@ -347,10 +360,12 @@ class GraphTask {
     return Error(e.code(), str(started_ ? "backward interrupted at " : "", node.name(), ": ", e.message()));
   }
 
-  static void check_outputs(const Node& node, const TensorList& out) {
+  [[gnu::always_inline]] static void check_outputs(const Node& node, const TensorList& out) {
     for (size_t i = 0; i < node.num_outputs(); ++i) {
       const Edge& e = node.next_edge(i);
-      if (e.valid() && out[i]) check_gradient(*e.fn, e.input_nr, out[i]);
+      if (!e.valid() || !out[i]) continue;
+      const InputMeta& m = e.fn->input_meta(e.input_nr);
+      if (out[i]->dtype() != m.dtype || out[i]->shape() != m.shape) gradient_mismatch(*e.fn, e.input_nr, out[i]);
     }
   }
 
@@ -424,26 +439,28 @@ class GraphTask {
   // The node's task index in this pass, or kMissing. Only this pass ever
   // writes its id into a slot, so reading our own id back is race-free.
   uint32_t find(const Node* n) const {
+    if (!owns_slots_) return map_.find(n);
     const Node::EngineSlot& s = n->engine_slot();
     if (s.owner.load(std::memory_order_relaxed) == id_) return s.index;
-    return map_.find(n);
+    return NodeMap::kMissing;
   }
 
   uint32_t add_task(Node* n) {
     const uint32_t idx = static_cast<uint32_t>(tasks_.size());
     tasks_.emplace_back(n);
-    Node::EngineSlot& s = n->engine_slot();
-    uint64_t free_slot = 0;
-    if (s.owner.compare_exchange_strong(free_slot, id_, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    if (owns_slots_) {
+      Node::EngineSlot& s = n->engine_slot();
+      s.owner.store(id_, std::memory_order_relaxed);
       s.index = idx;
     } else {
-      map_.insert(n, idx);  // another pass holds the slot
+      map_.insert(n, idx);  // other passes run: their slots are theirs
     }
     return idx;
   }
 
   BackwardOptions opts_;
   const uint64_t id_;
+  const bool owns_slots_;  // no other pass ran when this one started
   std::vector<NodeTask> tasks_;
   NodeMap map_;
   bool restricted_ = false;
@@ -471,8 +488,6 @@ std::vector<Tensor> execute(const ExecuteRequest& req) {
   BackwardOptions o = req.opts;
   if (o.create_graph) o.retain_graph = true;
   if (!req.roots.empty()) o.detect_anomaly = req.roots[0]->context()->anomaly_mode();
-  // Declared after graph_root: the task hands its node slots back while the
-  // graph is still alive.
   GraphTask task(o);
   if (!req.roots.empty() && !o.create_graph) {
     Context* ctx = req.roots[0]->context();
