@@ -47,19 +47,26 @@ struct ReadyEntry {
   bool operator<(const ReadyEntry& o) const { return priority < o.priority; }
 };
 
-// Sums the contributions into grads (one entry per node input) in the fixed order.
-void sum_contributions(SmallVector<Contribution, 1>& c, TensorList& grads) {
+// Sums several contributions into grads in the fixed order (out of line:
+// chains never get here).
+[[gnu::noinline]] void sum_in_order(SmallVector<Contribution, 1>& c, TensorList& grads) {
+  std::sort(c.begin(), c.end(), [](const Contribution& a, const Contribution& b) {
+    if (a.input_nr != b.input_nr) return a.input_nr < b.input_nr;
+    return a.producer_seq != b.producer_seq ? a.producer_seq > b.producer_seq : a.producer_edge < b.producer_edge;
+  });
+  for (Contribution& k : c) {
+    Tensor& total = grads[k.input_nr];
+    total = total ? grad_sum(std::move(total), k.grad) : std::move(k.grad);
+  }
+}
+
+// Sums the contributions into grads (one entry per node input) in the fixed
+// order; a single one (a chain) is moved in place.
+inline void sum_contributions(SmallVector<Contribution, 1>& c, TensorList& grads) {
   if (c.size() == 1) {
     grads[c[0].input_nr] = std::move(c[0].grad);
   } else if (c.size() > 1) {
-    std::sort(c.begin(), c.end(), [](const Contribution& a, const Contribution& b) {
-      if (a.input_nr != b.input_nr) return a.input_nr < b.input_nr;
-      return a.producer_seq != b.producer_seq ? a.producer_seq > b.producer_seq : a.producer_edge < b.producer_edge;
-    });
-    for (Contribution& k : c) {
-      Tensor& total = grads[k.input_nr];
-      total = total ? grad_sum(std::move(total), k.grad) : std::move(k.grad);
-    }
+    sum_in_order(c, grads);
   }
   c.clear();
 }
@@ -253,13 +260,7 @@ class GraphTask {
     // Every contribution carries a gradient, so the node has one if any came.
     const bool any = !task.contributions.empty();
     grads.resize(node.num_inputs());
-    if (task.contributions.size() == 1) {  // a chain: nothing to sum or order
-      Contribution& c = task.contributions[0];
-      grads[c.input_nr] = std::move(c.grad);
-      task.contributions.clear();
-    } else {
-      sum_contributions(task.contributions, grads);
-    }
+    sum_contributions(task.contributions, grads);
     out.clear();
     out.resize(node.num_outputs());
     const bool run = index == 0 || !restricted_ || exec_[index];
