@@ -110,7 +110,7 @@ void FunctionNode::apply(TensorList& grads, TensorList& out) {
   std::vector<const ag_tensor*> gh;
   lent.reserve(grads.size());
   for (size_t i = 0; i < grads.size(); ++i) {
-    g[i] = grads[i] ? grads[i] : ops::full(ctx_of_grads, input_meta(i).dtype, input_meta(i).shape, 0.0);
+    g[i] = grads[i] ? grads[i] : ops::full(ctx_of_grads, input_meta(i).dtype, input_meta(i).shape(), 0.0);
     lent.emplace_back(g[i]);
     gh.push_back(lent.back().get());
   }
@@ -148,10 +148,10 @@ void FunctionNode::apply(TensorList& grads, TensorList& out) {
     Tensor& r = result[i];
     if (!r || !needs_input_grad(i)) continue;
     const InputMeta& m = inputs[i];
-    if (r->dtype() != m.dtype || r->shape() != m.shape) {
+    if (!m.fits(r->dtype(), r->shape())) {
       fail(AG_ERR_CALLBACK, what, " returned a gradient of dtype ", dtype_name(r->dtype()), " and shape ",
            shape_str(r->shape()), " for input ", i, ", which has dtype ", dtype_name(m.dtype), " and shape ",
-           shape_str(m.shape));
+           shape_str(m.shape()));
     }
     if (ctx_of_grads && r->context() != ctx_of_grads) {
       fail(AG_ERR_CALLBACK, what, " returned a gradient for input ", i, " from another context");

@@ -120,10 +120,10 @@ void check_replacement(const Hook& h, const Node& node, const Tensor& g, const I
     fail(AG_ERR_CALLBACK, "a ", kind_name(h.kind()), " of ", node.name(), " returned gradient ", index,
          " from another context");
   }
-  if (g->dtype() != m.dtype || g->shape() != m.shape) {
+  if (!m.fits(g->dtype(), g->shape())) {
     fail(AG_ERR_CALLBACK, "a ", kind_name(h.kind()), " of ", node.name(), " returned a gradient of dtype ",
          dtype_name(g->dtype()), " and shape ", shape_str(g->shape()), " for gradient ", index,
-         " which has dtype ", dtype_name(m.dtype), " and shape ", shape_str(m.shape));
+         " which has dtype ", dtype_name(m.dtype), " and shape ", shape_str(m.shape()));
   }
 }
 

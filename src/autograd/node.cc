@@ -32,10 +32,7 @@ void Node::add_next_edge(Edge e) {
   next_edges_.push_back(std::move(e));
 }
 
-uint32_t Node::add_input(DType dtype, const Dims& shape) {
-  input_meta_.emplace_back(dtype, shape);
-  return static_cast<uint32_t>(input_meta_.size() - 1);
-}
+int64_t InputMeta::numel() const { return numel_of(shape()); }
 
 AutogradMeta::~AutogradMeta() {
   if (grad_accumulator) static_cast<AccumulateGrad&>(*grad_accumulator).forget_variable();

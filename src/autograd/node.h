@@ -30,11 +30,47 @@ struct Edge {
 };
 
 // dtype and shape of one node input (= one forward output); the engine checks
-// every gradient against it.
-struct InputMeta {
-  InputMeta(DType d, const Dims& s) : dtype(d), shape(s) {}
+// every gradient against it. Up to kInlineDims sizes are kept inline, longer
+// shapes in a heap block: a Dims holds kMaxDims, and the backward walk, which
+// touches every node, misses the cache less on small nodes.
+class InputMeta {
+ public:
+  static constexpr int kInlineDims = 4;
+
+  InputMeta(DType d, const Dims& s) : dtype(d), ndim_(s.size()) { init(s.data()); }
+  InputMeta(const InputMeta& o) : dtype(o.dtype), ndim_(o.ndim_) { init(o.sizes()); }
+  InputMeta& operator=(const InputMeta&) = delete;
+  ~InputMeta() {
+    if (ndim_ > kInlineDims) delete[] heap_;
+  }
+
+  int ndim() const { return ndim_; }
+  const int64_t* sizes() const { return ndim_ > kInlineDims ? heap_ : inline_; }
+  Dims shape() const { return Dims(sizes(), ndim_); }
+  int64_t numel() const;
+  // Whether a gradient of dtype d and shape s fits this input.
+  bool fits(DType d, const Dims& s) const {
+    if (d != dtype || s.size() != ndim_) return false;
+    const int64_t* v = sizes();
+    for (int i = 0; i < ndim_; ++i) {
+      if (s[i] != v[i]) return false;
+    }
+    return true;
+  }
+
   DType dtype;
-  Dims shape;
+
+ private:
+  void init(const int64_t* v) {
+    int64_t* dst = inline_;
+    if (ndim_ > kInlineDims) dst = heap_ = new int64_t[ndim_];
+    for (int i = 0; i < ndim_; ++i) dst[i] = v[i];
+  }
+  int32_t ndim_;
+  union {
+    int64_t inline_[kInlineDims];
+    int64_t* heap_;
+  };
 };
 
 // Gradients flowing into or out of a node; a null entry means "no gradient".
@@ -69,6 +105,12 @@ class Node : public RefCounted {
   size_t num_outputs() const { return next_edges_.size(); }
   const Edge& next_edge(size_t i) const { return next_edges_[i]; }
   const InputMeta& input_meta(size_t i) const { return input_meta_[i]; }
+  // The shape of forward input i, read from the node its edge leads to
+  // (nodes keep no copy); only for an input whose gradient is needed.
+  Dims input_shape(size_t i) const {
+    const Edge& e = next_edges_[i];
+    return e.fn->input_meta(e.input_nr).shape();
+  }
   // Whether the gradient of forward input i is needed (its edge leads somewhere).
   bool needs_input_grad(size_t i) const { return i < next_edges_.size() && next_edges_[i].valid(); }
 
@@ -82,7 +124,10 @@ class Node : public RefCounted {
     e.fn = Ref<Node>::adopt(fn);
     e.input_nr = input_nr;
   }
-  uint32_t add_input(DType dtype, const Dims& shape);
+  uint32_t add_input(DType dtype, const Dims& shape) {
+    input_meta_.emplace_back(dtype, shape);
+    return static_cast<uint32_t>(input_meta_.size() - 1);
+  }
 
   // Hooks and retained gradients, null until the first registration: the
   // engine checks this one pointer per node.

@@ -58,7 +58,7 @@ class SmallVector {
   }
   template <class... Args>
   T& emplace_back(Args&&... args) {
-    if (size_ == cap_) reserve(cap_ * 2);
+    if (size_ == cap_) grow();
     T* p = new (data_ + size_) T(std::forward<Args>(args)...);
     ++size_;
     return *p;
@@ -75,6 +75,8 @@ class SmallVector {
   void clear() { truncate(0); }
 
  private:
+  // Out of line: the common append, into free inline room, stays small.
+  [[gnu::noinline]] void grow() { reserve(cap_ * 2); }
   void truncate(size_t n) {
     while (size_ > n) data_[--size_].~T();
   }

@@ -76,7 +76,7 @@ inline void sum_contributions(SmallVector<Contribution, 1>& c, TensorList& grads
   const InputMeta& m = target.input_meta(input_nr);
   fail(AG_ERR_INTERNAL, "returned a gradient of dtype ", dtype_name(g->dtype()), " and shape ", shape_str(g->shape()),
        " for an input of ", target.name(), " that expects dtype ", dtype_name(m.dtype), " and shape ",
-       shape_str(m.shape));
+       shape_str(m.shape()));
 }
 
 std::atomic<uint64_t> g_nodes_run_as_tasks{0};
@@ -366,7 +366,7 @@ class GraphTask {
       const Edge& e = node.next_edge(i);
       if (!e.valid() || !out[i]) continue;
       const InputMeta& m = e.fn->input_meta(e.input_nr);
-      if (out[i]->dtype() != m.dtype || out[i]->shape() != m.shape) gradient_mismatch(*e.fn, e.input_nr, out[i]);
+      if (!m.fits(out[i]->dtype(), out[i]->shape())) gradient_mismatch(*e.fn, e.input_nr, out[i]);
     }
   }
 
@@ -414,7 +414,7 @@ class GraphTask {
     for (const Contribution& c : t.contributions) elements += c.grad->numel();
     for (size_t i = 0; i < node.num_outputs(); ++i) {
       const Edge& e = node.next_edge(i);
-      if (e.valid()) elements += numel_of(e.fn->input_meta(e.input_nr).shape);
+      if (e.valid()) elements += e.fn->input_meta(e.input_nr).numel();
     }
     return elements >= kParallelNodeElements;
   }

@@ -61,7 +61,7 @@ std::string to_json(const std::vector<const Node*>& nodes, const Ids& ids) {
                ", \"tag\": ", json_string_or_null(n.tag()), ", \"inputs\": [");
     for (size_t i = 0; i < n.num_inputs(); ++i) {
       out += str(i ? ", " : "", "{\"dtype\": \"", dtype_name(n.input_meta(i).dtype),
-                 "\", \"shape\": ", json_shape(n.input_meta(i).shape), "}");
+                 "\", \"shape\": ", json_shape(n.input_meta(i).shape()), "}");
     }
     out += "], \"leaf\": ";
     const Tensor leaf = leaf_of(n);
@@ -94,7 +94,7 @@ std::string to_dot(const std::vector<const Node*>& nodes, const Ids& ids) {
                     : std::string("\nleaf released");
     } else {
       for (size_t i = 0; i < n.num_inputs(); ++i) {
-        label += str("\nin ", i, ": ", dtype_name(n.input_meta(i).dtype), " ", shape_str(n.input_meta(i).shape));
+        label += str("\nin ", i, ": ", dtype_name(n.input_meta(i).dtype), " ", shape_str(n.input_meta(i).shape()));
       }
     }
     out += str("  n", k, " [label=", quoted(label.c_str()), "];\n");

@@ -135,14 +135,13 @@ namespace {
 using SecondDerivative = Tensor (*)(const Tensor& x);
 
 struct FusedBackwardBackward final : BinaryNode {
-  FusedBackwardBackward(const Tensor& g, const Tensor& x, const char* name,
-                        Tensor (*first)(const Tensor&, const Tensor&), SecondDerivative second)
-      : BinaryNode(g, x), name_(name), first_(first), second_(second) {}
+  FusedBackwardBackward(const char* name, Tensor (*first)(const Tensor&, const Tensor&), SecondDerivative second)
+      : name_(name), first_(first), second_(second) {}
   const char* name() const override { return name_; }
   void apply(TensorList& gz, TensorList& out) override {
     const Tensor x = saved[1].unpack(*this);
-    if (needs_input_grad(0)) out[0] = reduce_to(first_(gz[0], x), shape_a);
-    if (needs_input_grad(1)) out[1] = reduce_to(mul(mul(gz[0], saved[0].unpack(*this)), second_(x)), shape_b);
+    if (needs_input_grad(0)) out[0] = reduce_to(first_(gz[0], x), input_shape(0));
+    if (needs_input_grad(1)) out[1] = reduce_to(mul(mul(gz[0], saved[0].unpack(*this)), second_(x)), input_shape(1));
   }
   const char* name_;
   Tensor (*first_)(const Tensor&, const Tensor&);
@@ -153,7 +152,7 @@ Tensor fused_backward(const Tensor& g, const Tensor& x, kernels::BinaryKind k, c
                       Tensor (*first)(const Tensor&, const Tensor&), SecondDerivative second) {
   Tensor z = binary_forward(g, x, k);
   if (should_record({g.get(), x.get()})) {
-    auto n = record<FusedBackwardBackward>({g.get(), x.get()}, z, g, x, name, first, second);
+    auto n = record<FusedBackwardBackward>({g.get(), x.get()}, z, name, first, second);
     if (n->needs_input_grad(1)) n->saved[0].save(g, false);
     n->saved[1].save(x, false);
   }

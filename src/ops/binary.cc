@@ -77,14 +77,14 @@ struct AddBackward final : BinaryNode {
   using BinaryNode::BinaryNode;
   const char* name() const override { return "AddBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    if (needs_input_grad(1)) out[1] = reduce_to(needs_input_grad(0) ? g[0] : last_use(*this, g, 0), shape_b);
-    if (needs_input_grad(0)) out[0] = reduce_to(last_use(*this, g, 0), shape_a);
+    if (needs_input_grad(1)) out[1] = reduce_to(needs_input_grad(0) ? g[0] : last_use(*this, g, 0), input_shape(1));
+    if (needs_input_grad(0)) out[0] = reduce_to(last_use(*this, g, 0), input_shape(0));
   }
 };
 }  // namespace
 Tensor add(const Tensor& a, const Tensor& b) {
   Tensor y = binary_forward(a, b, kernels::BinaryKind::Add);
-  if (should_record({a.get(), b.get()})) record<AddBackward>({a.get(), b.get()}, y, a, b);
+  if (should_record({a.get(), b.get()})) record<AddBackward>({a.get(), b.get()}, y);
   return y;
 }
 Tensor add(Tensor&& a, const Tensor& b) {
@@ -98,14 +98,14 @@ struct SubBackward final : BinaryNode {
   using BinaryNode::BinaryNode;
   const char* name() const override { return "SubBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    if (needs_input_grad(1)) out[1] = reduce_to(neg(g[0]), shape_b);
-    if (needs_input_grad(0)) out[0] = reduce_to(last_use(*this, g, 0), shape_a);
+    if (needs_input_grad(1)) out[1] = reduce_to(neg(g[0]), input_shape(1));
+    if (needs_input_grad(0)) out[0] = reduce_to(last_use(*this, g, 0), input_shape(0));
   }
 };
 }  // namespace
 Tensor sub(const Tensor& a, const Tensor& b) {
   Tensor y = binary_forward(a, b, kernels::BinaryKind::Sub);
-  if (should_record({a.get(), b.get()})) record<SubBackward>({a.get(), b.get()}, y, a, b);
+  if (should_record({a.get(), b.get()})) record<SubBackward>({a.get(), b.get()}, y);
   return y;
 }
 Tensor sub(Tensor&& a, const Tensor& b) {
@@ -121,17 +121,16 @@ struct MulBackward final : BinaryNode {
   void apply(TensorList& g, TensorList& out) override {
     if (needs_input_grad(1)) {
       out[1] = reduce_to(needs_input_grad(0) ? mul(g[0], saved[0].unpack(*this))
-                                             : mul(last_use(*this, g, 0), saved[0].unpack(*this)),
-                         shape_b);
+                                             : mul(last_use(*this, g, 0), saved[0].unpack(*this)), input_shape(1));
     }
-    if (needs_input_grad(0)) out[0] = reduce_to(mul(last_use(*this, g, 0), saved[1].unpack(*this)), shape_a);
+    if (needs_input_grad(0)) out[0] = reduce_to(mul(last_use(*this, g, 0), saved[1].unpack(*this)), input_shape(0));
   }
 };
 }  // namespace
 Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor y = binary_forward(a, b, kernels::BinaryKind::Mul);
   if (should_record({a.get(), b.get()})) {
-    auto n = record<MulBackward>({a.get(), b.get()}, y, a, b);
+    auto n = record<MulBackward>({a.get(), b.get()}, y);
     if (n->needs_input_grad(1)) n->saved[0].save(a, false);
     if (n->needs_input_grad(0)) n->saved[1].save(b, false);
   }
@@ -150,15 +149,15 @@ struct DivBackward final : BinaryNode {
   void apply(TensorList& g, TensorList& out) override {
     Tensor b = saved[1].unpack(*this);
     Tensor ga = div(last_use(*this, g, 0), b);
-    if (needs_input_grad(1)) out[1] = reduce_to(neg(mul(ga, div(saved[0].unpack(*this), b))), shape_b);
-    if (needs_input_grad(0)) out[0] = reduce_to(std::move(ga), shape_a);
+    if (needs_input_grad(1)) out[1] = reduce_to(neg(mul(ga, div(saved[0].unpack(*this), b))), input_shape(1));
+    if (needs_input_grad(0)) out[0] = reduce_to(std::move(ga), input_shape(0));
   }
 };
 }  // namespace
 Tensor div(const Tensor& a, const Tensor& b) {
   Tensor y = binary_forward(a, b, kernels::BinaryKind::Div);
   if (should_record({a.get(), b.get()})) {
-    auto n = record<DivBackward>({a.get(), b.get()}, y, a, b);
+    auto n = record<DivBackward>({a.get(), b.get()}, y);
     if (n->needs_input_grad(1)) n->saved[0].save(a, false);
     n->saved[1].save(b, false);
   }
@@ -177,15 +176,15 @@ struct TanhBackwardBackward final : BinaryNode {
   const char* name() const override { return "TanhBackwardBackward"; }
   void apply(TensorList& gy, TensorList& out) override {
     Tensor t = saved[1].unpack(*this);
-    if (needs_input_grad(0)) out[0] = reduce_to(tanh_backward(gy[0], t), shape_a);
-    if (needs_input_grad(1)) out[1] = reduce_to(neg(mul(mul(gy[0], saved[0].unpack(*this)), add(t, t))), shape_b);
+    if (needs_input_grad(0)) out[0] = reduce_to(tanh_backward(gy[0], t), input_shape(0));
+    if (needs_input_grad(1)) out[1] = reduce_to(neg(mul(mul(gy[0], saved[0].unpack(*this)), add(t, t))), input_shape(1));
   }
 };
 }  // namespace
 Tensor tanh_backward(const Tensor& g, const Tensor& t) {
   Tensor y = binary_forward(g, t, kernels::BinaryKind::TanhBackward);
   if (should_record({g.get(), t.get()})) {
-    auto n = record<TanhBackwardBackward>({g.get(), t.get()}, y, g, t);
+    auto n = record<TanhBackwardBackward>({g.get(), t.get()}, y);
     if (n->needs_input_grad(1)) n->saved[0].save(g, false);
     n->saved[1].save(t, false);
   }

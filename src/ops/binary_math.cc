@@ -15,7 +15,7 @@ template <class N>
 Tensor binary_op(const Tensor& a, const Tensor& b, K k) {
   Tensor y = binary_forward(a, b, k);
   if (should_record({a.get(), b.get()})) {
-    auto n = record<N>({a.get(), b.get()}, y, a, b);
+    auto n = record<N>({a.get(), b.get()}, y);
     n->saved[0].save(a, false);
     n->saved[1].save(b, false);
   }
@@ -34,13 +34,13 @@ struct PowBackward final : BinaryNode {
     const Tensor zero = scalar_like(a, 0.0);
     if (needs_input_grad(0)) {
       const Tensor da = mul(g[0], mul(b, pow(a, add_scalar(b, -1.0))));
-      out[0] = reduce_to(where(eq(b, zero), zero, da), shape_a);
+      out[0] = reduce_to(where(eq(b, zero), zero, da), input_shape(0));
     }
     if (needs_input_grad(1)) {
       constexpr double inf = std::numeric_limits<double>::infinity();
       const Tensor at_zero = mul(inside(a, 0.0, 0.0, true), inside(b, 0.0, inf, true));
       const Tensor db = mul(g[0], mul(pow(a, b), log(a)));
-      out[1] = reduce_to(where(ne(at_zero, zero), zero, db), shape_b);
+      out[1] = reduce_to(where(ne(at_zero, zero), zero, db), input_shape(1));
     }
   }
 };
@@ -59,8 +59,8 @@ struct ExtremumBackward final : BinaryNode {
   const char* name() const override { return kMax ? "MaximumBackward" : "MinimumBackward"; }
   void apply(TensorList& g, TensorList& out) override {
     const Tensor a = saved[0].unpack(*this), b = saved[1].unpack(*this);
-    if (needs_input_grad(0)) out[0] = reduce_to(mul(g[0], kMax ? greater_share(a, b) : greater_share(b, a)), shape_a);
-    if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], kMax ? greater_share(b, a) : greater_share(a, b)), shape_b);
+    if (needs_input_grad(0)) out[0] = reduce_to(mul(g[0], kMax ? greater_share(a, b) : greater_share(b, a)), input_shape(0));
+    if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], kMax ? greater_share(b, a) : greater_share(a, b)), input_shape(1));
   }
 };
 }  // namespace
@@ -75,8 +75,8 @@ struct Atan2Backward final : BinaryNode {
   void apply(TensorList& g, TensorList& out) override {
     const Tensor a = saved[0].unpack(*this), b = saved[1].unpack(*this);
     const Tensor gr = div(g[0], add(square(a), square(b)));
-    if (needs_input_grad(0)) out[0] = reduce_to(mul(gr, b), shape_a);
-    if (needs_input_grad(1)) out[1] = reduce_to(neg(mul(gr, a)), shape_b);
+    if (needs_input_grad(0)) out[0] = reduce_to(mul(gr, b), input_shape(0));
+    if (needs_input_grad(1)) out[1] = reduce_to(neg(mul(gr, a)), input_shape(1));
   }
 };
 }  // namespace
@@ -90,10 +90,10 @@ struct ModBackward final : BinaryNode {
   using BinaryNode::BinaryNode;
   const char* name() const override { return kFloor ? "RemainderBackward" : "FmodBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    if (needs_input_grad(0)) out[0] = reduce_to(g[0], shape_a);
+    if (needs_input_grad(0)) out[0] = reduce_to(g[0], input_shape(0));
     if (needs_input_grad(1)) {
       const Tensor ratio = div(saved[0].unpack(*this), saved[1].unpack(*this));
-      out[1] = reduce_to(neg(mul(g[0], kFloor ? floor(ratio) : trunc(ratio))), shape_b);
+      out[1] = reduce_to(neg(mul(g[0], kFloor ? floor(ratio) : trunc(ratio))), input_shape(1));
     }
   }
 };

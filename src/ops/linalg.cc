@@ -129,19 +129,17 @@ void check_batch(const Tensor& a, const Tensor& b, const Dims& ba, const Dims& b
 Tensor product(const Tensor& a, const Tensor& b);
 
 struct MatmulBackward final : SavingNode<2> {
-  MatmulBackward(const Tensor& a, const Tensor& b) : shape_a(a->shape()), shape_b(b->shape()) {}
   const char* name() const override { return "MatmulBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    if (needs_input_grad(0)) out[0] = reduce_to(product(g[0], transpose_last2(saved[1].unpack(*this))), shape_a);
-    if (needs_input_grad(1)) out[1] = reduce_to(product(transpose_last2(saved[0].unpack(*this)), g[0]), shape_b);
+    if (needs_input_grad(0)) out[0] = reduce_to(product(g[0], transpose_last2(saved[1].unpack(*this))), input_shape(0));
+    if (needs_input_grad(1)) out[1] = reduce_to(product(transpose_last2(saved[0].unpack(*this)), g[0]), input_shape(1));
   }
-  Dims shape_a, shape_b;
 };
 
 Tensor product(const Tensor& a, const Tensor& b) {
   Tensor y = batched_product(a, b, nullptr);
   if (should_record({a.get(), b.get()})) {
-    auto n = record<MatmulBackward>({a.get(), b.get()}, y, a, b);
+    auto n = record<MatmulBackward>({a.get(), b.get()}, y);
     if (n->needs_input_grad(1)) n->saved[0].save(a, false);
     if (n->needs_input_grad(0)) n->saved[1].save(b, false);
   }
@@ -151,14 +149,13 @@ Tensor product(const Tensor& a, const Tensor& b) {
 // linear on a matrix x (at least 2-D): y = x @ w^T + bias; dx = g @ w,
 // dw = g^T @ x summed over batch dims, dbias = g summed to (out).
 struct LinearBackward final : SavingNode<2> {
-  LinearBackward(const Tensor& w, bool has_bias) : shape_w(w->shape()), bias(has_bias) {}
+  explicit LinearBackward(bool has_bias) : bias(has_bias) {}
   const char* name() const override { return "LinearBackward"; }
   void apply(TensorList& g, TensorList& out) override {
     if (needs_input_grad(0)) out[0] = product(g[0], saved[1].unpack(*this));
-    if (needs_input_grad(1)) out[1] = reduce_to(product(transpose_last2(g[0]), saved[0].unpack(*this)), shape_w);
-    if (bias && needs_input_grad(2)) out[2] = reduce_to(g[0], Dims{shape_w[0]});
+    if (needs_input_grad(1)) out[1] = reduce_to(product(transpose_last2(g[0]), saved[0].unpack(*this)), input_shape(1));
+    if (bias && needs_input_grad(2)) out[2] = reduce_to(g[0], input_shape(2));
   }
-  Dims shape_w;
   bool bias;
 };
 
@@ -236,8 +233,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   Tensor y = batched_product(x2, wt, bias.get());
   const bool record_it = bias ? should_record({x2.get(), w.get(), bias.get()}) : should_record({x2.get(), w.get()});
   if (record_it) {
-    auto n = bias ? record<LinearBackward>({x2.get(), w.get(), bias.get()}, y, w, true)
-                  : record<LinearBackward>({x2.get(), w.get()}, y, w, false);
+    auto n = bias ? record<LinearBackward>({x2.get(), w.get(), bias.get()}, y, true)
+                  : record<LinearBackward>({x2.get(), w.get()}, y, false);
     if (n->needs_input_grad(1)) n->saved[0].save(x2, false);
     if (n->needs_input_grad(0)) n->saved[1].save(w, false);
   }

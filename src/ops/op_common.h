@@ -173,11 +173,8 @@ inline int wrap_dim(int64_t dim, int ndim, const char* what = "dim", bool scalar
 inline void check_finite(double v, const char* what) {
   if (!std::isfinite(v)) fail(AG_ERR_INVALID_ARGUMENT, what, " ", v, " is not finite");
 }
-// A node of a binary op: the input shapes, for summing broadcast gradients
-// back, and two saved tensors.
-struct BinaryNode : SavingNode<2> {
-  BinaryNode(const Tensor& a, const Tensor& b) : shape_a(a->shape()), shape_b(b->shape()) {}
-  Dims shape_a, shape_b;
-};
+// A node of a binary op: two saved tensors. The input shapes, for summing
+// broadcast gradients back, come from Node::input_shape.
+using BinaryNode = SavingNode<2>;
 
 }  // namespace ag::ops

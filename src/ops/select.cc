@@ -67,15 +67,13 @@ Tensor ge(const Tensor& a, const Tensor& b) { return compare(a, b, kernels::Comp
 // Saves cond.
 namespace {
 struct WhereBackward final : SavingNode<1> {
-  WhereBackward(const Tensor& a, const Tensor& b) : shape_a(a->shape()), shape_b(b->shape()) {}
   const char* name() const override { return "WhereBackward"; }
   void apply(TensorList& g, TensorList& out) override {
     const Tensor cond = saved[0].unpack(*this);
     const Tensor zero = scalar_like(g[0], 0.0);
-    if (needs_input_grad(1)) out[1] = reduce_to(where(cond, g[0], zero), shape_a);
-    if (needs_input_grad(2)) out[2] = reduce_to(where(cond, zero, g[0]), shape_b);
+    if (needs_input_grad(1)) out[1] = reduce_to(where(cond, g[0], zero), input_shape(1));
+    if (needs_input_grad(2)) out[2] = reduce_to(where(cond, zero, g[0]), input_shape(2));
   }
-  Dims shape_a, shape_b;
 };
 }  // namespace
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
@@ -98,7 +96,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
                    kernels::View{a->data(), &bc.strides[1]}, kernels::View{b->data(), &bc.strides[2]}, y->data());
   }
   if (should_record({a.get(), b.get()})) {
-    record<WhereBackward>({cond.get(), a.get(), b.get()}, y, a, b)->saved[0].save(cond, false);
+    record<WhereBackward>({cond.get(), a.get(), b.get()}, y)->saved[0].save(cond, false);
   }
   return y;
 }
@@ -107,20 +105,17 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 // Saves a and b if w needs grad, w if a or b does.
 namespace {
 struct LerpBackward final : SavingNode<3> {
-  LerpBackward(const Tensor& a, const Tensor& b, const Tensor& w)
-      : shape_a(a->shape()), shape_b(b->shape()), shape_w(w->shape()) {}
   const char* name() const override { return "LerpBackward"; }
   void apply(TensorList& g, TensorList& out) override {
     if (needs_input_grad(0) || needs_input_grad(1)) {
       const Tensor w = saved[2].unpack(*this);
-      if (needs_input_grad(0)) out[0] = reduce_to(mul(g[0], sub(scalar_like(w, 1.0), w)), shape_a);
-      if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], w), shape_b);
+      if (needs_input_grad(0)) out[0] = reduce_to(mul(g[0], sub(scalar_like(w, 1.0), w)), input_shape(0));
+      if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], w), input_shape(1));
     }
     if (needs_input_grad(2)) {
-      out[2] = reduce_to(mul(g[0], sub(saved[1].unpack(*this), saved[0].unpack(*this))), shape_w);
+      out[2] = reduce_to(mul(g[0], sub(saved[1].unpack(*this), saved[0].unpack(*this))), input_shape(2));
     }
   }
-  Dims shape_a, shape_b, shape_w;
 };
 }  // namespace
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& weight) {
@@ -142,7 +137,7 @@ Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& weight) {
                   kernels::View{b->data(), &bc.strides[1]}, kernels::View{weight->data(), &bc.strides[2]}, y->data());
   }
   if (should_record({a.get(), b.get(), weight.get()})) {
-    auto n = record<LerpBackward>({a.get(), b.get(), weight.get()}, y, a, b, weight);
+    auto n = record<LerpBackward>({a.get(), b.get(), weight.get()}, y);
     if (n->needs_input_grad(2)) {
       n->saved[0].save(a, false);
       n->saved[1].save(b, false);
