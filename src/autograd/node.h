@@ -156,14 +156,15 @@ class Node : public RefCounted {
  private:
   static void destroy_hooks(NodeHooks* h);
 
-  // What the engine reads of every node first (slot, hooks, edges) shares
-  // the object's first cache lines; the input shapes come last.
+  // What the engine's dependency walk reads of every node (the slot and the
+  // first edge's target) sits in the object's first cache line, which the
+  // walk is the first to touch; the rest of what it runs on follows.
   mutable EngineSlot engine_slot_;
+  SmallVector<Edge, 2> next_edges_;
   std::atomic<NodeHooks*> hooks_{nullptr};
   uint64_t sequence_nr_;
   uint32_t topological_nr_ = 0;
   const char* tag_ = nullptr;
-  SmallVector<Edge, 2> next_edges_;
   SmallVector<InputMeta, 1> input_meta_;
 };
 
