@@ -1,5 +1,6 @@
 #include "core/pool.h"
 
+#include <algorithm>
 #include <new>
 
 namespace ag {
@@ -43,7 +44,36 @@ thread_local ThreadPoolsGuard tl_pools_guard;
 void* alloc_slow(size_t bytes) {
   // Whole blocks, so that a block can serve any request of its class.
   const size_t c = class_of(bytes);
-  return ::operator new(c < kClasses ? (c + 1) * kGranule : bytes);
+  if (c >= kClasses) return ::operator new(bytes);
+  const size_t size = (c + 1) * kGranule;
+  ThreadPools& p = tl_pools;
+  if (p.gone) return ::operator new(size);
+  // A batch of blocks allocated back to back, which the system allocator
+  // places at one stride from each other, handed out in address order: the
+  // objects of a graph then lie in memory in the order they were made, and
+  // the backward walk over them is a stream the hardware prefetches, not a
+  // cache miss per node. Freed blocks return to the list in the reverse
+  // order of a graph's teardown, so the order survives reuse.
+  const size_t room = p.count[c] < cap_of(c) ? cap_of(c) - p.count[c] : 0;  // for the blocks kept
+  const size_t n = std::min(kBatchBytes / size, room + 1);
+  void* first = ::operator new(size);  // may throw: nothing else taken yet
+  // The others in a chain in the order they came, put before the list's head.
+  FreeBlock* chain = nullptr;
+  FreeBlock** tail = &chain;
+  size_t kept = 0;
+  for (; kept + 1 < n; ++kept) {
+    auto* b = static_cast<FreeBlock*>(::operator new(size, std::nothrow));
+    if (!b) break;
+    *tail = b;
+    tail = &b->next;
+  }
+  if (kept > 0) {
+    (void)&tl_pools_guard;  // constructs the guard on this thread
+    *tail = p.head[c];
+    p.head[c] = chain;
+    p.count[c] += kept;
+  }
+  return first;
 }
 
 void free_slow(void* ptr, size_t bytes) noexcept {

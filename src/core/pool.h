@@ -1,7 +1,9 @@
 // Per-thread free lists for the small objects every op creates (tensors,
 // storage, nodes, autograd metadata), in 64-byte size classes. Recording an
-// op then costs no malloc in steady state. A block freed on another thread
-// joins that thread's list; each list is capped (8 MiB), the rest goes back to the
+// op then costs no malloc in steady state. An empty list is refilled with a
+// batch of blocks made back to back, so the objects of a graph lie in memory
+// in the order they were made. A block freed on another thread joins that
+// thread's list; each list is capped (8 MiB), the rest goes back to the
 // system allocator. The list operations are inline: every op allocates and
 // frees several objects.
 #pragma once
@@ -26,6 +28,8 @@ constexpr size_t kClasses = 16;  // blocks up to 1 KiB
 // of thousands of nodes, so building and freeing one never reaches malloc.
 // The lists only hold what the thread once had live; pool_trim frees them.
 constexpr size_t kMaxCachedBytes = size_t{8} << 20;
+// Bytes of blocks a class takes from the system allocator at once (pool.cc).
+constexpr size_t kBatchBytes = size_t{32} << 10;
 
 struct FreeBlock {
   FreeBlock* next;
