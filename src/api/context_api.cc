@@ -21,6 +21,7 @@ AG_API ag_status ag_context_create(ag_context** out, const ag_context_options* u
     if (opts.num_threads < 0) fail(AG_ERR_INVALID_ARGUMENT, "num_threads ", opts.num_threads, " is negative");
     Context* c = new Context(opts.num_threads);
     c->handle_acquire();  // the caller's side keeps the reference from `new`
+    c->begin_owner_counting();
     *out = reinterpret_cast<ag_context*>(c);
   });
 }
@@ -43,7 +44,10 @@ AG_API void ag_context_release(ag_context* ctx) noexcept {
     api::set_last_error("ag_context_release", "context is not a live handle (released twice?); ignored");
     return;
   }
-  if (c->handle_release()) c->release();
+  if (c->handle_release()) {
+    c->end_owner_counting();
+    c->release();
+  }
 }
 
 AG_API int32_t ag_context_num_threads(const ag_context* ctx) noexcept {

@@ -3,7 +3,15 @@
 #include "core/fp_mode.h"
 
 #include <algorithm>
+#include <atomic>
 #include <new>
+#include <thread>
+
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <tbb/blocked_range.h>
 #include <tbb/info.h>
@@ -28,6 +36,87 @@ Context::Context(int num_threads)
       arena_(std::make_unique<Arena>(std::min(num_threads_, std::max(1, tbb::info::default_concurrency())))) {}
 
 Context::~Context() = default;
+
+namespace {
+
+std::atomic<uint64_t> g_next_thread_id{1};
+
+#if defined(__linux__)
+// A memory barrier on every running thread of the process (membarrier(2)),
+// registered once; false where the kernel or a sandbox refuses it.
+bool register_process_barrier() noexcept {
+  static const bool ok = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  return ok;
+}
+void process_barrier() noexcept {
+  if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
+  // Not registered in this process (a fork's child): register and retry,
+  // else the global command, slower but always allowed once registered.
+  if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
+      syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) {
+    return;
+  }
+  syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+}
+#else
+bool register_process_barrier() noexcept { return false; }
+void process_barrier() noexcept {}
+#endif
+
+void spin_pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+}  // namespace
+
+uint64_t Context::next_thread_id() noexcept { return g_next_thread_id.fetch_add(1, std::memory_order_relaxed); }
+
+void Context::begin_owner_counting() noexcept {
+  if (!register_process_barrier()) return;
+  owner_ = this_thread_id();
+  mode_.store(kOwnerCounting, std::memory_order_release);
+}
+
+void Context::end_owner_counting() noexcept {
+  if (mode_.load(std::memory_order_acquire) != kOwnerCounting) return;
+  mode_.store(kMerging, std::memory_order_seq_cst);
+  if (owner_ != this_thread_id()) {
+    // The owner may be inside owner_update: after the barrier it either has
+    // seen kMerging or is seen busy here, and it leaves that state at once.
+    process_barrier();
+    while (owner_busy_.load(std::memory_order_acquire)) spin_pause();
+  }
+  // Closes the foreign count: a later foreign release counts in refs_.
+  const auto foreign = static_cast<int64_t>(foreign_.fetch_or(1, std::memory_order_acq_rel) >> 1);
+  const int64_t net = owned_.load(std::memory_order_acquire) - foreign;
+  if (net > 0) retain_n(static_cast<int32_t>(net));
+  owned_.store(0, std::memory_order_relaxed);
+  mode_.store(kShared, std::memory_order_release);
+}
+
+void Context::wait_while_merging() const noexcept {
+  while (mode_.load(std::memory_order_acquire) == kMerging) spin_pause();
+}
+
+void Context::retain_shared() noexcept {
+  wait_while_merging();
+  retain();
+}
+
+void Context::release_shared(bool owner_side) noexcept {
+  if (owner_side && mode_.load(std::memory_order_acquire) != kShared) {
+    // The owner's reference, let go of by another thread: counted against
+    // the owner's count, unless the fold has closed that count.
+    if ((foreign_.fetch_add(2, std::memory_order_acq_rel) & 1) == 0) return;
+  }
+  // After the fold every outstanding reference is in refs_.
+  wait_while_merging();
+  release();
+}
 
 void Context::parallel_impl(int64_t n, int64_t chunk, void (*fn)(void*, int64_t, int64_t), void* arg) {
   const int64_t chunks = (n + chunk - 1) / chunk;

@@ -37,6 +37,33 @@ class Context : public RefCounted, public HandleState<kContextTag> {
     parallel_impl(n, chunk, [](void* p, int64_t b, int64_t e) { (*static_cast<F*>(p))(b, e); }, &fn);
   }
 
+  // The references that tensor storage holds on its context: one per
+  // storage, taken and dropped once per op. While the thread that created
+  // the context (its owner) holds a handle to it, the owner's references are
+  // counted with plain loads and stores, since an atomic read-modify-write
+  // costs as much as a whole small op; other threads count atomically. The
+  // release of the last handle folds the owner's count into the reference
+  // count (end_owner_counting). retain_storage_ref returns whether the
+  // reference is on the owner's side; pass it back to release_storage_ref,
+  // on any thread. Both never fail.
+  bool retain_storage_ref() noexcept {
+    if (owner_ != 0 && owner_ == this_thread_id() && owner_update(+1)) return true;
+    retain_shared();
+    return false;
+  }
+  void release_storage_ref(bool owner_side) noexcept {
+    if (owner_side && owner_ == this_thread_id() && owner_update(-1)) return;
+    release_shared(owner_side);
+  }
+  // From ag_context_create, before the handle is handed out: the calling
+  // thread becomes the owner. Does nothing where the system offers no
+  // process-wide memory barrier (end_owner_counting needs it).
+  void begin_owner_counting() noexcept;
+  // From the release of the last handle, before its reference is dropped:
+  // the owner's count joins the reference count, and every thread counts
+  // atomically from then on.
+  void end_owner_counting() noexcept;
+
   // Memory for tensor storage. Throws std::bad_alloc.
   void* allocate(size_t nbytes) { return allocator_.allocate(nbytes); }
   void deallocate(void* p, size_t nbytes) noexcept { allocator_.deallocate(p, nbytes); }
@@ -74,7 +101,42 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   struct Arena;
   void parallel_impl(int64_t n, int64_t chunk, void (*fn)(void*, int64_t, int64_t), void* arg);
 
-  int num_threads_;
+  enum : int { kShared, kOwnerCounting, kMerging };
+  // Never 0; unique for the life of the process.
+  static uint64_t this_thread_id() noexcept {
+    thread_local uint64_t id = 0;
+    if (id == 0) id = next_thread_id();
+    return id;
+  }
+  static uint64_t next_thread_id() noexcept;
+  // The owner's side of a storage reference, false (nothing done) once the
+  // owner's counting has ended. The flag `owner_busy_` and the process-wide
+  // barrier in end_owner_counting order this against the fold without an
+  // atomic read-modify-write here: either the fold waits for the update to
+  // finish or the update sees that counting ended.
+  bool owner_update(int64_t delta) noexcept {
+    owner_busy_.store(true, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    const bool counting = mode_.load(std::memory_order_relaxed) == kOwnerCounting;
+    if (counting) owned_.store(owned_.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+    owner_busy_.store(false, std::memory_order_release);
+    return counting;
+  }
+  void retain_shared() noexcept;
+  void release_shared(bool owner_side) noexcept;
+  void wait_while_merging() const noexcept;
+
+  // Owner-side counting (see retain_storage_ref), on a cache line of its
+  // own: the owner writes it on every op.
+  uint64_t owner_ = 0;  // set before the context is shared, never changed
+  alignas(64) std::atomic<int> mode_{kShared};
+  std::atomic<bool> owner_busy_{false};
+  std::atomic<int64_t> owned_{0};  // the owner's references (written by the owner only)
+  // Owner-side references dropped by other threads, times 2; bit 0 set by
+  // the fold, after which they count against the reference count instead.
+  std::atomic<uint64_t> foreign_{0};
+
+  alignas(64) int num_threads_;
   uint32_t fp_mode_;  // the creating thread's FTZ/DAZ bits, for arena tasks
   std::unique_ptr<Arena> arena_;
   CachingAllocator allocator_;

@@ -52,7 +52,8 @@ class HandleState {
   // handle_release for an object that no other thread can reach (the
   // caller's handle holds its only reference): no atomic read-modify-write.
   bool handle_release_sole() noexcept {
-    if (handles_.load(std::memory_order_relaxed) != 1) return handle_release();
+    // Acquire: other threads' handles, released before, saw the object last.
+    if (handles_.load(std::memory_order_acquire) != 1) return handle_release();
     handles_.store(0, std::memory_order_relaxed);
     tag_.store(kDeadTag, std::memory_order_relaxed);
     return true;

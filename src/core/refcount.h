@@ -21,6 +21,8 @@ class RefCounted : public PoolAllocated {
   RefCounted& operator=(const RefCounted&) = delete;
 
   void retain() const noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // n references at once (a count kept elsewhere until now).
+  void retain_n(int32_t n) const noexcept { refs_.fetch_add(n, std::memory_order_relaxed); }
   void release() const noexcept {
     // The only owner frees without an atomic read-modify-write (the costly
     // part of small ops): nobody else can take a reference then, unless a

@@ -13,13 +13,14 @@ namespace ag {
 
 class Storage : public RefCounted {
  public:
-  // Uninitialized memory for nbytes; throws std::bad_alloc.
-  static Ref<Storage> allocate(Ref<Context> ctx, size_t nbytes);
+  // Uninitialized memory for nbytes of ctx, which the storage keeps alive;
+  // throws std::bad_alloc.
+  static Ref<Storage> allocate(Context* ctx, size_t nbytes);
   ~Storage() override;
 
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
-  Context* context() const { return ctx_.get(); }
+  Context* context() const { return ctx_; }
 
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
   void bump_version() { version_.fetch_add(1, std::memory_order_acq_rel); }
@@ -28,12 +29,13 @@ class Storage : public RefCounted {
   // Tiny tensors (scalars, short vectors) keep their data inline.
   static constexpr size_t kInlineBytes = 64;
 
-  Storage(Ref<Context> ctx, size_t nbytes);
+  Storage(Context* ctx, size_t nbytes);
 
-  Ref<Context> ctx_;
+  Context* ctx_;  // a reference taken with retain_storage_ref
   void* data_ = nullptr;
   size_t nbytes_;
   std::atomic<uint64_t> version_{0};
+  bool owner_side_ref_;  // what retain_storage_ref returned
   alignas(16) unsigned char inline_[kInlineBytes];
 };
 

@@ -38,7 +38,7 @@ bool TensorImpl::is_non_overlapping() const {
 
 Tensor empty(Context* ctx, DType dtype, const Dims& shape) {
   const size_t bytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
-  Ref<Storage> s = Storage::allocate(Ref<Context>::share(ctx), bytes);
+  Ref<Storage> s = Storage::allocate(ctx, bytes);
   return Tensor::adopt(new TensorImpl(std::move(s), dtype, shape, contiguous_strides(shape), 0));
 }
 
