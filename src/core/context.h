@@ -126,23 +126,25 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   void release_shared(bool owner_side) noexcept;
   void wait_while_merging() const noexcept;
 
-  // Owner-side counting (see retain_storage_ref), on a cache line of its
-  // own: the owner writes it on every op.
-  uint64_t owner_ = 0;  // set before the context is shared, never changed
-  alignas(64) std::atomic<int> mode_{kShared};
-  std::atomic<bool> owner_busy_{false};
-  std::atomic<int64_t> owned_{0};  // the owner's references (written by the owner only)
-  // Owner-side references dropped by other threads, times 2; bit 0 set by
-  // the fold, after which they count against the reference count instead.
-  std::atomic<uint64_t> foreign_{0};
-
-  alignas(64) int num_threads_;
+  int num_threads_;
   uint32_t fp_mode_;  // the creating thread's FTZ/DAZ bits, for arena tasks
   std::unique_ptr<Arena> arena_;
   CachingAllocator allocator_;
   mutable std::mutex rng_mutex_;
   RngState rng_{kDefaultSeed, 0};
   std::atomic<bool> anomaly_mode_{false};
+
+  // Owner-side counting (see retain_storage_ref), last and after a gap: the
+  // owner writes it on every op, other threads the reference count in the
+  // object's first bytes. (No alignas: pool blocks are 16-byte aligned.)
+  [[maybe_unused]] char gap_[64];
+  uint64_t owner_ = 0;  // set before the context is shared, never changed
+  std::atomic<int> mode_{kShared};
+  std::atomic<bool> owner_busy_{false};
+  std::atomic<int64_t> owned_{0};  // the owner's references (written by the owner only)
+  // Owner-side references dropped by other threads, times 2; bit 0 set by
+  // the fold, after which they count against the reference count instead.
+  std::atomic<uint64_t> foreign_{0};
 };
 
 }  // namespace ag
