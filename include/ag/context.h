@@ -50,7 +50,9 @@ AG_API ag_status ag_context_options_init(ag_context_options *opts) AG_NOEXCEPT;
  *                  library knows, in a larger struct, must be zero.
  * @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL `out`, bad struct_size,
  *         negative num_threads); AG_ERR_OUT_OF_MEMORY.
- * Thread-safe.
+ * Thread-safe. Any thread may use the context; tensors made on the calling
+ * thread cost a little less while a handle to the context is held (their
+ * references to it are counted without atomic operations).
  */
 AG_API ag_status ag_context_create(ag_context **out, const ag_context_options *opts) AG_NOEXCEPT;
 

@@ -51,9 +51,18 @@ TEST(ContextThreads, TensorsReleasedOnAnotherThread) {
   });
   other.join();
   ag_context_release(ctx);
-  // The last tensors keep the context: ops on them still work.
+  // The last tensors keep the context: ops on them still work, and it can
+  // be handed out again and released once more.
   ag_tensor* y = plus(ts[998], ts[999]);
   EXPECT_EQ(item(y), 1997.0);
+  ag_context* again = nullptr;
+  ASSERT_EQ(ag_tensor_context(&again, y), AG_OK) << ag_last_error_message();
+  ag_tensor* z = scalar(again, 3.0);
+  ag_context_release(again);
+  ag_tensor* w = plus(y, z);
+  EXPECT_EQ(item(w), 2000.0);
+  ag_tensor_release(w);
+  ag_tensor_release(z);
   ag_tensor_release(y);
   ag_tensor_release(ts[998]);
   ag_tensor_release(ts[999]);
