@@ -434,6 +434,18 @@ static inline ag_tensor *h_grad_at(const char *file, int line, const ag_tensor *
 }
 #define GRAD(t) h_grad_at(__FILE__, __LINE__, (t))
 
+/* `t` has no gradient. One found anyway is released, so a failure leaks nothing. */
+static inline int h_check_no_grad_at(const char *file, int line, const char *et, const ag_tensor *t) {
+  ag_tensor *g = h_grad_at(file, line, t);
+  char buf[512];
+  int ok;
+  snprintf(buf, sizeof buf, "CHECK_NO_GRAD(%s)", et);
+  ok = h_check(file, line, buf, g == NULL);
+  ag_tensor_release(g);
+  return ok;
+}
+#define CHECK_NO_GRAD(t) h_check_no_grad_at(__FILE__, __LINE__, #t, (t))
+
 /* The elements of `t` equal expected[0..n) within tol, and numel(t) == n. */
 static inline int h_check_values_at(const char *file, int line, const char *et, const ag_tensor *t,
                                     const double *expected, int64_t n, double tol) {
@@ -475,6 +487,32 @@ static inline int h_check_all_at(const char *file, int line, const char *et, con
 }
 #define CHECK_ALL(t, v, n, tol) h_check_all_at(__FILE__, __LINE__, #t, (t), (v), (n), (tol))
 
+/* CHECK_VALUES / CHECK_ALL on the gradient of `t`, released after the check. */
+static inline int h_check_grad_values_at(const char *file, int line, const char *et, const ag_tensor *t,
+                                         const double *expected, int64_t n, double tol) {
+  ag_tensor *g = h_grad_at(file, line, t);
+  char buf[256];
+  int ok;
+  snprintf(buf, sizeof buf, "grad(%s)", et);
+  ok = h_check_values_at(file, line, buf, g, expected, n, tol);
+  ag_tensor_release(g);
+  return ok;
+}
+#define CHECK_GRAD_VALUES(t, expected, n, tol) \
+  h_check_grad_values_at(__FILE__, __LINE__, #t, (t), (expected), (n), (tol))
+
+static inline int h_check_grad_all_at(const char *file, int line, const char *et, const ag_tensor *t,
+                                      double v, int64_t n, double tol) {
+  ag_tensor *g = h_grad_at(file, line, t);
+  char buf[256];
+  int ok;
+  snprintf(buf, sizeof buf, "grad(%s)", et);
+  ok = h_check_all_at(file, line, buf, g, v, n, tol);
+  ag_tensor_release(g);
+  return ok;
+}
+#define CHECK_GRAD_ALL(t, v, n, tol) h_check_grad_all_at(__FILE__, __LINE__, #t, (t), (v), (n), (tol))
+
 /* shape(t) == shape[0..ndim) */
 static inline int h_check_shape_at(const char *file, int line, const char *et, const ag_tensor *t,
                                    const int64_t *shape, int32_t ndim) {
@@ -510,6 +548,73 @@ static inline void h_save_message(char *dst, size_t cap) {
 
 /* Release helpers for brevity (NULL-safe as the library is). */
 #define REL(t) ag_tensor_release(t)
+
+/* init_fn on a struct filled with `junk` bytes succeeds and writes exactly
+ * `expected` (the struct's INIT value: the last argument, as it has commas). */
+#define CHECK_INIT_GIVES(type, init_fn, junk, ...)         \
+  do {                                                     \
+    const type h_want_ = __VA_ARGS__;                      \
+    type h_got_;                                           \
+    memset(&h_got_, (junk), sizeof h_got_);                \
+    CHECK_OK(init_fn(&h_got_));                            \
+    CHECK(memcmp(&h_want_, &h_got_, sizeof h_want_) == 0); \
+  } while (0)
+
+/* ------------------------------------------------------------------------ */
+/* a small graph that tests of several files start from                      */
+/* ------------------------------------------------------------------------ */
+
+/* A context, a leaf x, y = x * x and s = sum(y) (s is NULL in the 0-dim form). */
+typedef struct h_squares {
+  ag_context *ctx;
+  ag_tensor *x, *y, *s;
+} h_squares;
+
+/* NULL-safe, so it also cleans up after a half-built graph. */
+static inline void h_squares_drop(h_squares *f) {
+  ag_tensor_release(f->s);
+  ag_tensor_release(f->y);
+  ag_tensor_release(f->x);
+  ag_context_release(f->ctx);
+  f->ctx = NULL;
+  f->x = f->y = f->s = NULL;
+}
+
+/* x = LEAF(dt, shape, vals), y = x * x, s = sum(y). On failure: 0, recorded,
+ * and nothing left to release. */
+static inline int h_sum_of_squares_at(const char *file, int line, h_squares *f, ag_dtype dt,
+                                      const int64_t *shape, int32_t ndim, const double *vals) {
+  f->x = f->y = f->s = NULL;
+  f->ctx = h_ctx_at(file, line, 0);
+  if (f->ctx)
+    f->x = h_leaf_at(file, line, f->ctx, dt, shape, ndim, vals, NULL);
+  if (!h_check(file, line, "context and leaf x != NULL", f->x != NULL) ||
+      !h_check_status(file, line, "ag_op_mul(&y, x, x)", ag_op_mul(&f->y, f->x, f->x), AG_OK) ||
+      !h_check_status(file, line, "ag_op_sum(&s, y)", ag_op_sum(&f->s, f->y), AG_OK)) {
+    h_squares_drop(f);
+    return 0;
+  }
+  return 1;
+}
+#define SUM_OF_SQUARES(f, dt, shape, ndim, vals) \
+  h_sum_of_squares_at(__FILE__, __LINE__, (f), (dt), (shape), (ndim), (vals))
+
+/* The 0-dim form: x = SCALAR(f64, v) made to require grad, y = x * x, no s. */
+static inline int h_square_of_scalar_at(const char *file, int line, h_squares *f, double v) {
+  f->x = f->y = f->s = NULL;
+  f->ctx = h_ctx_at(file, line, 0);
+  if (f->ctx)
+    f->x = h_scalar_at(file, line, f->ctx, AG_F64, v);
+  if (!h_check(file, line, "context and scalar x != NULL", f->x != NULL) ||
+      !h_check_status(file, line, "ag_tensor_requires_grad(x, 1)", ag_tensor_requires_grad(f->x, 1),
+                      AG_OK) ||
+      !h_check_status(file, line, "ag_op_mul(&y, x, x)", ag_op_mul(&f->y, f->x, f->x), AG_OK)) {
+    h_squares_drop(f);
+    return 0;
+  }
+  return 1;
+}
+#define SQUARE_OF_SCALAR(f, v) h_square_of_scalar_at(__FILE__, __LINE__, (f), (v))
 
 /* A pointer that is never a valid handle, to check out-parameters stay untouched. */
 static inline void *h_sentinel(void) {

@@ -10,7 +10,7 @@ static const int64_t s1_3[1] = {3};
 static void test_backward_nonscalar_root(void) {
   ag_context *ctx = NEW_CTX();
   double xv[3] = {1, 2, 3};
-  ag_tensor *x, *y = NULL, *g;
+  ag_tensor *x, *y = NULL;
   REQUIRE(ctx);
   x = MAKE(ctx, AG_F64, s1_3, 1, xv);
   REQUIRE(x);
@@ -18,9 +18,7 @@ static void test_backward_nonscalar_root(void) {
   REQUIRE_OK(ag_op_mul(&y, x, x));
   CHECK_ERR(ag_backward(y, NULL, NULL), AG_ERR_SHAPE, "ag_backward");
   CHECK_MSG_HAS("3");
-  g = GRAD(x);
-  CHECK(g == NULL); /* nothing accumulated */
-  REL(g);
+  CHECK_NO_GRAD(x); /* nothing accumulated */
   REL(y);
   REL(x);
   ag_context_release(ctx);
@@ -30,7 +28,7 @@ static void test_backward_bad_grad_root(void) {
   ag_context *ctx = NEW_CTX();
   double xv[3] = {1, 2, 3};
   int64_t s2[1] = {2}, s31[2] = {3, 1};
-  ag_tensor *x, *y = NULL, *g, *r2, *r31, *rf32, *r0;
+  ag_tensor *x, *y = NULL, *r2, *r31, *rf32, *r0;
   REQUIRE(ctx);
   x = MAKE(ctx, AG_F64, s1_3, 1, xv);
   r2 = MAKE(ctx, AG_F64, s2, 1, NULL);
@@ -46,18 +44,14 @@ static void test_backward_bad_grad_root(void) {
   CHECK_ERR(ag_backward(y, r31, NULL), AG_ERR_SHAPE, "ag_backward");
   CHECK_ERR(ag_backward(y, r0, NULL), AG_ERR_SHAPE, "ag_backward");
   CHECK_ERR(ag_backward(y, rf32, NULL), AG_ERR_DTYPE, "ag_backward");
-  g = GRAD(x);
-  CHECK(g == NULL);
-  REL(g);
+  CHECK_NO_GRAD(x);
   /* the graph is intact after those failures */
   {
     ag_tensor *ones = NULL;
     double want[3] = {2, 4, 6};
     REQUIRE_OK(ag_tensor_ones(&ones, ctx, AG_F64, s1_3, 1));
     CHECK_OK(ag_backward(y, ones, NULL));
-    g = GRAD(x);
-    CHECK_VALUES(g, want, 3, 0);
-    REL(g);
+    CHECK_GRAD_VALUES(x, want, 3, 0);
     REL(ones);
   }
   REL(y);
@@ -85,23 +79,17 @@ static void test_backward_requires_no_grad(void) {
 
 /* Backward twice through a graph released by the first pass. */
 static void test_backward_released_graph(void) {
-  ag_context *ctx = NEW_CTX();
-  ag_tensor *x, *y = NULL, *g;
-  REQUIRE(ctx);
-  x = SCALAR(ctx, AG_F64, 3.0);
-  REQUIRE(x);
-  REQUIRE_OK(ag_tensor_requires_grad(x, 1));
-  REQUIRE_OK(ag_op_mul(&y, x, x));
-  REQUIRE_OK(ag_backward(y, NULL, NULL));
-  CHECK_ERR(ag_backward(y, NULL, NULL), AG_ERR_GRAPH, "ag_backward");
+  h_squares f;
+  ag_tensor *g;
+  REQUIRE(SQUARE_OF_SCALAR(&f, 3.0));
+  REQUIRE_OK(ag_backward(f.y, NULL, NULL));
+  CHECK_ERR(ag_backward(f.y, NULL, NULL), AG_ERR_GRAPH, "ag_backward");
   CHECK_MSG_HAS("Backward");
   CHECK_MSG_HAS("MulBackward");
-  g = GRAD(x);
+  g = GRAD(f.x);
   CHECK_CLOSE(ITEM(g), 6.0, 0); /* the first pass only */
   REL(g);
-  REL(y);
-  REL(x);
-  ag_context_release(ctx);
+  h_squares_drop(&f);
 }
 
 static void test_requires_grad_errors(void) {
@@ -134,7 +122,7 @@ static void test_requires_grad_errors(void) {
 static void test_set_grad_errors(void) {
   ag_context *ctx = NEW_CTX();
   int64_t s2[1] = {2};
-  ag_tensor *x, *y = NULL, *wrong_shape, *wrong_dtype, *ok, *g;
+  ag_tensor *x, *y = NULL, *wrong_shape, *wrong_dtype, *ok;
   REQUIRE(ctx);
   x = MAKE(ctx, AG_F64, s1_3, 1, NULL);
   wrong_shape = MAKE(ctx, AG_F64, s2, 1, NULL);
@@ -144,9 +132,7 @@ static void test_set_grad_errors(void) {
   REQUIRE_OK(ag_tensor_requires_grad(x, 1));
   CHECK_ERR(ag_tensor_set_grad(x, wrong_shape), AG_ERR_SHAPE, "ag_tensor_set_grad");
   CHECK_ERR(ag_tensor_set_grad(x, wrong_dtype), AG_ERR_DTYPE, "ag_tensor_set_grad");
-  g = GRAD(x);
-  CHECK(g == NULL);
-  REL(g);
+  CHECK_NO_GRAD(x);
   REQUIRE_OK(ag_op_neg(&y, x));
   CHECK_ERR(ag_tensor_set_grad(y, ok), AG_ERR_GRAPH, "ag_tensor_set_grad");
   REL(y);

@@ -104,19 +104,15 @@ static void test_release_null_records_nothing(void) {
  * the caller's handle reaches a live object, and must be detected, ignored
  * and recorded. */
 static void test_double_release_tensor(void) {
-  ag_context *ctx = NEW_CTX();
-  ag_tensor *x, *y = NULL, *g, *g2;
+  h_squares f;
+  ag_tensor *g, *g2;
   char before[512];
   double v;
-  REQUIRE(ctx);
-  x = SCALAR(ctx, AG_F64, 2.0);
-  REQUIRE(x);
-  REQUIRE_OK(ag_tensor_requires_grad(x, 1));
-  REQUIRE_OK(ag_op_mul(&y, x, x));
-  REQUIRE_OK(ag_backward(y, NULL, NULL));
+  REQUIRE(SQUARE_OF_SCALAR(&f, 2.0));
+  REQUIRE_OK(ag_backward(f.y, NULL, NULL));
   /* The leaf keeps its gradient alive, so the handle's object outlives the
    * user's references: a second release is detected, not a crash. */
-  g = GRAD(x);
+  g = GRAD(f.x);
   REQUIRE(g);
   CHECK_STATUS(ag_tensor_item(NULL, &v), AG_ERR_INVALID_ARGUMENT);
   h_save_message(before, sizeof before);
@@ -126,12 +122,10 @@ static void test_double_release_tensor(void) {
   CHECK(strcmp(ag_last_error_message(), before) != 0);
   CHECK_CONTAINS(ag_last_error_message(), "ag_tensor_release");
   /* nothing was freed twice: the gradient is still there */
-  g2 = GRAD(x);
+  g2 = GRAD(f.x);
   CHECK_CLOSE(ITEM(g2), 4.0, 0);
   REL(g2);
-  REL(y);
-  REL(x);
-  ag_context_release(ctx);
+  h_squares_drop(&f);
 }
 
 /* The context is kept alive by a tensor: a second release of the caller's
@@ -160,16 +154,12 @@ static void test_double_release_context(void) {
 
 /* A released tensor handle (its object kept alive by a graph) passed back in. */
 static void test_released_handle_rejected(void) {
-  ag_context *ctx = NEW_CTX();
-  ag_tensor *x, *y = NULL, *g, *out = SENT_T;
-  REQUIRE(ctx);
-  x = SCALAR(ctx, AG_F64, 2.0);
-  REQUIRE(x);
-  REQUIRE_OK(ag_tensor_requires_grad(x, 1));
-  REQUIRE_OK(ag_op_mul(&y, x, x));
-  REQUIRE_OK(ag_backward(y, NULL, NULL));
+  h_squares f;
+  ag_tensor *g, *out = SENT_T;
+  REQUIRE(SQUARE_OF_SCALAR(&f, 2.0));
+  REQUIRE_OK(ag_backward(f.y, NULL, NULL));
   /* g's object stays alive (x holds its gradient) after its handle goes. */
-  g = GRAD(x);
+  g = GRAD(f.x);
   REQUIRE(g);
   ag_tensor_release(g);
   CHECK_ERR(ag_op_neg(&out, g), AG_ERR_INVALID_ARGUMENT, "ag_op_neg");
@@ -184,9 +174,7 @@ static void test_released_handle_rejected(void) {
   CHECK(ag_tensor_numel(g) == -1);
   CHECK(ag_tensor_ndim(g) == -1);
   CHECK(ag_tensor_dtype(g) == 0);
-  REL(y);
-  REL(x);
-  ag_context_release(ctx);
+  h_squares_drop(&f);
 }
 
 int main(int argc, char **argv) {

@@ -92,7 +92,7 @@ static void check_orders(fkind k, ag_dtype dt) {
       CHECK_CLOSE(ITEM(g[order]), f_c(k, v, order), tol);
       CHECK_CLOSE(f_c(k, v, order), fd(k, v, order), 1e-6 * (1 + fabs(f_c(k, v, order))));
     }
-    CHECK(GRAD(x) == NULL); /* ag_grad never touches .grad */
+    CHECK_NO_GRAD(x); /* ag_grad never touches .grad */
     for (order = 1; order <= 3; order++)
       REL(g[order]);
     REL(y);
@@ -225,7 +225,7 @@ static void test_mlp_hessian_vector_product(void) {
   CHECK_VALUES(hv[1], hv_fd + NI * NH, NH, 1e-6);
   CHECK_VALUES(hv[2], hv_fd + NI * NH + NH, NH, 1e-6);
   for (k = 0; k < 3; k++) {
-    CHECK(GRAD(params[k]) == NULL);
+    CHECK_NO_GRAD(params[k]);
     REL(hv[k]);
     REL(dots[k]);
     REL(grads[k]);

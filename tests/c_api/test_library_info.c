@@ -124,10 +124,7 @@ static void test_op_introspection(void) {
 
 static void test_context_options_init(void) {
   ag_context_options a = AG_CONTEXT_OPTIONS_INIT;
-  ag_context_options b;
-  memset(&b, 0xAB, sizeof b);
-  CHECK_OK(ag_context_options_init(&b));
-  CHECK(memcmp(&a, &b, sizeof a) == 0);
+  CHECK_INIT_GIVES(ag_context_options, ag_context_options_init, 0xAB, a);
   CHECK(a.struct_size == sizeof(ag_context_options));
   CHECK(a.num_threads == 0);
   CHECK(sizeof(ag_context_options) == 8); /* no padding, pinned layout */
@@ -135,10 +132,7 @@ static void test_context_options_init(void) {
 
 static void test_backward_options_init(void) {
   ag_backward_options a = AG_BACKWARD_OPTIONS_INIT;
-  ag_backward_options b;
-  memset(&b, 0xCD, sizeof b);
-  CHECK_OK(ag_backward_options_init(&b));
-  CHECK(memcmp(&a, &b, sizeof a) == 0);
+  CHECK_INIT_GIVES(ag_backward_options, ag_backward_options_init, 0xCD, a);
   CHECK(a.struct_size == sizeof(ag_backward_options));
   CHECK(a.retain_graph == 0 && a.create_graph == 0 && a.num_inputs == 0 && a.inputs == NULL);
   CHECK(sizeof(ag_backward_options) == 16 + sizeof(void *)); /* no padding */
