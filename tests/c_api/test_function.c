@@ -12,7 +12,7 @@ static const int64_t s3[1] = {3};
 
 typedef struct {
   int forward_calls, backward_calls, destroyed;
-  int fail_forward, fail_backward, wrong_shape, null_output, save_output, non_diff, once;
+  int fail_forward, fail_backward, wrong_shape, null_output, save_output, non_diff;
   int needs[2];
   int saved_status;
 } fstate;
@@ -26,7 +26,6 @@ static ag_function_def def_of(const char *name, ag_function_forward_fn f, ag_fun
   d.backward = b;
   d.user_data = s;
   d.destroy = destroy_fstate;
-  d.flags = s->once ? AG_FUNCTION_ONCE_DIFFERENTIABLE : 0;
   return d;
 }
 
@@ -93,70 +92,91 @@ static ag_status cube_backward(void *p, ag_function_ctx *ctx, const ag_tensor *c
   return st;
 }
 
+/* The function under test (state s, backward cube_backward) and its one
+ * input x = xv of shape (3): a leaf that requires grad if `leaf`. */
+typedef struct {
+  ag_context *ctx;
+  fstate s;
+  ag_function_def d;
+  ag_tensor *x;
+  const ag_tensor *ins[1];
+} fixture;
+
+static const double x123[3] = {1, 2, 3};
+
+/* 0 (recorded, nothing left to release) if the context or x cannot be made. */
+static int setup(fixture *f, const char *name, ag_function_forward_fn forward, const double *xv, int leaf) {
+  memset(&f->s, 0, sizeof f->s);
+  f->d = def_of(name, forward, cube_backward, &f->s);
+  f->x = NULL;
+  f->ctx = NEW_CTX();
+  if (f->ctx)
+    f->x = leaf ? LEAF(f->ctx, AG_F64, s3, 1, xv) : MAKE(f->ctx, AG_F64, s3, 1, xv);
+  f->ins[0] = f->x;
+  if (!f->x) {
+    ag_context_release(f->ctx);
+    return 0;
+  }
+  return 1;
+}
+
+static void teardown(fixture *f) {
+  REL(f->x);
+  ag_context_release(f->ctx);
+}
+
 static void test_cube_first_and_second_order(void) {
-  ag_context *ctx = NEW_CTX();
-  fstate s = {0};
-  ag_function_def d = def_of("CubeBackward", cube_forward, cube_backward, &s);
+  fixture f;
   double xv[3] = {0.5, -1.5, 2}, y3[3], g1[3], g2[3];
-  ag_tensor *x, *y = NULL, *l = NULL, *gx[1] = {NULL}, *sg = NULL, *h[1] = {NULL};
-  const ag_tensor *outs[1], *ins[1];
+  ag_tensor *y = NULL, *l = NULL, *gx[1] = {NULL}, *sg = NULL, *h[1] = {NULL};
+  const ag_tensor *outs[1];
   ag_grad_options o = AG_GRAD_OPTIONS_INIT;
   int i;
-  REQUIRE(ctx);
-  x = LEAF(ctx, AG_F64, s3, 1, xv);
+  REQUIRE(setup(&f, "CubeBackward", cube_forward, xv, 1));
   for (i = 0; i < 3; i++) {
     y3[i] = xv[i] * xv[i] * xv[i];
     g1[i] = 3 * xv[i] * xv[i];
     g2[i] = 6 * xv[i];
   }
-  ins[0] = x;
-  REQUIRE_OK(ag_function_apply(&y, 1, ins, 1, &d));
-  CHECK(s.forward_calls == 1 && s.needs[0] == 1);
+  REQUIRE_OK(ag_function_apply(&y, 1, f.ins, 1, &f.d));
+  CHECK(f.s.forward_calls == 1 && f.s.needs[0] == 1);
   CHECK_VALUES(y, y3, 3, 1e-12);
   CHECK_STR(ag_tensor_grad_fn_name(y), "CubeBackward");
   REQUIRE_OK(ag_op_sum(&l, y));
   outs[0] = l;
   o.create_graph = 1;
-  REQUIRE_OK(ag_grad(gx, outs, NULL, 1, ins, 1, &o));
-  CHECK(s.backward_calls == 1);
+  REQUIRE_OK(ag_grad(gx, outs, NULL, 1, f.ins, 1, &o));
+  CHECK(f.s.backward_calls == 1);
   CHECK_VALUES(gx[0], g1, 3, 1e-12);
   CHECK(ag_tensor_get_requires_grad(gx[0]) == 1);
   /* double backward through the recorded custom backward */
   REQUIRE_OK(ag_op_sum(&sg, gx[0]));
   outs[0] = sg;
   o.create_graph = 0;
-  REQUIRE_OK(ag_grad(h, outs, NULL, 1, ins, 1, &o));
+  REQUIRE_OK(ag_grad(h, outs, NULL, 1, f.ins, 1, &o));
   CHECK_VALUES(h[0], g2, 3, 1e-12);
   REL(h[0]);
   REL(sg);
   REL(gx[0]);
   REL(l);
-  CHECK(s.destroyed == 0);
+  CHECK(f.s.destroyed == 0);
   REL(y);
-  CHECK(s.destroyed == 1); /* the node went with its output */
-  REL(x);
-  ag_context_release(ctx);
+  CHECK(f.s.destroyed == 1); /* the node went with its output */
+  teardown(&f);
 }
 
 /* No input requires grad: forward runs, no node, destroy at once. */
 static void test_no_graph_destroys_at_once(void) {
-  ag_context *ctx = NEW_CTX();
-  fstate s = {0};
-  ag_function_def d = def_of("CubeBackward", cube_forward, cube_backward, &s);
-  double xv[3] = {1, 2, 3};
-  ag_tensor *x, *y = NULL;
-  const ag_tensor *ins[1];
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s3, 1, xv);
-  ins[0] = x;
-  REQUIRE_OK(ag_function_apply(&y, 1, ins, 1, &d));
-  CHECK(s.needs[0] == 0);
-  CHECK(s.destroyed == 1);
+  fixture f;
+  ag_tensor *y = NULL;
+  REQUIRE(setup(&f, "CubeBackward", cube_forward, x123, 0));
+  REQUIRE_OK(ag_function_apply(&y, 1, f.ins, 1, &f.d));
+  CHECK(f.s.needs[0] == 0);
+  CHECK(f.s.destroyed == 1);
   CHECK(ag_tensor_get_requires_grad(y) == 0);
   CHECK(ag_tensor_grad_fn_name(y) == NULL);
   REL(y);
-  REL(x);
-  ag_context_release(ctx);
+  teardown(&f);
 }
 
 /* ---- two inputs, two outputs: (a*b, a+b); b does not need a gradient --------- */
@@ -319,31 +339,26 @@ static void test_saved_output_no_cycle_and_double_backward(void) {
 /* ---- once_differentiable ---------------------------------------------------------- */
 
 static void test_once_differentiable(void) {
-  ag_context *ctx = NEW_CTX();
-  fstate s = {0};
-  ag_function_def d;
+  fixture f;
   double xv[3] = {0.5, 1, 2}, g1[3];
-  ag_tensor *x, *y = NULL, *l = NULL, *gx[1] = {NULL}, *sg = NULL, *h[1] = {NULL};
-  const ag_tensor *ins[1], *outs[1];
+  ag_tensor *y = NULL, *l = NULL, *gx[1] = {NULL}, *sg = NULL, *h[1] = {NULL};
+  const ag_tensor *outs[1];
   ag_grad_options o = AG_GRAD_OPTIONS_INIT;
   int i;
-  REQUIRE(ctx);
-  s.once = 1;
-  d = def_of("OnceCubeBackward", cube_forward, cube_backward, &s);
+  REQUIRE(setup(&f, "OnceCubeBackward", cube_forward, xv, 1));
+  f.d.flags = AG_FUNCTION_ONCE_DIFFERENTIABLE;
   for (i = 0; i < 3; i++)
     g1[i] = 3 * xv[i] * xv[i];
-  x = LEAF(ctx, AG_F64, s3, 1, xv);
-  ins[0] = x;
-  REQUIRE_OK(ag_function_apply(&y, 1, ins, 1, &d));
+  REQUIRE_OK(ag_function_apply(&y, 1, f.ins, 1, &f.d));
   REQUIRE_OK(ag_op_sum(&l, y));
   outs[0] = l;
   o.create_graph = 1;
-  REQUIRE_OK(ag_grad(gx, outs, NULL, 1, ins, 1, &o));
+  REQUIRE_OK(ag_grad(gx, outs, NULL, 1, f.ins, 1, &o));
   CHECK_VALUES(gx[0], g1, 3, 1e-12);
   REQUIRE_OK(ag_op_sum(&sg, gx[0]));
   outs[0] = sg;
   h[0] = SENT_T;
-  CHECK_ERR(ag_grad(h, outs, NULL, 1, ins, 1, NULL), AG_ERR_GRAPH, "ag_grad");
+  CHECK_ERR(ag_grad(h, outs, NULL, 1, f.ins, 1, NULL), AG_ERR_GRAPH, "ag_grad");
   CHECK_MSG_HAS("OnceCubeBackward");
   CHECK_MSG_HAS("cannot be differentiated again");
   CHECK(h[0] == SENT_T);
@@ -351,8 +366,7 @@ static void test_once_differentiable(void) {
   REL(gx[0]);
   REL(l);
   REL(y);
-  REL(x);
-  ag_context_release(ctx);
+  teardown(&f);
 }
 
 /* ---- mark_dirty: scale a non-leaf by 2 in place ------------------------------- */
@@ -429,82 +443,63 @@ static void test_mark_dirty(void) {
 /* ---- version check on a saved input -------------------------------------------- */
 
 static void test_saved_input_modified(void) {
-  ag_context *ctx = NEW_CTX();
-  fstate s = {0};
-  ag_function_def d = def_of("CubeBackward", cube_forward, cube_backward, &s);
-  double xv[3] = {1, 2, 3};
-  ag_tensor *x, *y = NULL, *l = NULL;
-  const ag_tensor *ins[1];
-  REQUIRE(ctx);
-  x = LEAF(ctx, AG_F64, s3, 1, xv);
-  ins[0] = x;
-  REQUIRE_OK(ag_function_apply(&y, 1, ins, 1, &d));
+  fixture f;
+  ag_tensor *y = NULL, *l = NULL;
+  REQUIRE(setup(&f, "CubeBackward", cube_forward, x123, 1));
+  REQUIRE_OK(ag_function_apply(&y, 1, f.ins, 1, &f.d));
   REQUIRE_OK(ag_op_sum(&l, y));
-  REQUIRE_OK(ag_tensor_copy_from(x, xv, sizeof xv)); /* bumps the version */
+  REQUIRE_OK(ag_tensor_copy_from(f.x, x123, sizeof x123)); /* bumps the version */
   CHECK_ERR(ag_backward(l, NULL, NULL), AG_ERR_CALLBACK, "ag_backward");
-  CHECK(s.saved_status == AG_ERR_VERSION);
+  CHECK(f.s.saved_status == AG_ERR_VERSION);
   CHECK_MSG_HAS("CubeBackward");
   CHECK_MSG_HAS("version is 1, expected 0");
   REL(l);
   REL(y);
-  REL(x);
-  ag_context_release(ctx);
+  teardown(&f);
 }
 
 /* ---- failures ------------------------------------------------------------------- */
 
 static void test_failing_forward(void) {
-  ag_context *ctx = NEW_CTX();
-  fstate s = {0};
-  ag_function_def d = def_of("CubeBackward", cube_forward, cube_backward, &s);
-  double xv[3] = {1, 2, 3};
-  ag_tensor *x, *y = SENT_T;
-  const ag_tensor *ins[1];
-  REQUIRE(ctx);
-  x = LEAF(ctx, AG_F64, s3, 1, xv);
-  ins[0] = x;
-  s.fail_forward = 1;
-  CHECK_ERR(ag_function_apply(&y, 1, ins, 1, &d), AG_ERR_CALLBACK, "ag_function_apply");
+  fixture f;
+  ag_tensor *y = SENT_T;
+  REQUIRE(setup(&f, "CubeBackward", cube_forward, x123, 1));
+  f.s.fail_forward = 1;
+  CHECK_ERR(ag_function_apply(&y, 1, f.ins, 1, &f.d), AG_ERR_CALLBACK, "ag_function_apply");
   CHECK_MSG_HAS("CubeBackward forward failed (AG_ERR_SHAPE): forward does not like these inputs");
   CHECK(y == SENT_T);
-  CHECK(s.destroyed == 1);
-  s.fail_forward = 0;
-  s.null_output = 1;
-  CHECK_ERR(ag_function_apply(&y, 1, ins, 1, &d), AG_ERR_CALLBACK, "ag_function_apply");
+  CHECK(f.s.destroyed == 1);
+  f.s.fail_forward = 0;
+  f.s.null_output = 1;
+  CHECK_ERR(ag_function_apply(&y, 1, f.ins, 1, &f.d), AG_ERR_CALLBACK, "ag_function_apply");
   CHECK_MSG_HAS("left entry 0 NULL");
-  CHECK(s.destroyed == 2);
-  REL(x);
-  ag_context_release(ctx);
+  CHECK(f.s.destroyed == 2);
+  teardown(&f);
 }
 
 static void test_failing_backward_and_wrong_shape(void) {
   int variant;
   for (variant = 0; variant < 2; variant++) {
-    ag_context *ctx = NEW_CTX();
-    fstate s = {0};
-    ag_function_def d = def_of("CubeBackward", cube_forward, cube_backward, &s);
-    double xv[3] = {1, 2, 3};
-    ag_tensor *x, *y = NULL, *l = NULL;
-    const ag_tensor *ins[1];
-    REQUIRE(ctx);
-    x = LEAF(ctx, AG_F64, s3, 1, xv);
-    ins[0] = x;
-    REQUIRE_OK(ag_function_apply(&y, 1, ins, 1, &d));
+    fixture f;
+    ag_tensor *y = NULL, *l = NULL;
+    REQUIRE(setup(&f, "CubeBackward", cube_forward, x123, 1));
+    REQUIRE_OK(ag_function_apply(&y, 1, f.ins, 1, &f.d));
     REQUIRE_OK(ag_op_sum(&l, y));
-    s.fail_backward = variant == 0;
-    s.wrong_shape = variant == 1;
+    f.s.fail_backward = variant == 0;
+    f.s.wrong_shape = variant == 1;
     CHECK_ERR(ag_backward(l, NULL, NULL), AG_ERR_CALLBACK, "ag_backward");
     if (variant == 0) {
       CHECK_MSG_HAS("CubeBackward backward failed (AG_ERR_UNSUPPORTED): backward refuses");
     } else {
       CHECK_MSG_HAS("returned a gradient of dtype f64 and shape (2) for input 0, which has dtype f64 and shape (3)");
     }
-    CHECK_NO_GRAD(x);
+    CHECK_NO_GRAD(f.x);
     REL(l);
     REL(y);
-    REL(x);
-    CHECK(s.destroyed == 1);
-    ag_context_release(ctx);
+    REL(f.x);
+    f.x = NULL;
+    CHECK(f.s.destroyed == 1);
+    teardown(&f);
   }
 }
 
@@ -526,39 +521,32 @@ static ag_status misuse_forward(void *p, ag_function_ctx *ctx, const ag_tensor *
 }
 
 static void test_ctx_misuse_and_bad_arguments(void) {
-  ag_context *ctx = NEW_CTX();
-  fstate s = {0};
-  ag_function_def d = def_of("MisuseBackward", misuse_forward, cube_backward, &s);
-  double xv[3] = {1, 2, 3};
-  ag_tensor *x, *y = NULL;
-  const ag_tensor *ins[1];
-  REQUIRE(ctx);
-  x = LEAF(ctx, AG_F64, s3, 1, xv);
-  ins[0] = x;
-  REQUIRE_OK(ag_function_apply(&y, 1, ins, 1, &d));
-  CHECK(s.saved_status == AG_ERR_INVALID_ARGUMENT);
+  fixture f;
+  ag_tensor *y = NULL;
+  REQUIRE(setup(&f, "MisuseBackward", misuse_forward, x123, 1));
+  REQUIRE_OK(ag_function_apply(&y, 1, f.ins, 1, &f.d));
+  CHECK(f.s.saved_status == AG_ERR_INVALID_ARGUMENT);
   REL(y);
-  CHECK(s.destroyed == 1);
+  CHECK(f.s.destroyed == 1);
   /* bad arguments: destroy still runs exactly once each time */
   y = SENT_T;
-  CHECK_ERR(ag_function_apply(&y, 0, ins, 1, &d), AG_ERR_INVALID_ARGUMENT, "ag_function_apply");
-  CHECK(s.destroyed == 2);
-  CHECK_ERR(ag_function_apply(&y, 1, NULL, 1, &d), AG_ERR_INVALID_ARGUMENT, "ag_function_apply");
-  CHECK(s.destroyed == 3);
-  CHECK_ERR(ag_function_apply(&y, 1, ins, 1, NULL), AG_ERR_INVALID_ARGUMENT, "ag_function_apply");
-  d.backward = NULL;
-  CHECK_ERR(ag_function_apply(&y, 1, ins, 1, &d), AG_ERR_INVALID_ARGUMENT, "ag_function_apply");
+  CHECK_ERR(ag_function_apply(&y, 0, f.ins, 1, &f.d), AG_ERR_INVALID_ARGUMENT, "ag_function_apply");
+  CHECK(f.s.destroyed == 2);
+  CHECK_ERR(ag_function_apply(&y, 1, NULL, 1, &f.d), AG_ERR_INVALID_ARGUMENT, "ag_function_apply");
+  CHECK(f.s.destroyed == 3);
+  CHECK_ERR(ag_function_apply(&y, 1, f.ins, 1, NULL), AG_ERR_INVALID_ARGUMENT, "ag_function_apply");
+  f.d.backward = NULL;
+  CHECK_ERR(ag_function_apply(&y, 1, f.ins, 1, &f.d), AG_ERR_INVALID_ARGUMENT, "ag_function_apply");
   CHECK_MSG_HAS("def->forward and def->backward");
-  CHECK(s.destroyed == 4);
-  d.struct_size = 2;
-  CHECK_ERR(ag_function_apply(&y, 1, ins, 1, &d), AG_ERR_INVALID_ARGUMENT, "ag_function_apply");
+  CHECK(f.s.destroyed == 4);
+  f.d.struct_size = 2;
+  CHECK_ERR(ag_function_apply(&y, 1, f.ins, 1, &f.d), AG_ERR_INVALID_ARGUMENT, "ag_function_apply");
   CHECK(y == SENT_T);
   CHECK(ag_function_ctx_num_saved(NULL) == -1);
   CHECK(ag_function_ctx_needs_input_grad(NULL, 0) == 0);
   CHECK_ERR(ag_function_def_init(NULL), AG_ERR_INVALID_ARGUMENT, "ag_function_def_init");
   CHECK_INIT_GIVES(ag_function_def, ag_function_def_init, 0xCD, AG_FUNCTION_DEF_INIT);
-  REL(x);
-  ag_context_release(ctx);
+  teardown(&f);
 }
 
 int main(int argc, char **argv) {

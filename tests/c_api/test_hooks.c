@@ -81,6 +81,15 @@ static void drop(graph *g) {
   ag_context_release(g->ctx);
 }
 
+/* With `hook` registered on y (no handle), backward fails with AG_ERR_CALLBACK.
+ * 0 only if the hook could not be registered: a failed backward is recorded. */
+static int check_backward_fails_with_hook(graph *g, ag_tensor_hook_fn hook, void *s, ag_destroy_fn destroy) {
+  if (!CHECK_OK(ag_tensor_register_hook(NULL, g->y, hook, s, destroy)))
+    return 0;
+  CHECK_ERR(ag_backward(g->l, NULL, NULL), AG_ERR_CALLBACK, "ag_backward");
+  return 1;
+}
+
 static void test_tensor_hook_non_leaf_replaces(void) {
   graph g;
   state s = {0};
@@ -345,8 +354,7 @@ static void test_queue_callback_failure(void) {
   cb_state s = {0};
   REQUIRE(build(&g));
   s.fail = 1;
-  REQUIRE_OK(ag_tensor_register_hook(NULL, g.y, queueing_hook, &s, NULL));
-  CHECK_ERR(ag_backward(g.l, NULL, NULL), AG_ERR_CALLBACK, "ag_backward");
+  REQUIRE(check_backward_fails_with_hook(&g, queueing_hook, &s, NULL));
   CHECK_MSG_HAS("final callback says no");
   CHECK_MSG_HAS("AG_ERR_UNSUPPORTED");
   CHECK(s.destroyed == 1);
@@ -369,8 +377,7 @@ static void test_failing_hook_message_reaches_caller(void) {
   state s = {0};
   REQUIRE(build(&g));
   s.fail = 1;
-  REQUIRE_OK(ag_tensor_register_hook(NULL, g.y, scale_hook, &s, destroy_state));
-  CHECK_ERR(ag_backward(g.l, NULL, NULL), AG_ERR_CALLBACK, "ag_backward");
+  REQUIRE(check_backward_fails_with_hook(&g, scale_hook, &s, destroy_state));
   CHECK_MSG_HAS("tensor hook failed (AG_ERR_INVALID_ARGUMENT): the hook refused");
   CHECK_MSG_HAS("MulBackward");
   CHECK_NO_GRAD(g.x);
@@ -383,8 +390,7 @@ static void test_hook_wrong_shape(void) {
   state s = {0};
   REQUIRE(build(&g));
   s.wrong_shape = 1;
-  REQUIRE_OK(ag_tensor_register_hook(NULL, g.y, scale_hook, &s, destroy_state));
-  CHECK_ERR(ag_backward(g.l, NULL, NULL), AG_ERR_CALLBACK, "ag_backward");
+  REQUIRE(check_backward_fails_with_hook(&g, scale_hook, &s, destroy_state));
   CHECK_MSG_HAS("tensor hook of MulBackward returned a gradient of dtype f64 and shape (2)");
   CHECK_MSG_HAS("shape (3)");
   drop(&g);
@@ -397,8 +403,7 @@ static void test_hook_other_context(void) {
   REQUIRE(build(&g));
   s.other_ctx = NEW_CTX();
   REQUIRE(s.other_ctx);
-  REQUIRE_OK(ag_tensor_register_hook(NULL, g.y, scale_hook, &s, destroy_state));
-  CHECK_ERR(ag_backward(g.l, NULL, NULL), AG_ERR_CALLBACK, "ag_backward");
+  REQUIRE(check_backward_fails_with_hook(&g, scale_hook, &s, destroy_state));
   CHECK_MSG_HAS("from another context");
   ag_context_release(s.other_ctx);
   drop(&g);
