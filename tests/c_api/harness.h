@@ -384,6 +384,28 @@ static inline ag_tensor *h_leaf_at(const char *file, int line, ag_context *ctx, 
 #define TAGGED_LEAF(ctx, dt, shape, ndim, vals, tag) \
   h_leaf_at(__FILE__, __LINE__, (ctx), (dt), (shape), (ndim), (vals), (tag))
 
+/* *ctx = a new context and *x = MAKE (or, if `leaf`, LEAF) in it. On failure:
+ * 0, recorded, and nothing left to release. */
+static inline int h_ctx_with_at(const char *file, int line, ag_context **ctx, ag_tensor **x, ag_dtype dt,
+                                const int64_t *shape, int32_t ndim, const double *vals, int leaf) {
+  *x = NULL;
+  *ctx = h_ctx_at(file, line, 0);
+  if (!*ctx)
+    return 0;
+  *x = leaf ? h_leaf_at(file, line, *ctx, dt, shape, ndim, vals, NULL)
+            : h_make_at(file, line, *ctx, dt, shape, ndim, vals);
+  if (!h_check(file, line, "tensor in the new context != NULL", *x != NULL)) {
+    ag_context_release(*ctx);
+    *ctx = NULL;
+    return 0;
+  }
+  return 1;
+}
+#define NEW_CTX_WITH(ctx, x, dt, shape, ndim, vals) \
+  h_ctx_with_at(__FILE__, __LINE__, (ctx), (x), (dt), (shape), (ndim), (vals), 0)
+#define NEW_CTX_WITH_LEAF(ctx, x, dt, shape, ndim, vals) \
+  h_ctx_with_at(__FILE__, __LINE__, (ctx), (x), (dt), (shape), (ndim), (vals), 1)
+
 /* Read the elements of `t` as doubles into out[cap]; returns numel, or -1 on failure. */
 static inline int64_t h_read_at(const char *file, int line, const ag_tensor *t, double *out,
                                 size_t cap) {
@@ -487,31 +509,22 @@ static inline int h_check_all_at(const char *file, int line, const char *et, con
 }
 #define CHECK_ALL(t, v, n, tol) h_check_all_at(__FILE__, __LINE__, #t, (t), (v), (n), (tol))
 
-/* CHECK_VALUES / CHECK_ALL on the gradient of `t`, released after the check. */
-static inline int h_check_grad_values_at(const char *file, int line, const char *et, const ag_tensor *t,
-                                         const double *expected, int64_t n, double tol) {
+/* CHECK_VALUES (or, with expected NULL, CHECK_ALL of `v`) on the gradient of
+ * `t`, which is released after the check. */
+static inline int h_check_grad_at(const char *file, int line, const char *et, const ag_tensor *t,
+                                  const double *expected, double v, int64_t n, double tol) {
   ag_tensor *g = h_grad_at(file, line, t);
   char buf[256];
   int ok;
   snprintf(buf, sizeof buf, "grad(%s)", et);
-  ok = h_check_values_at(file, line, buf, g, expected, n, tol);
+  ok = expected ? h_check_values_at(file, line, buf, g, expected, n, tol)
+                : h_check_all_at(file, line, buf, g, v, n, tol);
   ag_tensor_release(g);
   return ok;
 }
 #define CHECK_GRAD_VALUES(t, expected, n, tol) \
-  h_check_grad_values_at(__FILE__, __LINE__, #t, (t), (expected), (n), (tol))
-
-static inline int h_check_grad_all_at(const char *file, int line, const char *et, const ag_tensor *t,
-                                      double v, int64_t n, double tol) {
-  ag_tensor *g = h_grad_at(file, line, t);
-  char buf[256];
-  int ok;
-  snprintf(buf, sizeof buf, "grad(%s)", et);
-  ok = h_check_all_at(file, line, buf, g, v, n, tol);
-  ag_tensor_release(g);
-  return ok;
-}
-#define CHECK_GRAD_ALL(t, v, n, tol) h_check_grad_all_at(__FILE__, __LINE__, #t, (t), (v), (n), (tol))
+  h_check_grad_at(__FILE__, __LINE__, #t, (t), (expected), 0.0, (n), (tol))
+#define CHECK_GRAD_ALL(t, v, n, tol) h_check_grad_at(__FILE__, __LINE__, #t, (t), NULL, (v), (n), (tol))
 
 /* shape(t) == shape[0..ndim) */
 static inline int h_check_shape_at(const char *file, int line, const char *et, const ag_tensor *t,
@@ -584,11 +597,8 @@ static inline void h_squares_drop(h_squares *f) {
  * and nothing left to release. */
 static inline int h_sum_of_squares_at(const char *file, int line, h_squares *f, ag_dtype dt,
                                       const int64_t *shape, int32_t ndim, const double *vals) {
-  f->x = f->y = f->s = NULL;
-  f->ctx = h_ctx_at(file, line, 0);
-  if (f->ctx)
-    f->x = h_leaf_at(file, line, f->ctx, dt, shape, ndim, vals, NULL);
-  if (!h_check(file, line, "context and leaf x != NULL", f->x != NULL) ||
+  f->y = f->s = NULL;
+  if (!h_ctx_with_at(file, line, &f->ctx, &f->x, dt, shape, ndim, vals, 1) ||
       !h_check_status(file, line, "ag_op_mul(&y, x, x)", ag_op_mul(&f->y, f->x, f->x), AG_OK) ||
       !h_check_status(file, line, "ag_op_sum(&s, y)", ag_op_sum(&f->s, f->y), AG_OK)) {
     h_squares_drop(f);

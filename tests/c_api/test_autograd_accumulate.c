@@ -76,12 +76,10 @@ static void test_grad_handle_is_the_gradient(ag_dtype dt) {
 /* set_grad(x, G) shares G as the gradient; a later backward accumulates into
  * a new buffer, so G itself stays as it was. */
 static void test_set_grad_then_accumulate(ag_dtype dt) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   double want[3] = {12, 14, 16};
   ag_tensor *x, *G = NULL, *y = NULL, *s = NULL, *g;
-  REQUIRE(ctx);
-  x = LEAF(ctx, dt, s3, 1, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH_LEAF(&ctx, &x, dt, s3, 1, xv));
   REQUIRE_OK(ag_tensor_full(&G, ctx, dt, s3, 1, 10.0));
   REQUIRE_OK(ag_tensor_set_grad(x, G));
   CHECK_GRAD_ALL(x, 10.0, 3, 0);

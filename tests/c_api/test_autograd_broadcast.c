@@ -7,12 +7,21 @@
 
 static const int64_t s3[1] = {3};
 
+/* The gradient of `t` has shape[0..ndim) and the values want[0..n). */
+static void check_grad(const ag_tensor *t, const int64_t *shape, int32_t ndim, const double *want, int64_t n) {
+  ag_tensor *g = GRAD(t);
+  CHECK_SHAPE(g, shape, ndim);
+  CHECK_VALUES(g, want, n, 0);
+  REL(g);
+}
+
 /* a (2,3) + b (3) with grad_root ones: a.grad = ones, b.grad = [2,2,2]. */
 static void test_broadcast_add_grad(ag_dtype dt) {
   ag_context *ctx = NEW_CTX();
   int64_t s23[2] = {2, 3};
   double av[6] = {1, 2, 3, 4, 5, 6}, bv[3] = {10, 20, 30};
-  ag_tensor *a, *b, *y = NULL, *ones = NULL, *ga, *gb;
+  double gawant[6] = {1, 1, 1, 1, 1, 1}, gbwant[3] = {2, 2, 2};
+  ag_tensor *a, *b, *y = NULL, *ones = NULL;
   REQUIRE(ctx);
   a = LEAF(ctx, dt, s23, 2, av);
   b = LEAF(ctx, dt, s3, 1, bv);
@@ -21,14 +30,8 @@ static void test_broadcast_add_grad(ag_dtype dt) {
   CHECK_SHAPE(y, s23, 2);
   REQUIRE_OK(ag_tensor_ones(&ones, ctx, dt, s23, 2));
   REQUIRE_OK(ag_backward(y, ones, NULL));
-  ga = GRAD(a);
-  gb = GRAD(b);
-  CHECK_SHAPE(ga, s23, 2);
-  CHECK_ALL(ga, 1.0, 6, 0);
-  CHECK_SHAPE(gb, s3, 1);
-  CHECK_ALL(gb, 2.0, 3, 0);
-  REL(ga);
-  REL(gb);
+  check_grad(a, s23, 2, gawant, 6);
+  check_grad(b, s3, 1, gbwant, 3);
   REL(ones);
   REL(y);
   REL(a);
@@ -43,7 +46,7 @@ static void test_broadcast_mul_grad(ag_dtype dt) {
   int64_t s21[2] = {2, 1}, s13[2] = {1, 3}, s23[2] = {2, 3};
   double av[2] = {1, 2}, bv[3] = {3, 4, 5}, Gv[6] = {1, 2, 3, 4, 5, 6};
   double ywant[6] = {3, 4, 5, 6, 8, 10}, gawant[2] = {26, 62}, gbwant[3] = {9, 12, 15};
-  ag_tensor *a, *b, *G, *y = NULL, *ga, *gb;
+  ag_tensor *a, *b, *G, *y = NULL;
   REQUIRE(ctx);
   a = LEAF(ctx, dt, s21, 2, av);
   b = LEAF(ctx, dt, s13, 2, bv);
@@ -53,14 +56,8 @@ static void test_broadcast_mul_grad(ag_dtype dt) {
   CHECK_SHAPE(y, s23, 2);
   CHECK_VALUES(y, ywant, 6, 0);
   REQUIRE_OK(ag_backward(y, G, NULL));
-  ga = GRAD(a);
-  gb = GRAD(b);
-  CHECK_SHAPE(ga, s21, 2);
-  CHECK_VALUES(ga, gawant, 2, 0);
-  CHECK_SHAPE(gb, s13, 2);
-  CHECK_VALUES(gb, gbwant, 3, 0);
-  REL(ga);
-  REL(gb);
+  check_grad(a, s21, 2, gawant, 2);
+  check_grad(b, s13, 2, gbwant, 3);
   REL(y);
   REL(G);
   REL(a);
@@ -102,9 +99,10 @@ static void test_scalar_broadcast_grad(ag_dtype dt) {
 static void test_expand_sum_to_size_grad(ag_dtype dt) {
   ag_context *ctx = NEW_CTX();
   int64_t s13[2] = {1, 3}, s23[2] = {2, 3}, s423[3] = {4, 2, 3};
-  double xv[3] = {1, 2, 3}, wv[6] = {1, 2, 3, 4, 5, 6};
-  ag_tensor *x, *w, *e = NULL, *m = NULL, *s = NULL, *g;
-  ag_tensor *z, *r = NULL, *t = NULL, *gz;
+  double xv[3] = {1, 2, 3}, wv[6] = {1, 2, 3, 4, 5, 6}, gxwant[3] = {5, 7, 9}, gzwant[24];
+  ag_tensor *x, *w, *e = NULL, *m = NULL, *s = NULL;
+  ag_tensor *z, *r = NULL, *t = NULL;
+  int i;
   REQUIRE(ctx);
   /* sum(expand(x, (2,3)) * W) : dx = column sums of W = [5,7,9] */
   x = LEAF(ctx, dt, s13, 2, xv);
@@ -114,13 +112,7 @@ static void test_expand_sum_to_size_grad(ag_dtype dt) {
   REQUIRE_OK(ag_op_mul(&m, e, w));
   REQUIRE_OK(ag_op_sum(&s, m));
   REQUIRE_OK(ag_backward(s, NULL, NULL));
-  g = GRAD(x);
-  {
-    double want[3] = {5, 7, 9};
-    CHECK_SHAPE(g, s13, 2);
-    CHECK_VALUES(g, want, 3, 0);
-  }
-  REL(g);
+  check_grad(x, s13, 2, gxwant, 3);
   /* sum(sum_to_size(Z, (1,3)) * x2) with Z (4,2,3) -> dZ = broadcast of [1,2,3] */
   z = LEAF(ctx, dt, s423, 3, NULL);
   REQUIRE(z);
@@ -131,16 +123,9 @@ static void test_expand_sum_to_size_grad(ag_dtype dt) {
   s = NULL;
   REQUIRE_OK(ag_op_sum(&s, t));
   REQUIRE_OK(ag_backward(s, NULL, NULL));
-  gz = GRAD(z);
-  {
-    double want[24];
-    int i;
-    for (i = 0; i < 24; i++)
-      want[i] = xv[i % 3];
-    CHECK_SHAPE(gz, s423, 3);
-    CHECK_VALUES(gz, want, 24, 0);
-  }
-  REL(gz);
+  for (i = 0; i < 24; i++)
+    gzwant[i] = xv[i % 3];
+  check_grad(z, s423, 3, gzwant, 24);
   REL(t);
   REL(r);
   REL(z);

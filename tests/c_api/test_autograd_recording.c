@@ -13,13 +13,11 @@ static const int64_t s3[1] = {3};
 /* ---- grad mode ------------------------------------------------------------------- */
 
 static void test_grad_mode_off(ag_dtype dt) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   double xv[1] = {3};
   int32_t prev = -7;
   ag_tensor *x, *y = NULL, *y2 = NULL;
-  REQUIRE(ctx);
-  x = LEAF(ctx, dt, s1, 1, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH_LEAF(&ctx, &x, dt, s1, 1, xv));
   CHECK(ag_grad_mode_enabled() == 1);
   REQUIRE_OK(ag_grad_mode_set(0, &prev));
   CHECK(prev == 1);
@@ -52,13 +50,11 @@ static void test_grad_mode_off(ag_dtype dt) {
 
 /* Backward sets grad mode for its pass and restores the caller's mode after. */
 static void test_backward_restores_grad_mode(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   double xv[1] = {2};
   ag_tensor *x, *y = NULL, *y2 = NULL, *g;
   ag_backward_options o = AG_BACKWARD_OPTIONS_INIT;
-  REQUIRE(ctx);
-  x = LEAF(ctx, AG_F64, s1, 1, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH_LEAF(&ctx, &x, AG_F64, s1, 1, xv));
   REQUIRE_OK(ag_op_mul(&y, x, x));
   REQUIRE_OK(ag_op_mul(&y2, x, x));
   /* off, then a plain backward of a graph recorded before */
@@ -107,14 +103,12 @@ static void *thread_check_mode(void *arg) {
 }
 
 static void test_grad_mode_per_thread(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   double xv[1] = {2};
   ag_tensor *x;
   mode_thread m;
   pthread_t th;
-  REQUIRE(ctx);
-  x = LEAF(ctx, AG_F64, s1, 1, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH_LEAF(&ctx, &x, AG_F64, s1, 1, xv));
   /* main off: a new thread starts with it on */
   REQUIRE_OK(ag_grad_mode_set(0, NULL));
   memset(&m, 0, sizeof m);
@@ -336,13 +330,11 @@ static void test_create_graph(ag_dtype dt) {
 
 /* create_graph implies retain_graph: the same root can be walked again. */
 static void test_create_graph_implies_retain(ag_dtype dt) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   double v = 2.0;
   ag_tensor *x, *xx = NULL, *y = NULL, *g;
   ag_backward_options o = AG_BACKWARD_OPTIONS_INIT;
-  REQUIRE(ctx);
-  x = LEAF(ctx, dt, s1, 1, &v);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH_LEAF(&ctx, &x, dt, s1, 1, &v));
   REQUIRE_OK(ag_op_mul(&xx, x, x));
   REQUIRE_OK(ag_op_mul(&y, xx, x));
   o.create_graph = 1;

@@ -12,12 +12,10 @@ static const int64_t s3[1] = {3};
 
 /* x = [3], y = x*x, dy/dx = 6. */
 static void test_seed_square(ag_dtype dt) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   double xv[1] = {3.0};
   ag_tensor *x, *y = NULL, *g;
-  REQUIRE(ctx);
-  x = LEAF(ctx, dt, s1, 1, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH_LEAF(&ctx, &x, dt, s1, 1, xv));
   REQUIRE_OK(ag_op_mul(&y, x, x));
   CHECK(ag_tensor_dtype(y) == dt);
   CHECK_SHAPE(y, s1, 1);
@@ -108,12 +106,10 @@ static void test_seed_mean(ag_dtype dt) {
 
 /* A leaf used twice sums its gradients: y = x*x + x gives 2x + 1. */
 static void test_leaf_used_twice(ag_dtype dt) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   double xv[3] = {1, 2, -3}, want[3] = {3, 5, -5};
   ag_tensor *x, *xx = NULL, *y = NULL, *s = NULL;
-  REQUIRE(ctx);
-  x = LEAF(ctx, dt, s3, 1, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH_LEAF(&ctx, &x, dt, s3, 1, xv));
   REQUIRE_OK(ag_op_mul(&xx, x, x));
   REQUIRE_OK(ag_op_add(&y, xx, x));
   REQUIRE_OK(ag_op_sum(&s, y));
@@ -130,13 +126,11 @@ static void test_leaf_used_twice(ag_dtype dt) {
 
 /* A NULL grad_root needs one element, of any ndim. */
 static void test_one_element_root_any_ndim(ag_dtype dt) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   int64_t s111[3] = {1, 1, 1};
   double xv[1] = {-2};
   ag_tensor *x, *y = NULL, *g;
-  REQUIRE(ctx);
-  x = LEAF(ctx, dt, s111, 3, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH_LEAF(&ctx, &x, dt, s111, 3, xv));
   REQUIRE_OK(ag_op_pow_scalar(&y, x, 3.0));
   CHECK_SHAPE(y, s111, 3);
   REQUIRE_OK(ag_backward(y, NULL, NULL));
@@ -172,12 +166,10 @@ static void test_unreached_leaf(void) {
 
 /* Zero-size tensors go through backward: sum of an empty x gives an empty gradient. */
 static void test_zero_size_backward(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   int64_t s0[2] = {0, 3};
   ag_tensor *x, *s = NULL, *g;
-  REQUIRE(ctx);
-  x = LEAF(ctx, AG_F64, s0, 2, NULL);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH_LEAF(&ctx, &x, AG_F64, s0, 2, NULL));
   REQUIRE_OK(ag_op_sum(&s, x));
   CHECK_CLOSE(ITEM(s), 0.0, 0);
   CHECK_OK(ag_backward(s, NULL, NULL));

@@ -8,12 +8,10 @@
 static const int64_t s1_3[1] = {3};
 
 static void test_backward_nonscalar_root(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   double xv[3] = {1, 2, 3};
   ag_tensor *x, *y = NULL;
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s1_3, 1, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s1_3, 1, xv));
   REQUIRE_OK(ag_tensor_requires_grad(x, 1));
   REQUIRE_OK(ag_op_mul(&y, x, x));
   CHECK_ERR(ag_backward(y, NULL, NULL), AG_ERR_SHAPE, "ag_backward");

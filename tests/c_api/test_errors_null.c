@@ -12,11 +12,9 @@ static const int64_t s2_23[2] = {2, 3};
 /* ---- ops ------------------------------------------------------------------------- */
 
 static void test_null_handles_unary_ops(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   ag_tensor *x, *out;
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s1_3, 1, NULL);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s1_3, 1, NULL));
 #define UNARY_NULLS(op)                                                   \
   do {                                                                    \
     out = SENT_T;                                                         \
@@ -53,11 +51,9 @@ static void test_null_handles_unary_ops(void) {
 }
 
 static void test_null_handles_binary_ops(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   ag_tensor *x, *out;
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s1_3, 1, NULL);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s1_3, 1, NULL));
 #define BINARY_NULLS(op)                                                  \
   do {                                                                    \
     out = SENT_T;                                                         \
@@ -118,13 +114,11 @@ static void test_null_handles_context_and_creation(void) {
 }
 
 static void test_null_handles_tensor_functions(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   ag_tensor *x, *out;
   int64_t dims[4] = {-5, -5, -5, -5};
   double buf[3] = {1, 2, 3}, v = 42.0;
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s1_3, 1, NULL);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s1_3, 1, NULL));
 
   CHECK_ERR(ag_tensor_shape(NULL, dims, 4), AG_ERR_INVALID_ARGUMENT, "ag_tensor_shape");
   CHECK(dims[0] == -5);

@@ -125,11 +125,9 @@ static void test_non_floating_ops(void) {
 }
 
 static void test_cast_bad_dtype(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   ag_tensor *x, *out = SENT_T;
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s1_3, 1, NULL);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s1_3, 1, NULL));
   CHECK_ERR(ag_op_cast(&out, x, 0), AG_ERR_DTYPE, "ag_op_cast");
   CHECK(out == SENT_T);
   CHECK_ERR(ag_op_cast(&out, x, 5), AG_ERR_DTYPE, "ag_op_cast");
@@ -167,12 +165,10 @@ static void test_two_contexts(void) {
 }
 
 static void test_expand_incompatible(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   ag_tensor *x, *out = SENT_T;
   int64_t to43[2] = {4, 3}, to3[1] = {3}, to24[2] = {2, 4};
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s2_23, 2, NULL);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s2_23, 2, NULL));
   CHECK_ERR(ag_op_expand(&out, x, to43, 2), AG_ERR_SHAPE, "ag_op_expand");
   CHECK_MSG_HAS("(2,3)");
   CHECK_MSG_HAS("(4,3)");
@@ -186,12 +182,10 @@ static void test_expand_incompatible(void) {
 }
 
 static void test_sum_to_size_incompatible(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   ag_tensor *x, *out = SENT_T;
   int64_t to4[1] = {4}, to231[3] = {2, 3, 1}, to33[2] = {3, 3};
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s2_23, 2, NULL);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s2_23, 2, NULL));
   CHECK_ERR(ag_op_sum_to_size(&out, x, to4, 1), AG_ERR_SHAPE, "ag_op_sum_to_size");
   CHECK_MSG_HAS("(2,3)");
   CHECK_MSG_HAS("(4)");

@@ -178,14 +178,12 @@ static void test_size_overflow(void) {
 /* ---- data access ----------------------------------------------------------------- */
 
 static void test_copy_data_too_small(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   double xv[3] = {1, 2, 3};
   unsigned char buf[24], zero_ok;
   ag_tensor *x;
   size_t i;
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s1_3, 1, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s1_3, 1, xv));
   memset(buf, 0xCD, sizeof buf);
   CHECK_ERR(ag_tensor_copy_data(x, buf, 23), AG_ERR_BUFFER_TOO_SMALL, "ag_tensor_copy_data");
   CHECK_MSG_HAS("24"); /* the bytes it needs */
@@ -205,13 +203,11 @@ static void test_copy_data_too_small(void) {
 }
 
 static void test_copy_from_wrong_size(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   double xv[3] = {1, 2, 3}, src[4] = {9, 9, 9, 9};
   ag_tensor *x;
   int64_t v0;
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s1_3, 1, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s1_3, 1, xv));
   v0 = ag_tensor_version(x);
   CHECK_ERR(ag_tensor_copy_from(x, src, 16), AG_ERR_INVALID_ARGUMENT, "ag_tensor_copy_from");
   CHECK_MSG_HAS("16");
@@ -225,14 +221,12 @@ static void test_copy_from_wrong_size(void) {
 }
 
 static void test_copy_from_expand_view(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   int64_t s13[2] = {1, 3};
   double xv[3] = {1, 2, 3}, src[6] = {0, 0, 0, 0, 0, 0};
   ag_tensor *x, *e = NULL;
   int64_t v0;
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s13, 2, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s13, 2, xv));
   REQUIRE_OK(ag_op_expand(&e, x, s2_23, 2));
   v0 = ag_tensor_version(x);
   CHECK_ERR(ag_tensor_copy_from(e, src, sizeof src), AG_ERR_UNSUPPORTED, "ag_tensor_copy_from");
@@ -244,13 +238,11 @@ static void test_copy_from_expand_view(void) {
 }
 
 static void test_item_errors(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   ag_tensor *x, *z = NULL;
   int64_t s0[1] = {0};
   double v = 123.0;
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s1_3, 1, NULL);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s1_3, 1, NULL));
   CHECK_ERR(ag_tensor_item(x, &v), AG_ERR_SHAPE, "ag_tensor_item");
   CHECK_MSG_HAS("3");
   CHECK(v == 123.0);
@@ -263,12 +255,10 @@ static void test_item_errors(void) {
 }
 
 static void test_shape_buffer_too_small(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   ag_tensor *x;
   int64_t dims[2] = {-7, -7};
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s2_23, 2, NULL);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s2_23, 2, NULL));
   CHECK_ERR(ag_tensor_shape(x, dims, 1), AG_ERR_BUFFER_TOO_SMALL, "ag_tensor_shape");
   CHECK(dims[0] == -7 && dims[1] == -7);
   REL(x);

@@ -152,7 +152,6 @@ static void test_gradcheck_passes_on_correct_functions(void) {
   ag_context_release(ctx);
 }
 
-/* A backward off by a factor 2: the worst element is where 3 x^2 is largest. */
 /* A @ cube(x), with the custom cube: the worst element of a backward off by
  * a factor is where |A[p, q] 3 x[q]^2| is largest, telling apart the output
  * and the input element. */
@@ -181,49 +180,51 @@ static void check_failed_at(const ag_gradcheck_result *r, int32_t input_index, i
   CHECK(r->output_element == output_element);
 }
 
-static void test_gradcheck_finds_wrong_backward_off_diagonal(void) {
+/* ag_gradcheck of fn, whose custom cube's backward is off by a factor 2, at
+ * x = (0.5, -2, 1) (input x_index of the two) and `other` (the other input:
+ * it requires no grad, so it is passed through, not checked). 0 (recorded)
+ * if that cannot be run; everything is released. */
+static int gradcheck_wrong_backward(ag_gradcheck_result *r, ag_fn fn, int x_index, const int64_t *other_shape,
+                                    int32_t other_ndim, const double *other_vals) {
   ag_context *ctx = NEW_CTX();
-  double av[6] = {1, 0, 0, 0, 0, 5}, xv[3] = {0.5, -2, 1};
-  int64_t s23[2] = {2, 3};
-  ag_tensor *a, *x;
+  double xv[3] = {0.5, -2, 1};
+  ag_tensor *x, *other;
   const ag_tensor *ins[2];
-  ag_gradcheck_result r = AG_GRADCHECK_RESULT_INIT;
   cube_cfg bad = {2.0, 0};
-  REQUIRE(ctx);
-  a = F64(ctx, s23, 2, av); /* requires no grad: passed through, not checked */
+  int ok;
+  if (!ctx)
+    return 0;
+  other = F64(ctx, other_shape, other_ndim, other_vals);
   x = LEAF(ctx, AG_F64, s3, 1, xv);
-  ins[0] = a;
-  ins[1] = x;
-  REQUIRE_OK(ag_gradcheck(&r, fn_matvec_custom_cube, &bad, ins, 2, 1, NULL));
+  ins[x_index] = x;
+  ins[1 - x_index] = other;
+  ok = CHECK_OK(ag_gradcheck(r, fn, &bad, ins, 2, 1, NULL));
+  REL(x);
+  REL(other);
+  ag_context_release(ctx);
+  return ok;
+}
+
+static void test_gradcheck_finds_wrong_backward_off_diagonal(void) {
+  double av[6] = {1, 0, 0, 0, 0, 5};
+  int64_t s23[2] = {2, 3};
+  ag_gradcheck_result r = AG_GRADCHECK_RESULT_INIT;
+  REQUIRE(gradcheck_wrong_backward(&r, fn_matvec_custom_cube, 1, s23, 2, av));
   check_failed_at(&r, 1, 2, 0, 1);
   CHECK_CLOSE(r.analytical, 30.0, 1e-9);
   CHECK_CLOSE(r.numerical, 15.0, 1e-5);
   CHECK(r.num_compared == 6);
-  REL(x);
-  REL(a);
-  ag_context_release(ctx);
 }
 
+/* A backward off by a factor 2: the worst element is where 3 x^2 is largest. */
 static void test_gradcheck_finds_wrong_backward(void) {
-  ag_context *ctx = NEW_CTX();
-  double xv[3] = {0.5, -2, 1}, c[2] = {0.25, 0.75};
-  ag_tensor *x, *other;
-  const ag_tensor *ins[2];
+  double c[2] = {0.25, 0.75};
   ag_gradcheck_result r = AG_GRADCHECK_RESULT_INIT;
-  cube_cfg bad = {2.0, 0};
-  REQUIRE(ctx);
-  other = F64(ctx, s2, 1, c); /* requires no grad: passed through, not checked */
-  x = LEAF(ctx, AG_F64, s3, 1, xv);
-  ins[0] = x;
-  ins[1] = other;
-  REQUIRE_OK(ag_gradcheck(&r, fn_custom_cube, &bad, ins, 2, 1, NULL));
+  REQUIRE(gradcheck_wrong_backward(&r, fn_custom_cube, 0, s2, 1, c));
   check_failed_at(&r, 0, 1, 0, 1);
   CHECK_CLOSE(r.analytical, 24.0, 1e-9);
   CHECK_CLOSE(r.numerical, 12.0, 1e-5);
   CHECK(r.num_compared == 9);
-  REL(x);
-  REL(other);
-  ag_context_release(ctx);
 }
 
 /* Right first derivative, wrong second (backward detaches x): gradcheck

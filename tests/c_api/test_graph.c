@@ -103,13 +103,11 @@ done:
 
 /* x * x saves both operands. */
 static void test_saved_bytes_both(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   double xv[3] = {1, 2, 3};
   ag_tensor *x, *y = NULL;
   const ag_node *n = NULL;
-  REQUIRE(ctx);
-  x = LEAF(ctx, AG_F64, s3, 1, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH_LEAF(&ctx, &x, AG_F64, s3, 1, xv));
   REQUIRE_OK(ag_op_mul(&y, x, x));
   REQUIRE_OK(ag_tensor_grad_fn(&n, y));
   CHECK(ag_node_saved_bytes(n) == 2 * 3 * sizeof(double));

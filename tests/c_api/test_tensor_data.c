@@ -8,14 +8,12 @@
 /* ---- data access and versions ---------------------------------------------------- */
 
 static void test_copy_data_and_from(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   int64_t shape[2] = {2, 2};
   double init[4] = {1, 2, 3, 4}, next[4] = {-1, -2, -3, -4}, back[6];
   ag_tensor *t;
   int64_t v0, v1, v2;
-  REQUIRE(ctx);
-  t = MAKE(ctx, AG_F64, shape, 2, init);
-  REQUIRE(t);
+  REQUIRE(NEW_CTX_WITH(&ctx, &t, AG_F64, shape, 2, init));
   v0 = ag_tensor_version(t);
   CHECK(v0 >= 0);
   /* reading does not bump the version */
@@ -87,14 +85,12 @@ static void test_item_any_ndim(void) {
 }
 
 static void test_detach_shares_data_and_version(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   int64_t shape[1] = {3};
   double xv[3] = {1, 2, 3}, nv[3] = {7, 8, 9}, mv[3] = {-1, -1, -1};
   ag_tensor *x, *d = NULL;
   int64_t v0;
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, shape, 1, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, shape, 1, xv));
   CHECK_OK(ag_tensor_requires_grad(x, 1));
   REQUIRE_OK(ag_tensor_detach(&d, x));
   CHECK(d != x);
@@ -127,14 +123,12 @@ static void test_detach_shares_data_and_version(void) {
 }
 
 static void test_expand_view_shares_version(void) {
-  ag_context *ctx = NEW_CTX();
+  ag_context *ctx;
   int64_t s1[2] = {1, 3}, s2[2] = {2, 3};
   double xv[3] = {1, 2, 3}, nv[3] = {4, 5, 6};
   double want1[6] = {1, 2, 3, 1, 2, 3}, want2[6] = {4, 5, 6, 4, 5, 6};
   ag_tensor *x, *e = NULL;
-  REQUIRE(ctx);
-  x = MAKE(ctx, AG_F64, s1, 2, xv);
-  REQUIRE(x);
+  REQUIRE(NEW_CTX_WITH(&ctx, &x, AG_F64, s1, 2, xv));
   REQUIRE_OK(ag_op_expand(&e, x, s2, 2));
   CHECK_SHAPE(e, s2, 2);
   CHECK_VALUES(e, want1, 6, 0);
