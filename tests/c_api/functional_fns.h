@@ -151,6 +151,9 @@ static inline ag_status fn_identity(void *ud, const ag_tensor *const *in, int32_
   return out[0] ? AG_OK : AG_ERR_INTERNAL;
 }
 
+/* A point (A (3,3), x (3)) at which the tests take fn_mixed. */
+static const double mixed_a[9] = {1, -2, 0.5, 0.3, 1.1, -0.7, 2, 0.1, -1}, mixed_x[3] = {0.2, -0.4, 0.9};
+
 /* The value of fn_mixed's output p at (A, x), in plain C. */
 static inline double mixed_ref(const double *a, const double *x, int p) {
   double s = 0;

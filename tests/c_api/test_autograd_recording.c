@@ -102,19 +102,26 @@ static void *thread_check_mode(void *arg) {
   return NULL;
 }
 
+/* Runs thread_check_mode on x in a new thread, into a zeroed *m; 0 (recorded)
+ * if the thread could not be started or joined. */
+static int run_mode_thread(mode_thread *m, ag_tensor *x) {
+  pthread_t th;
+  memset(m, 0, sizeof *m);
+  m->x = x;
+  if (!CHECK(pthread_create(&th, NULL, thread_check_mode, m) == 0))
+    return 0;
+  return CHECK(pthread_join(th, NULL) == 0);
+}
+
 static void test_grad_mode_per_thread(void) {
   ag_context *ctx;
   double xv[1] = {2};
   ag_tensor *x;
   mode_thread m;
-  pthread_t th;
   REQUIRE(NEW_CTX_WITH_LEAF(&ctx, &x, AG_F64, s1, 1, xv));
   /* main off: a new thread starts with it on */
   REQUIRE_OK(ag_grad_mode_set(0, NULL));
-  memset(&m, 0, sizeof m);
-  m.x = x;
-  REQUIRE(pthread_create(&th, NULL, thread_check_mode, &m) == 0);
-  REQUIRE(pthread_join(th, NULL) == 0);
+  REQUIRE(run_mode_thread(&m, x));
   CHECK(m.enabled_at_start == 1);
   CHECK(m.op_status == AG_OK);
   CHECK(m.requires_grad_of_output == 1);
@@ -122,10 +129,7 @@ static void test_grad_mode_per_thread(void) {
   CHECK(ag_grad_mode_enabled() == 0);
   /* main on: a thread turning it off does not affect main */
   REQUIRE_OK(ag_grad_mode_set(1, NULL));
-  memset(&m, 0, sizeof m);
-  m.x = x;
-  REQUIRE(pthread_create(&th, NULL, thread_check_mode, &m) == 0);
-  REQUIRE(pthread_join(th, NULL) == 0);
+  REQUIRE(run_mode_thread(&m, x));
   CHECK(m.enabled_at_start == 1);
   CHECK(ag_grad_mode_enabled() == 1);
   REL(x);

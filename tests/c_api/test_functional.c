@@ -114,7 +114,7 @@ static void test_jvp_two_outputs(void) {
 /* jvp of fn_mixed against central differences of the plain-C reference. */
 static void test_jvp_matches_finite_differences(void) {
   ag_context *ctx = NEW_CTX();
-  double av[9] = {1, -2, 0.5, 0.3, 1.1, -0.7, 2, 0.1, -1}, xv[3] = {0.2, -0.4, 0.9};
+  const double *av = mixed_a, *xv = mixed_x;
   double ta[9] = {0.1, 0, -0.2, 0.5, 1, 0, 0, -0.3, 0.2}, tx[3] = {1, 0.5, -2};
   double want[3], ap[9], am[9], xp[3], xm[3], h = 1e-6;
   int64_t s33[2] = {3, 3};
@@ -286,7 +286,7 @@ static void test_jacobian_two_outputs_and_f32(void) {
 /* Jacobian of fn_mixed with respect to x against central differences. */
 static void test_jacobian_matches_finite_differences(void) {
   ag_context *ctx = NEW_CTX();
-  double av[9] = {1, -2, 0.5, 0.3, 1.1, -0.7, 2, 0.1, -1}, xv[3] = {0.2, -0.4, 0.9};
+  const double *av = mixed_a, *xv = mixed_x;
   double want[9], xp[3], xm[3], h = 1e-6;
   int64_t s33[2] = {3, 3};
   ag_tensor *a, *x, *jac[2] = {NULL, NULL};
