@@ -5,7 +5,7 @@ static ag_context *make_ctx(void) {
   ag_context *ctx = NULL;
   ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
   o.num_threads = 1;
-  ag_context_create(&ctx, &o);
+  CHECK_OK(ag_context_create(&ctx, &o));
   return ctx;
 }
 
