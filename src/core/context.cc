@@ -63,12 +63,19 @@ bool register_process_barrier() noexcept { return false; }
 void process_barrier() noexcept {}
 #endif
 
-void spin_pause() noexcept {
+// Waits for done(): the other side has a few instructions or one system
+// call left, unless it was descheduled, in which case this yields to it.
+template <class F>
+void spin_until(F done) noexcept {
+  for (int i = 0; !done(); ++i) {
 #if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#else
-  std::this_thread::yield();
+    if (i < 1000) {
+      __builtin_ia32_pause();
+      continue;
+    }
 #endif
+    std::this_thread::yield();
+  }
 }
 
 }  // namespace
@@ -88,7 +95,7 @@ void Context::end_owner_counting() noexcept {
     // The owner may be inside owner_update: after the barrier it either has
     // seen kMerging or is seen busy here, and it leaves that state at once.
     process_barrier();
-    while (owner_busy_.load(std::memory_order_acquire)) spin_pause();
+    spin_until([this] { return !owner_busy_.load(std::memory_order_acquire); });
   }
   // Closes the foreign count: a later foreign release counts in refs_.
   const auto foreign = static_cast<int64_t>(foreign_.fetch_or(1, std::memory_order_acq_rel) >> 1);
@@ -99,7 +106,7 @@ void Context::end_owner_counting() noexcept {
 }
 
 void Context::wait_while_merging() const noexcept {
-  while (mode_.load(std::memory_order_acquire) == kMerging) spin_pause();
+  spin_until([this] { return mode_.load(std::memory_order_acquire) != kMerging; });
 }
 
 void Context::retain_shared() noexcept {
