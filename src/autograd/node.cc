@@ -32,8 +32,6 @@ void Node::add_next_edge(Edge e) {
   next_edges_.push_back(std::move(e));
 }
 
-int64_t InputMeta::numel() const { return numel_of(shape()); }
-
 AutogradMeta::~AutogradMeta() {
   if (grad_accumulator) static_cast<AccumulateGrad&>(*grad_accumulator).forget_variable();
   Node* fn = grad_fn_of(*tensor);  // the tensor's history outlives its metadata

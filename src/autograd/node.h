@@ -47,7 +47,7 @@ class InputMeta {
   int ndim() const { return ndim_; }
   const int64_t* sizes() const { return ndim_ > kInlineDims ? heap_ : inline_; }
   Dims shape() const { return Dims(sizes(), ndim_); }
-  int64_t numel() const;
+  int64_t numel() const { return numel_of(shape()); }
   // Whether a gradient of dtype d and shape s fits this input.
   bool fits(DType d, const Dims& s) const {
     if (d != dtype || s.size() != ndim_) return false;
