@@ -45,5 +45,6 @@
 #include "ag/graph.h"
 #include "ag/ops_norm.h"
 #include "ag/functional.h"
+#include "ag/interop.h"
 
 #endif /* AG_AG_H */
