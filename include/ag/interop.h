@@ -249,7 +249,8 @@ AG_API int64_t ag_struct_field_offset(const char *name, const char *field) AG_NO
 
 /**
  * Value of the integer constant (macro) `name` ("AG_ERR_SHAPE",
- * "AG_MAX_DIMS", ...) in the loaded library.
+ * "AG_MAX_DIMS", ...) in the loaded library. A uint64_t constant above
+ * INT64_MAX (AG_RNG_DEFAULT_SEED) is given as its bit pattern.
  * @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL name or out, unknown name).
  * Thread-safe.
  */

@@ -42,9 +42,9 @@ AG_BEGIN_DECLS
  *         argument; AG_ERR_SHAPE for x not 3-D or 4-D, a zero C, H or W, or
  *         a kernel larger than the padded input; also DTYPE.
  */
-AG_API ag_status ag_op_unfold(ag_tensor **out, const ag_tensor *x, const int64_t *kernel_size,
-                              const int64_t *dilation, const int64_t *padding,
-                              const int64_t *stride) AG_NOEXCEPT;
+AG_API ag_status ag_op_unfold(ag_tensor **out, const ag_tensor *x, const int64_t kernel_size[2],
+                              const int64_t dilation[2], const int64_t padding[2],
+                              const int64_t stride[2]) AG_NOEXCEPT;
 
 /**
  * Combines sliding blocks into an image (F.fold, col2im), the adjoint of
@@ -57,9 +57,9 @@ AG_API ag_status ag_op_unfold(ag_tensor **out, const ag_tensor *x, const int64_t
  *         x not 2-D or 3-D, a channel dim not divisible by kh*kw, L other
  *         than the number of window positions of output_size; also DTYPE.
  */
-AG_API ag_status ag_op_fold(ag_tensor **out, const ag_tensor *x, const int64_t *output_size,
-                            const int64_t *kernel_size, const int64_t *dilation,
-                            const int64_t *padding, const int64_t *stride) AG_NOEXCEPT;
+AG_API ag_status ag_op_fold(ag_tensor **out, const ag_tensor *x, const int64_t output_size[2],
+                            const int64_t kernel_size[2], const int64_t dilation[2],
+                            const int64_t padding[2], const int64_t stride[2]) AG_NOEXCEPT;
 
 /**
  * 2-D convolution (cross-correlation, F.conv2d): x (N, C, H, W), weight
@@ -75,8 +75,8 @@ AG_API ag_status ag_op_fold(ag_tensor **out, const ag_tensor *x, const int64_t *
  *         a kernel larger than the padded input; also DTYPE, CONTEXT.
  */
 AG_API ag_status ag_op_conv2d(ag_tensor **out, const ag_tensor *x, const ag_tensor *weight,
-                              const ag_tensor *bias, const int64_t *stride, const int64_t *padding,
-                              const int64_t *dilation, int64_t groups) AG_NOEXCEPT;
+                              const ag_tensor *bias, const int64_t stride[2], const int64_t padding[2],
+                              const int64_t dilation[2], int64_t groups) AG_NOEXCEPT;
 
 /**
  * 1-D convolution (F.conv1d): x (N, C, L) or (C, L), weight (OC, C/groups,
@@ -103,9 +103,9 @@ AG_API ag_status ag_op_conv1d(ag_tensor **out, const ag_tensor *x, const ag_tens
  *         argument, padding above half the dilated kernel; AG_ERR_SHAPE for x
  *         not 3-D or 4-D, a zero C, H or W, an output size below 1; also DTYPE.
  */
-AG_API ag_status ag_op_max_pool2d(ag_tensor **out, const ag_tensor *x, const int64_t *kernel_size,
-                                  const int64_t *stride, const int64_t *padding,
-                                  const int64_t *dilation, int32_t ceil_mode) AG_NOEXCEPT;
+AG_API ag_status ag_op_max_pool2d(ag_tensor **out, const ag_tensor *x, const int64_t kernel_size[2],
+                                  const int64_t stride[2], const int64_t padding[2],
+                                  const int64_t dilation[2], int32_t ceil_mode) AG_NOEXCEPT;
 
 /**
  * ag_op_max_pool2d that also returns `*indices`, an AG_I64 tensor of y's
@@ -115,8 +115,8 @@ AG_API ag_status ag_op_max_pool2d(ag_tensor **out, const ag_tensor *x, const int
  * NULL indices.
  */
 AG_API ag_status ag_op_max_pool2d_with_indices(ag_tensor **out, ag_tensor **indices, const ag_tensor *x,
-                                               const int64_t *kernel_size, const int64_t *stride,
-                                               const int64_t *padding, const int64_t *dilation,
+                                               const int64_t kernel_size[2], const int64_t stride[2],
+                                               const int64_t padding[2], const int64_t dilation[2],
                                                int32_t ceil_mode) AG_NOEXCEPT;
 
 /**
@@ -130,8 +130,8 @@ AG_API ag_status ag_op_max_pool2d_with_indices(ag_tensor **out, ag_tensor **indi
  *         argument, padding above half the kernel, a negative
  *         divisor_override; AG_ERR_SHAPE as ag_op_max_pool2d; also DTYPE.
  */
-AG_API ag_status ag_op_avg_pool2d(ag_tensor **out, const ag_tensor *x, const int64_t *kernel_size,
-                                  const int64_t *stride, const int64_t *padding, int32_t ceil_mode,
+AG_API ag_status ag_op_avg_pool2d(ag_tensor **out, const ag_tensor *x, const int64_t kernel_size[2],
+                                  const int64_t stride[2], const int64_t padding[2], int32_t ceil_mode,
                                   int32_t count_include_pad, int64_t divisor_override) AG_NOEXCEPT;
 
 /**
@@ -143,7 +143,7 @@ AG_API ag_status ag_op_avg_pool2d(ag_tensor **out, const ag_tensor *x, const int
  *         AG_ERR_SHAPE for x not 3-D or 4-D or a zero C, H or W; also DTYPE.
  */
 AG_API ag_status ag_op_adaptive_avg_pool2d(ag_tensor **out, const ag_tensor *x,
-                                           const int64_t *output_size) AG_NOEXCEPT;
+                                           const int64_t output_size[2]) AG_NOEXCEPT;
 
 AG_END_DECLS
 
