@@ -80,7 +80,6 @@ impl Tensor {
     /// ```text
     /// y = -x.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn neg(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_neg(&mut out_out, self.as_ptr()) })?;
@@ -91,7 +90,6 @@ impl Tensor {
     /// ```text
     /// y = e^x.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn exp(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_exp(&mut out_out, self.as_ptr()) })?;
@@ -102,7 +100,6 @@ impl Tensor {
     /// ```text
     /// y = ln x (-inf at 0, NaN below 0).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn log(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_log(&mut out_out, self.as_ptr()) })?;
@@ -113,7 +110,6 @@ impl Tensor {
     /// ```text
     /// y = tanh x.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn tanh(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_tanh(&mut out_out, self.as_ptr()) })?;
@@ -125,7 +121,6 @@ impl Tensor {
     /// y = x ** exponent (C pow semantics). The gradient is exponent * x ** (exponent - 1),
     /// and 0 everywhere for exponent 0.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn pow_scalar(&self, exponent: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_pow_scalar(&mut out_out, self.as_ptr(), exponent) })?;
@@ -136,7 +131,6 @@ impl Tensor {
     /// ```text
     /// y = a contiguous copy of x (new storage; any dtype). Gradient: passed through.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn clone_op(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_clone(&mut out_out, self.as_ptr()) })?;
@@ -147,7 +141,6 @@ impl Tensor {
     /// ```text
     /// y = a + b.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn add(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_add(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -158,7 +151,6 @@ impl Tensor {
     /// ```text
     /// y = a - b.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn sub(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_sub(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -169,7 +161,6 @@ impl Tensor {
     /// ```text
     /// y = a * b.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn mul(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_mul(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -180,7 +171,6 @@ impl Tensor {
     /// ```text
     /// y = a / b (IEEE: x/0 is +-inf or NaN).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn div(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_div(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -193,7 +183,6 @@ impl Tensor {
     /// `grad` and tanh's output `t`, fused into one pass (tanh's backward uses it).
     /// Differentiable in both inputs, so higher derivatives of tanh work.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn tanh_backward(&self, t: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_tanh_backward(&mut out_out, self.as_ptr(), t.as_ptr()) })?;
@@ -204,7 +193,6 @@ impl Tensor {
     /// ```text
     /// y = |x|. Gradient: sign(x), 0 at x = 0.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn abs(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_abs(&mut out_out, self.as_ptr()) })?;
@@ -215,7 +203,6 @@ impl Tensor {
     /// ```text
     /// y = -1, 0 or 1 by the sign of x (+-0 and NaN are passed through). Gradient: 0.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn sign(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_sign(&mut out_out, self.as_ptr()) })?;
@@ -226,7 +213,6 @@ impl Tensor {
     /// ```text
     /// y = e^x - 1, accurate near 0.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn expm1(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_expm1(&mut out_out, self.as_ptr()) })?;
@@ -237,7 +223,6 @@ impl Tensor {
     /// ```text
     /// y = ln(1 + x), accurate near 0 (-inf at -1, NaN below).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn log1p(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_log1p(&mut out_out, self.as_ptr()) })?;
@@ -248,7 +233,6 @@ impl Tensor {
     /// ```text
     /// y = log2 x (-inf at 0, NaN below 0).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn log2(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_log2(&mut out_out, self.as_ptr()) })?;
@@ -259,7 +243,6 @@ impl Tensor {
     /// ```text
     /// y = sqrt x, correctly rounded (NaN below 0). Gradient 1 / (2 y).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn sqrt(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_sqrt(&mut out_out, self.as_ptr()) })?;
@@ -270,7 +253,6 @@ impl Tensor {
     /// ```text
     /// y = 1 / sqrt x (inf at 0).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn rsqrt(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_rsqrt(&mut out_out, self.as_ptr()) })?;
@@ -281,7 +263,6 @@ impl Tensor {
     /// ```text
     /// y = x * x.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn square(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_square(&mut out_out, self.as_ptr()) })?;
@@ -292,7 +273,6 @@ impl Tensor {
     /// ```text
     /// y = 1 / x (+-inf at +-0).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn reciprocal(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_reciprocal(&mut out_out, self.as_ptr()) })?;
@@ -304,21 +284,18 @@ impl Tensor {
     /// y = sin x, cos x, tan x (radians; NaN for infinite x). Accurate (ABI.md)
     /// for |x| <= 1e4; beyond, the argument reduction loses digits.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn sin(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_sin(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_cos`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn cos(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_cos(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_tan`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn tan(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_tan(&mut out_out, self.as_ptr()) })?;
@@ -329,21 +306,18 @@ impl Tensor {
     /// ```text
     /// y = asin x, acos x (NaN for |x| > 1), atan x.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn asin(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_asin(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_acos`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn acos(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_acos(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_atan`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn atan(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_atan(&mut out_out, self.as_ptr()) })?;
@@ -354,14 +328,12 @@ impl Tensor {
     /// ```text
     /// y = sinh x, cosh x (+-inf on overflow).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn sinh(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_sinh(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_cosh`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn cosh(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_cosh(&mut out_out, self.as_ptr()) })?;
@@ -372,7 +344,6 @@ impl Tensor {
     /// ```text
     /// y = erf x, the error function. Gradient (2 / sqrt pi) e^(-x^2).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn erf(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_erf(&mut out_out, self.as_ptr()) })?;
@@ -386,28 +357,24 @@ impl Tensor {
     /// NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that
     /// goes through them still runs).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn floor(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_floor(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_ceil`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn ceil(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_ceil(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_round`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn round(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_round(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_trunc`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn trunc(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_trunc(&mut out_out, self.as_ptr()) })?;
@@ -418,7 +385,6 @@ impl Tensor {
     /// ```text
     /// y = 1 / (1 + e^-x). Gradient through ag_op_sigmoid_backward.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn sigmoid(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_sigmoid(&mut out_out, self.as_ptr()) })?;
@@ -432,7 +398,6 @@ impl Tensor {
     /// differentiable in both inputs (higher derivatives of sigmoid).
     /// @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT as binary ops.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn sigmoid_backward(&self, s: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_sigmoid_backward(&mut out_out, self.as_ptr(), s.as_ptr()) })?;
@@ -443,7 +408,6 @@ impl Tensor {
     /// ```text
     /// y = max(x, 0) (NaN stays NaN).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn relu(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_relu(&mut out_out, self.as_ptr()) })?;
@@ -454,7 +418,6 @@ impl Tensor {
     /// ```text
     /// y = x for x > 0, else negative_slope * x (PyTorch's default slope: 0.01).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn leaky_relu(&self, negative_slope: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_leaky_relu(&mut out_out, self.as_ptr(), negative_slope) })?;
@@ -465,7 +428,6 @@ impl Tensor {
     /// ```text
     /// y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn elu(&self, alpha: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_elu(&mut out_out, self.as_ptr(), alpha) })?;
@@ -476,7 +438,6 @@ impl Tensor {
     /// ```text
     /// y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn selu(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_selu(&mut out_out, self.as_ptr()) })?;
@@ -487,7 +448,6 @@ impl Tensor {
     /// ```text
     /// y = x * sigmoid(x) (swish). Gradient through ag_op_silu_backward.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn silu(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_silu(&mut out_out, self.as_ptr()) })?;
@@ -501,7 +461,6 @@ impl Tensor {
     /// above the threshold.
     /// @return AG_ERR_INVALID_ARGUMENT also when beta is 0 or NaN or threshold is NaN.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_softplus(&mut out_out, self.as_ptr(), beta, threshold) })?;
@@ -512,7 +471,6 @@ impl Tensor {
     /// ```text
     /// y = x * tanh(softplus(x)) (softplus with beta 1, threshold 20). Gradient through ag_op_mish_backward.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn mish(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_mish(&mut out_out, self.as_ptr()) })?;
@@ -525,7 +483,6 @@ impl Tensor {
     /// 1 strictly inside, 0 at and beyond the bounds.
     /// @return AG_ERR_INVALID_ARGUMENT also when min_val > max_val or a bound is NaN.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn hardtanh(&self, min_val: f64, max_val: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_hardtanh(&mut out_out, self.as_ptr(), min_val, max_val) })?;
@@ -538,7 +495,6 @@ impl Tensor {
     /// NAN for PyTorch's None). With min > max every element is max (as PyTorch).
     /// NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn clamp(&self, min: f64, max: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_clamp(&mut out_out, self.as_ptr(), min, max) })?;
@@ -550,7 +506,6 @@ impl Tensor {
     /// y = x * Phi(x), Phi the standard normal CDF (exact GELU, PyTorch's
     /// approximate='none'). Gradient through ag_op_gelu_backward.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn gelu(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_gelu(&mut out_out, self.as_ptr()) })?;
@@ -562,7 +517,6 @@ impl Tensor {
     /// y = x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))): GELU with the
     /// tanh approximation (PyTorch's approximate='tanh').
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn gelu_tanh(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_gelu_tanh(&mut out_out, self.as_ptr()) })?;
@@ -577,28 +531,24 @@ impl Tensor {
     /// in both inputs (higher derivatives of f).
     /// @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn silu_backward(&self, x: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_silu_backward(&mut out_out, self.as_ptr(), x.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_mish_backward`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn mish_backward(&self, x: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_mish_backward(&mut out_out, self.as_ptr(), x.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_gelu_backward`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn gelu_backward(&self, x: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_gelu_backward(&mut out_out, self.as_ptr(), x.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_gelu_tanh_backward`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn gelu_tanh_backward(&self, x: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_gelu_tanh_backward(&mut out_out, self.as_ptr(), x.as_ptr()) })?;
@@ -611,7 +561,6 @@ impl Tensor {
     /// exponent is NaN). Gradients: b * a^(b-1) for a (0 where b = 0);
     /// a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn pow(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_pow(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -623,14 +572,12 @@ impl Tensor {
     /// y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
     /// split half and half between a and b (as PyTorch).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn maximum(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_maximum(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_minimum`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn minimum(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_minimum(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -641,7 +588,6 @@ impl Tensor {
     /// ```text
     /// y = atan2(a, b): the angle in [-pi, pi] of the point (b, a) (C atan2 special values).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn atan2(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_atan2(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -655,56 +601,48 @@ impl Tensor {
     /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
     /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn fmod(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_fmod(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_remainder`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn remainder(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_remainder(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_eq`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn eq(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_eq(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_ne`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn ne(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_ne(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_lt`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn lt(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_lt(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_le`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn le(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_le(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_gt`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn gt(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_gt(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_ge`: 
-    #[allow(clippy::too_many_arguments)]
     pub fn ge(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_ge(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -720,7 +658,6 @@ impl Tensor {
     ///         floating; AG_ERR_SHAPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as
     ///         binary ops.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn r#where(&self, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_where(&mut out_out, self.as_ptr(), a.as_ptr(), b.as_ptr()) })?;
@@ -734,7 +671,6 @@ impl Tensor {
     /// broadcast together. Gradients: 1 - weight, weight, b - a.
     /// @return as binary ops (all three of one floating dtype).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn lerp(&self, b: &Tensor, weight: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_lerp(&mut out_out, self.as_ptr(), b.as_ptr(), weight.as_ptr()) })?;
@@ -745,7 +681,6 @@ impl Tensor {
     /// ```text
     /// y = sum of all elements (0 for an empty tensor).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn sum(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_sum(&mut out_out, self.as_ptr()) })?;
@@ -756,7 +691,6 @@ impl Tensor {
     /// ```text
     /// y = mean of all elements (NaN for an empty tensor).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn mean(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_mean(&mut out_out, self.as_ptr()) })?;
@@ -773,7 +707,6 @@ impl Tensor {
     ///         or a size below -1; AG_ERR_OUT_OF_MEMORY when the element count
     ///         overflows.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn expand(&self, shape: &[i64]) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_expand(&mut out_out, self.as_ptr(), shape.as_ptr(), crate::error::count::<i32>(shape.len())?) })?;
@@ -787,7 +720,6 @@ impl Tensor {
     /// summed. Gradient: expanded back to x's shape.
     /// @return AG_ERR_SHAPE when `shape` does not broadcast to x's shape.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn sum_to_size(&self, shape: &[i64]) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_sum_to_size(&mut out_out, self.as_ptr(), shape.as_ptr(), crate::error::count::<i32>(shape.len())?) })?;
@@ -802,7 +734,6 @@ impl Tensor {
     /// f64: the gradient is converted back.
     /// @return AG_ERR_DTYPE for an invalid dtype.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn cast(&self, dtype: DType) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_cast(&mut out_out, self.as_ptr(), dtype.raw()) })?;
@@ -821,7 +752,6 @@ impl Tensor {
     ///         argument; AG_ERR_SHAPE for x not 3-D or 4-D, a zero C, H or W, or
     ///         a kernel larger than the padded input; also DTYPE.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn unfold(&self, kernel_size: [i64; 2], dilation: Option<[i64; 2]>, padding: Option<[i64; 2]>, stride: Option<[i64; 2]>) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_unfold(&mut out_out, self.as_ptr(), kernel_size.as_ptr(), dilation.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), padding.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), stride.as_ref().map_or(core::ptr::null(), |a| a.as_ptr())) })?;
@@ -840,7 +770,6 @@ impl Tensor {
     ///         x not 2-D or 3-D, a channel dim not divisible by kh*kw, L other
     ///         than the number of window positions of output_size; also DTYPE.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn fold(&self, output_size: [i64; 2], kernel_size: [i64; 2], dilation: [i64; 2], padding: [i64; 2], stride: [i64; 2]) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_fold(&mut out_out, self.as_ptr(), output_size.as_ptr(), kernel_size.as_ptr(), dilation.as_ptr(), padding.as_ptr(), stride.as_ptr()) })?;
@@ -861,7 +790,6 @@ impl Tensor {
     ///         by groups, C other than weight dim 1 times groups, bias not (OC),
     ///         a kernel larger than the padded input; also DTYPE, CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn conv2d(&self, weight: &Tensor, bias: Option<&Tensor>, stride: Option<[i64; 2]>, padding: Option<[i64; 2]>, dilation: Option<[i64; 2]>, groups: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_conv2d(&mut out_out, self.as_ptr(), weight.as_ptr(), crate::tensor::opt_ptr(bias), stride.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), padding.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), dilation.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), groups) })?;
@@ -878,7 +806,6 @@ impl Tensor {
     ///         3-D, the channel and bias mismatches of conv2d, a kernel longer than
     ///         the padded input; also DTYPE, CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn conv1d(&self, weight: &Tensor, bias: Option<&Tensor>, stride: i64, padding: i64, dilation: i64, groups: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_conv1d(&mut out_out, self.as_ptr(), weight.as_ptr(), crate::tensor::opt_ptr(bias), stride, padding, dilation, groups) })?;
@@ -898,7 +825,6 @@ impl Tensor {
     ///         argument, padding above half the dilated kernel; AG_ERR_SHAPE for x
     ///         not 3-D or 4-D, a zero C, H or W, an output size below 1; also DTYPE.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn max_pool2d(&self, kernel_size: [i64; 2], stride: Option<[i64; 2]>, padding: Option<[i64; 2]>, dilation: Option<[i64; 2]>, ceil_mode: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_max_pool2d(&mut out_out, self.as_ptr(), kernel_size.as_ptr(), stride.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), padding.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), dilation.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), ceil_mode) })?;
@@ -913,7 +839,6 @@ impl Tensor {
     /// success. Errors as ag_op_max_pool2d, plus AG_ERR_INVALID_ARGUMENT for a
     /// NULL indices.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn max_pool2d_with_indices(&self, kernel_size: [i64; 2], stride: Option<[i64; 2]>, padding: Option<[i64; 2]>, dilation: Option<[i64; 2]>, ceil_mode: i32) -> Result<(Tensor, Tensor)> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         let mut out_indices: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -933,7 +858,6 @@ impl Tensor {
     ///         argument, padding above half the kernel, a negative
     ///         divisor_override; AG_ERR_SHAPE as ag_op_max_pool2d; also DTYPE.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn avg_pool2d(&self, kernel_size: [i64; 2], stride: Option<[i64; 2]>, padding: Option<[i64; 2]>, ceil_mode: i32, count_include_pad: i32, divisor_override: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_avg_pool2d(&mut out_out, self.as_ptr(), kernel_size.as_ptr(), stride.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), padding.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), ceil_mode, count_include_pad, divisor_override) })?;
@@ -949,7 +873,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT for a NULL or negative output_size;
     ///         AG_ERR_SHAPE for x not 3-D or 4-D or a zero C, H or W; also DTYPE.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn adaptive_avg_pool2d(&self, output_size: [i64; 2]) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_adaptive_avg_pool2d(&mut out_out, self.as_ptr(), output_size.as_ptr()) })?;
@@ -965,7 +888,6 @@ impl Tensor {
     ///         AG_ERR_CONTEXT; AG_ERR_INVALID_ARGUMENT for an index value or dim
     ///         out of range.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_index_select(&mut out_out, self.as_ptr(), dim, index.as_ptr()) })?;
@@ -982,7 +904,6 @@ impl Tensor {
     ///         AG_ERR_DTYPE, AG_ERR_CONTEXT; AG_ERR_INVALID_ARGUMENT for an index
     ///         value or dim out of range.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn index_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_index_add(&mut out_out, self.as_ptr(), dim, index.as_ptr(), src.as_ptr()) })?;
@@ -998,7 +919,6 @@ impl Tensor {
     ///         AG_ERR_CONTEXT; AG_ERR_INVALID_ARGUMENT for an index value or dim
     ///         out of range.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_gather(&mut out_out, self.as_ptr(), dim, index.as_ptr()) })?;
@@ -1015,7 +935,6 @@ impl Tensor {
     /// src is larger than index).
     /// @return as ag_op_gather, plus AG_ERR_SHAPE when index does not fit src.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_scatter_add(&mut out_out, self.as_ptr(), dim, index.as_ptr(), src.as_ptr()) })?;
@@ -1031,7 +950,6 @@ impl Tensor {
     /// @return AG_ERR_SHAPE when x and mask do not broadcast; AG_ERR_DTYPE for a
     ///         mask that is not bool; AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn masked_fill(&self, mask: &Tensor, value: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_masked_fill(&mut out_out, self.as_ptr(), mask.as_ptr(), value) })?;
@@ -1048,7 +966,6 @@ impl Tensor {
     ///         AG_ERR_CONTEXT; AG_ERR_INVALID_ARGUMENT for an index outside 0..V-1
     ///         or indices with 16 dims.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn embedding(&self, indices: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_embedding(&mut out_out, self.as_ptr(), indices.as_ptr()) })?;
@@ -1064,7 +981,6 @@ impl Tensor {
     ///         for a negative index, an index >= num_classes, num_classes below
     ///         -1, -1 with empty indices, or indices with 16 dims.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_one_hot(&mut out_out, self.as_ptr(), num_classes) })?;
@@ -1075,7 +991,6 @@ impl Tensor {
     /// ```text
     /// self += other.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn add_(&self, other: &Tensor) -> Result<()> {
         check(unsafe { sys::ag_op_add_(self.as_ptr(), other.as_ptr()) })?;
         Ok(())
@@ -1085,7 +1000,6 @@ impl Tensor {
     /// ```text
     /// self -= other.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn sub_(&self, other: &Tensor) -> Result<()> {
         check(unsafe { sys::ag_op_sub_(self.as_ptr(), other.as_ptr()) })?;
         Ok(())
@@ -1095,7 +1009,6 @@ impl Tensor {
     /// ```text
     /// self *= other.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn mul_(&self, other: &Tensor) -> Result<()> {
         check(unsafe { sys::ag_op_mul_(self.as_ptr(), other.as_ptr()) })?;
         Ok(())
@@ -1105,7 +1018,6 @@ impl Tensor {
     /// ```text
     /// self /= other (IEEE: x/0 is +-inf or NaN).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn div_(&self, other: &Tensor) -> Result<()> {
         check(unsafe { sys::ag_op_div_(self.as_ptr(), other.as_ptr()) })?;
         Ok(())
@@ -1115,7 +1027,6 @@ impl Tensor {
     /// ```text
     /// Every element of self = 0 (any dtype).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn zero_(&self) -> Result<()> {
         check(unsafe { sys::ag_op_zero_(self.as_ptr()) })?;
         Ok(())
@@ -1126,7 +1037,6 @@ impl Tensor {
     /// Every element of self = value, converted to self's dtype as ag_tensor_full
     /// does (any dtype). AG_ERR_INVALID_ARGUMENT also for a value i64 cannot hold.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn fill_(&self, value: f64) -> Result<()> {
         check(unsafe { sys::ag_op_fill_(self.as_ptr(), value) })?;
         Ok(())
@@ -1136,7 +1046,6 @@ impl Tensor {
     /// ```text
     /// self = src (broadcast; same dtype: no conversion). src may share self's storage.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
         check(unsafe { sys::ag_op_copy_(self.as_ptr(), src.as_ptr()) })?;
         Ok(())
@@ -1148,7 +1057,6 @@ impl Tensor {
     /// bound; min > max gives max everywhere (as PyTorch); NaN elements stay NaN.
     /// AG_ERR_INVALID_ARGUMENT also for a NaN bound.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn clamp_(&self, min: f64, max: f64) -> Result<()> {
         check(unsafe { sys::ag_op_clamp_(self.as_ptr(), min, max) })?;
         Ok(())
@@ -1166,7 +1074,6 @@ impl Tensor {
     /// AG_ERR_SHAPE: a 0-dim operand, inner dims that differ, batch dims that do
     /// not broadcast. Also INVALID_ARGUMENT, DTYPE, CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn matmul(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_matmul(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -1179,7 +1086,6 @@ impl Tensor {
     /// gives (B, m, n). AG_ERR_SHAPE: an operand that is not 3-D, batch sizes
     /// that differ, inner dims that differ. Also INVALID_ARGUMENT, DTYPE, CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn bmm(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_bmm(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -1195,7 +1101,6 @@ impl Tensor {
     /// x other than in_features, bias not of shape (out_features). Also
     /// INVALID_ARGUMENT (NULL x or weight), DTYPE, CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_linear(&mut out_out, self.as_ptr(), weight.as_ptr(), crate::tensor::opt_ptr(bias)) })?;
@@ -1207,7 +1112,6 @@ impl Tensor {
     /// Outer product of vectors: a (n) and b (m) give y (n, m), y[i][j] = a[i] b[j].
     /// AG_ERR_SHAPE if an operand is not 1-D. Also INVALID_ARGUMENT, DTYPE, CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn outer(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_outer(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -1220,7 +1124,6 @@ impl Tensor {
     /// AG_ERR_SHAPE if an operand is not 1-D or the sizes differ. Also
     /// INVALID_ARGUMENT, DTYPE, CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn dot(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_dot(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -1237,7 +1140,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT (NULL, dim out of range), AG_ERR_DTYPE
     ///         (not f32/f64).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn softmax(&self, dim: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_softmax(&mut out_out, self.as_ptr(), dim) })?;
@@ -1252,7 +1154,6 @@ impl Tensor {
     /// Gradient: ag_op_log_softmax_backward(grad, y, dim).
     /// @return AG_ERR_INVALID_ARGUMENT (NULL, dim out of range), AG_ERR_DTYPE.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn log_softmax(&self, dim: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_log_softmax(&mut out_out, self.as_ptr(), dim) })?;
@@ -1268,7 +1169,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT (NULL, dim out of range), AG_ERR_SHAPE
     ///         (grad and y differ in shape), AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn softmax_backward(&self, y: &Tensor, dim: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_softmax_backward(&mut out_out, self.as_ptr(), y.as_ptr(), dim) })?;
@@ -1283,7 +1183,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT (NULL, dim out of range), AG_ERR_SHAPE
     ///         (grad and y differ in shape), AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn log_softmax_backward(&self, y: &Tensor, dim: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_log_softmax_backward(&mut out_out, self.as_ptr(), y.as_ptr(), dim) })?;
@@ -1315,7 +1214,6 @@ impl Tensor {
     ///         AG_ERR_DTYPE (input not f32/f64, target neither i64 nor the
     ///         input's dtype); AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn cross_entropy(&self, target: &Tensor, reduction: i32, ignore_index: i64, label_smoothing: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_cross_entropy(&mut out_out, self.as_ptr(), target.as_ptr(), reduction, ignore_index, label_smoothing) })?;
@@ -1333,7 +1231,6 @@ impl Tensor {
     ///         range); AG_ERR_SHAPE (0-dim input, target shape); AG_ERR_DTYPE
     ///         (input not f32/f64, target not i64); AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn nll_loss(&self, target: &Tensor, reduction: i32, ignore_index: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_nll_loss(&mut out_out, self.as_ptr(), target.as_ptr(), reduction, ignore_index) })?;
@@ -1348,7 +1245,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction), AG_ERR_SHAPE,
     ///         AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn mse_loss(&self, target: &Tensor, reduction: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_mse_loss(&mut out_out, self.as_ptr(), target.as_ptr(), reduction) })?;
@@ -1362,7 +1258,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction), AG_ERR_SHAPE,
     ///         AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn l1_loss(&self, target: &Tensor, reduction: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_l1_loss(&mut out_out, self.as_ptr(), target.as_ptr(), reduction) })?;
@@ -1377,7 +1272,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, beta negative, NaN
     ///         or infinite), AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn smooth_l1_loss(&self, target: &Tensor, reduction: i32, beta: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_smooth_l1_loss(&mut out_out, self.as_ptr(), target.as_ptr(), reduction, beta) })?;
@@ -1392,7 +1286,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, delta not finite and
     ///         > 0), AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn huber_loss(&self, target: &Tensor, reduction: i32, delta: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_huber_loss(&mut out_out, self.as_ptr(), target.as_ptr(), reduction, delta) })?;
@@ -1410,7 +1303,6 @@ impl Tensor {
     ///         outside [0, 1]"), AG_ERR_SHAPE (shapes differ), AG_ERR_DTYPE,
     ///         AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn binary_cross_entropy(&self, target: &Tensor, reduction: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_binary_cross_entropy(&mut out_out, self.as_ptr(), target.as_ptr(), reduction) })?;
@@ -1429,7 +1321,6 @@ impl Tensor {
     ///         AG_ERR_SHAPE (target shape differs; pos_weight does not
     ///         broadcast), AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn binary_cross_entropy_with_logits(&self, target: &Tensor, pos_weight: Option<&Tensor>, reduction: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_binary_cross_entropy_with_logits(&mut out_out, self.as_ptr(), target.as_ptr(), crate::tensor::opt_ptr(pos_weight), reduction) })?;
@@ -1450,7 +1341,6 @@ impl Tensor {
     ///         not the trailing sizes of x, weight or bias of another shape),
     ///         AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn layer_norm(&self, normalized_shape: &[i64], weight: Option<&Tensor>, bias: Option<&Tensor>, eps: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_layer_norm(&mut out_out, self.as_ptr(), normalized_shape.as_ptr(), crate::error::count::<i32>(normalized_shape.len())?, crate::tensor::opt_ptr(weight), crate::tensor::opt_ptr(bias), eps) })?;
@@ -1466,7 +1356,6 @@ impl Tensor {
     /// ag_op_layer_norm.
     /// @return AG_ERR_INVALID_ARGUMENT, AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn rms_norm(&self, normalized_shape: &[i64], weight: Option<&Tensor>, eps: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_rms_norm(&mut out_out, self.as_ptr(), normalized_shape.as_ptr(), crate::error::count::<i32>(normalized_shape.len())?, crate::tensor::opt_ptr(weight), eps) })?;
@@ -1485,7 +1374,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT, AG_ERR_SHAPE (also: grad and x differ in
     ///         shape), AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn layer_norm_backward(&self, x: &Tensor, normalized_shape: &[i64], weight: &Tensor, eps: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_layer_norm_backward(&mut out_out, self.as_ptr(), x.as_ptr(), normalized_shape.as_ptr(), crate::error::count::<i32>(normalized_shape.len())?, weight.as_ptr(), eps) })?;
@@ -1501,7 +1389,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT, AG_ERR_SHAPE (also: grad and x differ in
     ///         shape), AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn rms_norm_backward(&self, x: &Tensor, normalized_shape: &[i64], weight: &Tensor, eps: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_rms_norm_backward(&mut out_out, self.as_ptr(), x.as_ptr(), normalized_shape.as_ptr(), crate::error::count::<i32>(normalized_shape.len())?, weight.as_ptr(), eps) })?;
@@ -1518,7 +1405,6 @@ impl Tensor {
     ///         trailing sizes of x, grad and x differ in shape), AG_ERR_DTYPE,
     ///         AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn layer_norm_weight_grad(&self, x: &Tensor, normalized_shape: &[i64], eps: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_layer_norm_weight_grad(&mut out_out, self.as_ptr(), x.as_ptr(), normalized_shape.as_ptr(), crate::error::count::<i32>(normalized_shape.len())?, eps) })?;
@@ -1532,7 +1418,6 @@ impl Tensor {
     /// ag_op_layer_norm_weight_grad otherwise.
     /// @return AG_ERR_INVALID_ARGUMENT, AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn rms_norm_weight_grad(&self, x: &Tensor, normalized_shape: &[i64], eps: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_rms_norm_weight_grad(&mut out_out, self.as_ptr(), x.as_ptr(), normalized_shape.as_ptr(), crate::error::count::<i32>(normalized_shape.len())?, eps) })?;
@@ -1580,7 +1465,6 @@ impl Tensor {
     ///         num_groups, weight or bias not of shape (C)), AG_ERR_DTYPE,
     ///         AG_ERR_CONTEXT.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn group_norm(&self, num_groups: i64, weight: Option<&Tensor>, bias: Option<&Tensor>, eps: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_group_norm(&mut out_out, self.as_ptr(), num_groups, crate::tensor::opt_ptr(weight), crate::tensor::opt_ptr(bias), eps) })?;
@@ -1591,7 +1475,6 @@ impl Tensor {
     /// ```text
     /// y = sum of x over `dims`. Gradient: g expanded back over the reduced dims.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn sum_dims(&self, dims: &[i64], keepdim: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_sum_dims(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim) })?;
@@ -1602,7 +1485,6 @@ impl Tensor {
     /// ```text
     /// y = mean of x over `dims` (NaN where the reduced count is 0). Gradient: g / count, expanded back.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn mean_dims(&self, dims: &[i64], keepdim: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_mean_dims(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim) })?;
@@ -1615,7 +1497,6 @@ impl Tensor {
     /// rule, exact with zeros: g * prod / x without zeros; with one zero in a
     /// slice, the product of the others at the zero and 0 elsewhere; 0 with more.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn prod_dims(&self, dims: &[i64], keepdim: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_prod_dims(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim) })?;
@@ -1628,7 +1509,6 @@ impl Tensor {
     /// overflow; an all -inf slice (or an empty one) gives -inf, a +inf gives +inf.
     /// Gradient: softmax of x over the dims times g.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn logsumexp_dims(&self, dims: &[i64], keepdim: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_logsumexp_dims(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim) })?;
@@ -1642,7 +1522,6 @@ impl Tensor {
     /// variance, PyTorch's default; 0: the population variance). A divisor of 0
     /// gives inf or NaN. AG_ERR_INVALID_ARGUMENT also for a NaN correction.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn var_dims(&self, dims: &[i64], keepdim: i32, correction: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_var_dims(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim, correction) })?;
@@ -1654,7 +1533,6 @@ impl Tensor {
     /// y = sqrt(var_dims(x, dims, correction)). The gradient is NaN where all
     /// elements of a slice are equal (as in PyTorch).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn std_dims(&self, dims: &[i64], keepdim: i32, correction: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_std_dims(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim, correction) })?;
@@ -1672,7 +1550,6 @@ impl Tensor {
     /// other p: (sum |x|^p)^(1/p).
     /// AG_ERR_INVALID_ARGUMENT also for a NaN p.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn norm_dims(&self, dims: &[i64], keepdim: i32, p: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_norm_dims(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim, p) })?;
@@ -1688,7 +1565,6 @@ impl Tensor {
     /// goes to the returned index, 0 elsewhere.
     /// @return AG_ERR_INVALID_ARGUMENT, AG_ERR_SHAPE, AG_ERR_DTYPE (not f32/f64).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn max_dim(&self, dim: i64, keepdim: i32) -> Result<(Tensor, Tensor)> {
         let mut out_values: *mut sys::ag_tensor = core::ptr::null_mut();
         let mut out_indices: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -1700,7 +1576,6 @@ impl Tensor {
     /// ```text
     /// As ag_op_max_dim for the smallest element (NaN counts as the smallest).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn min_dim(&self, dim: i64, keepdim: i32) -> Result<(Tensor, Tensor)> {
         let mut out_values: *mut sys::ag_tensor = core::ptr::null_mut();
         let mut out_indices: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -1713,7 +1588,6 @@ impl Tensor {
     /// The AG_I64 indices of ag_op_max_dim; not differentiable (the result
     /// never requires grad).
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn argmax(&self, dim: i64, keepdim: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_argmax(&mut out_out, self.as_ptr(), dim, keepdim) })?;
@@ -1724,7 +1598,6 @@ impl Tensor {
     /// ```text
     /// The AG_I64 indices of ag_op_min_dim; not differentiable.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn argmin(&self, dim: i64, keepdim: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_argmin(&mut out_out, self.as_ptr(), dim, keepdim) })?;
@@ -1736,7 +1609,6 @@ impl Tensor {
     /// y_k = x_0 + ... + x_k along `dim`, accumulated in double. Gradient: the
     /// sum of g from the end of the dim. AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn cumsum(&self, dim: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_cumsum(&mut out_out, self.as_ptr(), dim) })?;
@@ -1749,7 +1621,6 @@ impl Tensor {
     /// exact with zeros (past the first zero of a slice it is 0; at it, the
     /// products that skip it). AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn cumprod(&self, dim: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_cumprod(&mut out_out, self.as_ptr(), dim) })?;
@@ -1765,7 +1636,6 @@ impl Tensor {
     ///         inferred, e.g. with a 0 among the other sizes);
     ///         AG_ERR_INVALID_ARGUMENT for two -1, a size below -1, a bad ndim.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_reshape(&mut out_out, self.as_ptr(), shape.as_ptr(), crate::error::count::<i32>(shape.len())?) })?;
@@ -1778,7 +1648,6 @@ impl Tensor {
     /// reshape. A 0-dim x gives shape (1) (dims 0 and -1 are valid for it).
     /// @return AG_ERR_INVALID_ARGUMENT for a dim out of range or start after end.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_flatten(&mut out_out, self.as_ptr(), start_dim, end_dim) })?;
@@ -1791,7 +1660,6 @@ impl Tensor {
     /// another size is kept, as in PyTorch); ndims = 0 removes every size-1 dim.
     /// @return AG_ERR_INVALID_ARGUMENT for a dim out of range or listed twice.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn squeeze(&self, dims: &[i64]) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_squeeze(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?) })?;
@@ -1803,7 +1671,6 @@ impl Tensor {
     /// A view of x with a size-1 dim inserted at `dim` (-ndim-1..ndim).
     /// @return AG_ERR_INVALID_ARGUMENT for a dim out of range or x with 16 dims.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_unsqueeze(&mut out_out, self.as_ptr(), dim) })?;
@@ -1816,7 +1683,6 @@ impl Tensor {
     /// and is returned as a view of itself).
     /// @return AG_ERR_INVALID_ARGUMENT for a dim out of range.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_transpose(&mut out_out, self.as_ptr(), dim0, dim1) })?;
@@ -1830,7 +1696,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT when ndims differs from x's ndim, a dim is
     ///         out of range or repeated.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_permute(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?) })?;
@@ -1846,7 +1711,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT for a dim out of range (also for a 0-dim
     ///         x) or step <= 0.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn slice(&self, dim: i64, start: i64, end: i64, step: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_slice(&mut out_out, self.as_ptr(), dim, start, end, step) })?;
@@ -1862,7 +1726,6 @@ impl Tensor {
     ///         AG_ERR_DTYPE for a non-floating grad; AG_ERR_INVALID_ARGUMENT for a
     ///         bad input_shape, dim or step.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn slice_backward(&self, input_shape: &[i64], dim: i64, start: i64, end: i64, step: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_slice_backward(&mut out_out, self.as_ptr(), input_shape.as_ptr(), crate::error::count::<i32>(input_shape.len())?, dim, start, end, step) })?;
@@ -1875,7 +1738,6 @@ impl Tensor {
     /// negative: -1 is the last).
     /// @return AG_ERR_INVALID_ARGUMENT for a dim or index out of range.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_select(&mut out_out, self.as_ptr(), dim, index) })?;
@@ -1889,7 +1751,6 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT for a dim or start out of range, a
     ///         negative length or a range past the end.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_narrow(&mut out_out, self.as_ptr(), dim, start, length) })?;
@@ -1907,7 +1768,6 @@ impl Tensor {
     ///         AG_ERR_INVALID_ARGUMENT for NULL outs, a negative size or count, a
     ///         dim out of range.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn split(&self, sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
         let capacity: usize = (sizes.len()).max(1);
         let mut out_outs: Vec<*mut sys::ag_tensor> = vec![core::ptr::null_mut(); capacity];
@@ -1926,7 +1786,6 @@ impl Tensor {
     ///         AG_ERR_INVALID_ARGUMENT for NULL n_out, NULL outs with capacity > 0,
     ///         chunks <= 0 or above INT32_MAX, a dim out of range.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
         let mut count_n_out: i32 = 0;
         check(unsafe { sys::ag_op_chunk(core::ptr::null_mut(), 0, &mut count_n_out, self.as_ptr(), chunks, dim) })?;
@@ -1942,7 +1801,6 @@ impl Tensor {
     /// ndims = 0 copies x unchanged). Gradient: flipped back.
     /// @return AG_ERR_INVALID_ARGUMENT for a dim out of range or listed twice.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_flip(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?) })?;
@@ -1960,7 +1818,6 @@ impl Tensor {
     ///         repeated dims of size > 1 exceeds 16; AG_ERR_OUT_OF_MEMORY when
     ///         the size overflows.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn repeat(&self, repeats: &[i64]) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_repeat(&mut out_out, self.as_ptr(), repeats.as_ptr(), crate::error::count::<i32>(repeats.len())?) })?;
@@ -1982,7 +1839,6 @@ impl Tensor {
     ///         reflect pad; AG_ERR_SHAPE when constant padding makes a size
     ///         negative or a reflect pad is not below the dim's size.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn pad(&self, pads: &[i64], mode: i32, value: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_pad(&mut out_out, self.as_ptr(), pads.as_ptr(), crate::error::count::<i32>(pads.len())?, mode, value) })?;
@@ -1998,7 +1854,6 @@ impl Tensor {
     ///         AG_ERR_INVALID_ARGUMENT for a probability outside [0, 1] or NaN,
     ///         naming the value and its flat index.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn bernoulli(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_bernoulli(&mut out_out, self.as_ptr()) })?;
@@ -2018,7 +1873,6 @@ impl Tensor {
     /// @return AG_ERR_DTYPE for a non-floating x; AG_ERR_INVALID_ARGUMENT for p
     ///         outside [0, 1] or NaN.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn dropout(&self, p: f64, training: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_dropout(&mut out_out, self.as_ptr(), p, training) })?;
@@ -2041,7 +1895,6 @@ impl Context {
     ///         start for the sign of step, or (i64) a start or step that is not an
     ///         integer, or a start or end beyond +-9.2e18.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn arange(&self, dtype: DType, start: f64, end: f64, step: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_arange(&mut out_out, self.as_ptr(), dtype.raw(), start, end, step) })?;
@@ -2059,7 +1912,6 @@ impl Context {
     /// @return AG_ERR_DTYPE for another dtype; AG_ERR_INVALID_ARGUMENT for a
     ///         negative steps.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn linspace(&self, dtype: DType, start: f64, end: f64, steps: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_linspace(&mut out_out, self.as_ptr(), dtype.raw(), start, end, steps) })?;
@@ -2073,7 +1925,6 @@ impl Context {
     /// give an empty matrix.
     /// @return AG_ERR_INVALID_ARGUMENT for a negative n or an m below -1.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn eye(&self, dtype: DType, n: i64, m: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_eye(&mut out_out, self.as_ptr(), dtype.raw(), n, m) })?;
@@ -2085,7 +1936,6 @@ impl Context {
     /// y = values uniform in [0, 1), of `dtype` AG_F32 or AG_F64.
     /// @return AG_ERR_DTYPE for another dtype; the shape errors above.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn rand(&self, dtype: DType, shape: &[i64]) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_rand(&mut out_out, self.as_ptr(), dtype.raw(), shape.as_ptr(), crate::error::count::<i32>(shape.len())?) })?;
@@ -2097,7 +1947,6 @@ impl Context {
     /// y = standard normal values (mean 0, variance 1), of AG_F32 or AG_F64.
     /// @return AG_ERR_DTYPE for another dtype; the shape errors above.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn randn(&self, dtype: DType, shape: &[i64]) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_randn(&mut out_out, self.as_ptr(), dtype.raw(), shape.as_ptr(), crate::error::count::<i32>(shape.len())?) })?;
@@ -2112,7 +1961,6 @@ impl Context {
     /// @return AG_ERR_DTYPE; AG_ERR_INVALID_ARGUMENT for a low or high that is
     ///         not finite, low > high, or high - low overflowing; the shape errors.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn uniform(&self, dtype: DType, shape: &[i64], low: f64, high: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_uniform(&mut out_out, self.as_ptr(), dtype.raw(), shape.as_ptr(), crate::error::count::<i32>(shape.len())?, low, high) })?;
@@ -2125,7 +1973,6 @@ impl Context {
     /// @return AG_ERR_DTYPE; AG_ERR_INVALID_ARGUMENT for a mean or std that is
     ///         not finite or a negative std; the shape errors.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn normal(&self, dtype: DType, shape: &[i64], mean: f64, std: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_normal(&mut out_out, self.as_ptr(), dtype.raw(), shape.as_ptr(), crate::error::count::<i32>(shape.len())?, mean, std) })?;
@@ -2138,7 +1985,6 @@ impl Context {
     /// @return AG_ERR_DTYPE; AG_ERR_INVALID_ARGUMENT for p outside [0, 1] or NaN;
     ///         the shape errors.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn bernoulli_scalar(&self, dtype: DType, shape: &[i64], p: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_bernoulli_scalar(&mut out_out, self.as_ptr(), dtype.raw(), shape.as_ptr(), crate::error::count::<i32>(shape.len())?, p) })?;
@@ -2151,7 +1997,6 @@ impl Context {
     /// 64-bit random r (a bias below 2^-32 for ranges under 2^32).
     /// @return AG_ERR_INVALID_ARGUMENT for low >= high; the shape errors.
     /// ```
-    #[allow(clippy::too_many_arguments)]
     pub fn randint(&self, shape: &[i64], low: i64, high: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_randint(&mut out_out, self.as_ptr(), shape.as_ptr(), crate::error::count::<i32>(shape.len())?, low, high) })?;
@@ -2162,19 +2007,16 @@ impl Context {
 // Ops without a single tensor receiver (tensor arrays), and the Context ops as free functions.
 
 /// `ag_op_arange` as a free function: see [`Context::arange`].
-#[allow(clippy::too_many_arguments)]
 pub fn arange(ctx: &Context, dtype: DType, start: f64, end: f64, step: f64) -> Result<Tensor> {
     ctx.arange(dtype, start, end, step)
 }
 
 /// `ag_op_linspace` as a free function: see [`Context::linspace`].
-#[allow(clippy::too_many_arguments)]
 pub fn linspace(ctx: &Context, dtype: DType, start: f64, end: f64, steps: i64) -> Result<Tensor> {
     ctx.linspace(dtype, start, end, steps)
 }
 
 /// `ag_op_eye` as a free function: see [`Context::eye`].
-#[allow(clippy::too_many_arguments)]
 pub fn eye(ctx: &Context, dtype: DType, n: i64, m: i64) -> Result<Tensor> {
     ctx.eye(dtype, n, m)
 }
@@ -2190,7 +2032,6 @@ pub fn eye(ctx: &Context, dtype: DType, n: i64, m: i64) -> Result<Tensor> {
 ///         AG_ERR_INVALID_ARGUMENT for n < 1, NULL xs or element, a dim out
 ///         of range.
 /// ```
-#[allow(clippy::too_many_arguments)]
 pub fn concat(xs: &[&Tensor], dim: i64) -> Result<Tensor> {
     let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
     let raw_xs: Vec<*const sys::ag_tensor> = xs.iter().map(|t| t.as_ptr().cast_const()).collect();
@@ -2205,7 +2046,6 @@ pub fn concat(xs: &[&Tensor], dim: i64) -> Result<Tensor> {
 /// `dim` (-ndim-1..ndim). Gradient: the matching select per input.
 /// @return AG_ERR_SHAPE for shapes that differ; otherwise as ag_op_concat.
 /// ```
-#[allow(clippy::too_many_arguments)]
 pub fn stack(xs: &[&Tensor], dim: i64) -> Result<Tensor> {
     let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
     let raw_xs: Vec<*const sys::ag_tensor> = xs.iter().map(|t| t.as_ptr().cast_const()).collect();
@@ -2214,37 +2054,31 @@ pub fn stack(xs: &[&Tensor], dim: i64) -> Result<Tensor> {
 }
 
 /// `ag_op_rand` as a free function: see [`Context::rand`].
-#[allow(clippy::too_many_arguments)]
 pub fn rand(ctx: &Context, dtype: DType, shape: &[i64]) -> Result<Tensor> {
     ctx.rand(dtype, shape)
 }
 
 /// `ag_op_randn` as a free function: see [`Context::randn`].
-#[allow(clippy::too_many_arguments)]
 pub fn randn(ctx: &Context, dtype: DType, shape: &[i64]) -> Result<Tensor> {
     ctx.randn(dtype, shape)
 }
 
 /// `ag_op_uniform` as a free function: see [`Context::uniform`].
-#[allow(clippy::too_many_arguments)]
 pub fn uniform(ctx: &Context, dtype: DType, shape: &[i64], low: f64, high: f64) -> Result<Tensor> {
     ctx.uniform(dtype, shape, low, high)
 }
 
 /// `ag_op_normal` as a free function: see [`Context::normal`].
-#[allow(clippy::too_many_arguments)]
 pub fn normal(ctx: &Context, dtype: DType, shape: &[i64], mean: f64, std: f64) -> Result<Tensor> {
     ctx.normal(dtype, shape, mean, std)
 }
 
 /// `ag_op_bernoulli_scalar` as a free function: see [`Context::bernoulli_scalar`].
-#[allow(clippy::too_many_arguments)]
 pub fn bernoulli_scalar(ctx: &Context, dtype: DType, shape: &[i64], p: f64) -> Result<Tensor> {
     ctx.bernoulli_scalar(dtype, shape, p)
 }
 
 /// `ag_op_randint` as a free function: see [`Context::randint`].
-#[allow(clippy::too_many_arguments)]
 pub fn randint(ctx: &Context, shape: &[i64], low: i64, high: i64) -> Result<Tensor> {
     ctx.randint(shape, low, high)
 }

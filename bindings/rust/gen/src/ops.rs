@@ -247,7 +247,8 @@ fn wrapper(f: &Json, op_name: &str) -> Wrapper {
             // lengths of the int64 arrays passed in, and keep the entries written.
             let lens: Vec<String> = params
                 .iter()
-                .filter_map(|q| matches!(q.arg, Arg::I64Slice { .. }).then(|| format!("{}.len()", q.name)))
+                .filter(|q| matches!(q.arg, Arg::I64Slice { .. }))
+                .map(|q| format!("{}.len()", q.name))
                 .collect();
             let cap = if lens.is_empty() { "1".to_string() } else { format!("({}).max(1)", lens.join(" + ")) };
             body += &format!("        let capacity: usize = {cap};\n");
@@ -281,7 +282,9 @@ fn wrapper(f: &Json, op_name: &str) -> Wrapper {
     let first_line = f.opt_str("doc").unwrap_or("").split("\n\n").next().unwrap_or("").replace('\n', " ");
     let summary = vec![format!("`{c_fn}`: {}", first_line.replace('[', "\\[").replace(']', "\\]").replace('<', "\\<"))];
     let mut text = doc_block(f.opt_str("doc").unwrap_or(""), "    ", &summary);
-    text += "    #[allow(clippy::too_many_arguments)]\n";
+    if decls.len() + usize::from(!self_arg.is_empty()) > 7 {
+        text += "    #[allow(clippy::too_many_arguments)]\n";
+    }
     text += &format!("    pub fn {name}({self_arg}{}) -> Result<{ret}> {{\n{body}    }}\n", decls.join(", "));
     let text = text.replace("(&self, )", "(&self)");
     Wrapper { receiver: recv, name, text, arg_names, arg_decls: decls, ret, c_name: c_fn.to_string() }
@@ -349,7 +352,9 @@ pub fn generate_ops(api: &Json) -> String {
             Receiver::Context(_) => {
                 context_impl += &w.text;
                 free += &format!("/// `{}` as a free function: see [`Context::{}`].\n", w.c_name, w.name.trim_start_matches("r#"));
-                free += "#[allow(clippy::too_many_arguments)]\n";
+                if w.arg_decls.len() >= 7 {
+                    free += "#[allow(clippy::too_many_arguments)]\n";
+                }
                 let decls = std::iter::once("ctx: &Context".to_string()).chain(w.arg_decls.iter().cloned()).collect::<Vec<_>>();
                 free += &format!(
                     "pub fn {}({}) -> Result<{}> {{\n    ctx.{}({})\n}}\n\n",
@@ -361,7 +366,7 @@ pub fn generate_ops(api: &Json) -> String {
                 );
             }
             Receiver::None => {
-                free += &w.text.replace("\n    ", "\n").trim_start().to_string();
+                free += w.text.replace("\n    ", "\n").trim_start();
                 free += "\n";
             }
         }
