@@ -135,3 +135,53 @@ pub fn op_names() -> Vec<String> {
     let n = unsafe { sys::ag_op_count() };
     (0..n).filter_map(|i| owned_str(unsafe { sys::ag_op_name(i) })).collect()
 }
+
+/// sizeof of a public struct in the loaded library (None: unknown name).
+pub fn struct_size(name: &str) -> Result<Option<usize>> {
+    let f = crate::error::need(sys::optional::ag_struct_size(), "ag_struct_size")?;
+    let c = cstring(name)?;
+    let n = unsafe { f(c.as_ptr()) };
+    Ok((n != 0).then_some(n))
+}
+
+/// offsetof of a field in the loaded library (None: unknown struct or field).
+pub fn struct_field_offset(name: &str, field: &str) -> Result<Option<usize>> {
+    let f = crate::error::need(sys::optional::ag_struct_field_offset(), "ag_struct_field_offset")?;
+    let (c, d) = (cstring(name)?, cstring(field)?);
+    Ok(usize::try_from(unsafe { f(c.as_ptr(), d.as_ptr()) }).ok())
+}
+
+/// Value of an integer constant in the loaded library.
+pub fn constant_value(name: &str) -> Result<i64> {
+    let f = crate::error::need(sys::optional::ag_constant_value(), "ag_constant_value")?;
+    let c = cstring(name)?;
+    let mut v = 0;
+    check(unsafe { f(c.as_ptr(), &mut v) })?;
+    Ok(v)
+}
+
+/// Checks that the structs and constants this binding was generated with
+/// match the loaded library; the error lists every difference.
+pub fn verify_abi() -> Result<()> {
+    let mut diffs = Vec::new();
+    for s in sys::STRUCT_LAYOUTS {
+        if struct_size(s.name)? != Some(s.size) {
+            diffs.push(format!("sizeof({})", s.name));
+        }
+        for (field, offset, _) in s.fields {
+            if struct_field_offset(s.name, field)? != Some(*offset) {
+                diffs.push(format!("offsetof({}, {field})", s.name));
+            }
+        }
+    }
+    for (name, value) in sys::CONSTANT_VALUES {
+        if constant_value(name).ok() != Some(*value) {
+            diffs.push((*name).to_string());
+        }
+    }
+    if diffs.is_empty() {
+        Ok(())
+    } else {
+        Err(crate::Error::new(crate::Status::Internal, format!("[ag-rust] the loaded libag differs from ag-api.json in: {}", diffs.join(", "))))
+    }
+}

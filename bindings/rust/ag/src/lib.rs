@@ -55,7 +55,9 @@ pub use context::{Context, MemoryStats};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use function::{apply, ClosureFunction, Function, FunctionCtx};
-pub use graph::{current_tag_scope, op_names, tag_scope, version_number, version_string, GraphFormat, Node};
+pub use graph::{
+    constant_value, current_tag_scope, op_names, struct_field_offset, struct_size, tag_scope, verify_abi, version_number, version_string, GraphFormat, Node,
+};
 pub use hooks::HookHandle;
 pub use interop::{has_interop, DlPack, DlPackLegacy, TensorView};
 pub use ops_generated::*;
