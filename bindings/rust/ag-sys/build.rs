@@ -50,6 +50,8 @@ fn main() {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
     }
     let dir = std::env::var("AG_LIB_DIR").ok().filter(|d| !d.is_empty()).map(PathBuf::from).or_else(pkg_config_libdir);
+    // A build tree may have libag.so.0 without the libag.so link that -lag needs.
+    let verbatim = dir.as_ref().is_some_and(|d| !d.join("libag.so").exists() && d.join("libag.so.0").exists());
     match dir {
         Some(dir) => {
             let lib = dir.join("libag.so.0");
@@ -69,5 +71,9 @@ fn main() {
             "cargo:warning=libag not found: set AG_LIB_DIR to the directory of libag.so.0 or make `pkg-config ag` work; trying the linker's default path"
         ),
     }
-    println!("cargo:rustc-link-lib=dylib=ag");
+    if verbatim {
+        println!("cargo:rustc-link-lib=dylib:+verbatim=libag.so.0");
+    } else {
+        println!("cargo:rustc-link-lib=dylib=ag");
+    }
 }
