@@ -1150,6 +1150,14 @@ unsafe extern "C" {
     pub fn ag_tensor_register_node_pre_hook(out: *mut *mut ag_hook, t: *mut ag_tensor, fn_: ag_node_hook_fn, user_data: *mut c_void, destroy: ag_destroy_fn) -> ag_status;
 
     /// `ag_tensor_register_node_post_hook` (ag/hooks.h, since AG_0.1).
+    ///
+    /// ```text
+    /// Register a pre-hook (runs before) or a post-hook (runs after) on the node
+    /// that produced `t` (its AccumulateGrad for a leaf that requires grad; see
+    /// ag_tensor_grad_fn_name).
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT; AG_ERR_GRAPH (t requires no grad);
+    ///         AG_ERR_OUT_OF_MEMORY. destroy has run on failure.
+    /// ```
     pub fn ag_tensor_register_node_post_hook(out: *mut *mut ag_hook, t: *mut ag_tensor, fn_: ag_node_hook_fn, user_data: *mut c_void, destroy: ag_destroy_fn) -> ag_status;
 
     /// `ag_hook_remove` (ag/hooks.h, since AG_0.1).
@@ -1372,7 +1380,8 @@ unsafe extern "C" {
     ///
     /// ```text
     /// Value of the integer constant (macro) `name` ("AG_ERR_SHAPE",
-    /// "AG_MAX_DIMS", ...) in the loaded library.
+    /// "AG_MAX_DIMS", ...) in the loaded library. A uint64_t constant above
+    /// INT64_MAX (AG_RNG_DEFAULT_SEED) is given as its bit pattern.
     /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL name or out, unknown name).
     /// Thread-safe.
     /// ```
@@ -1530,9 +1539,19 @@ unsafe extern "C" {
     pub fn ag_op_sin(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_cos` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = sin x, cos x, tan x (radians; NaN for infinite x). Accurate (ABI.md)
+    /// for |x| <= 1e4; beyond, the argument reduction loses digits.
+    /// ```
     pub fn ag_op_cos(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_tan` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = sin x, cos x, tan x (radians; NaN for infinite x). Accurate (ABI.md)
+    /// for |x| <= 1e4; beyond, the argument reduction loses digits.
+    /// ```
     pub fn ag_op_tan(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_asin` (ag/ops.h, since AG_0.1).
@@ -1543,9 +1562,17 @@ unsafe extern "C" {
     pub fn ag_op_asin(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_acos` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = asin x, acos x (NaN for |x| > 1), atan x.
+    /// ```
     pub fn ag_op_acos(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_atan` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = asin x, acos x (NaN for |x| > 1), atan x.
+    /// ```
     pub fn ag_op_atan(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_sinh` (ag/ops.h, since AG_0.1).
@@ -1556,6 +1583,10 @@ unsafe extern "C" {
     pub fn ag_op_sinh(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_cosh` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = sinh x, cosh x (+-inf on overflow).
+    /// ```
     pub fn ag_op_cosh(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_erf` (ag/ops.h, since AG_0.1).
@@ -1576,12 +1607,33 @@ unsafe extern "C" {
     pub fn ag_op_floor(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_ceil` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// Rounding to an integral value: floor, ceil, round (halfway cases to even,
+    /// as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and
+    /// NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that
+    /// goes through them still runs).
+    /// ```
     pub fn ag_op_ceil(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_round` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// Rounding to an integral value: floor, ceil, round (halfway cases to even,
+    /// as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and
+    /// NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that
+    /// goes through them still runs).
+    /// ```
     pub fn ag_op_round(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_trunc` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// Rounding to an integral value: floor, ceil, round (halfway cases to even,
+    /// as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and
+    /// NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that
+    /// goes through them still runs).
+    /// ```
     pub fn ag_op_trunc(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_sigmoid` (ag/ops.h, since AG_0.1).
@@ -1699,12 +1751,36 @@ unsafe extern "C" {
     pub fn ag_op_silu_backward(out: *mut *mut ag_tensor, grad: *const ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_mish_backward` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu,
+    /// gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one
+    /// pass (the ops' backward uses them). They broadcast and are differentiable
+    /// in both inputs (higher derivatives of f).
+    /// @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
+    /// ```
     pub fn ag_op_mish_backward(out: *mut *mut ag_tensor, grad: *const ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_gelu_backward` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu,
+    /// gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one
+    /// pass (the ops' backward uses them). They broadcast and are differentiable
+    /// in both inputs (higher derivatives of f).
+    /// @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
+    /// ```
     pub fn ag_op_gelu_backward(out: *mut *mut ag_tensor, grad: *const ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_gelu_tanh_backward` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu,
+    /// gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one
+    /// pass (the ops' backward uses them). They broadcast and are differentiable
+    /// in both inputs (higher derivatives of f).
+    /// @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
+    /// ```
     pub fn ag_op_gelu_tanh_backward(out: *mut *mut ag_tensor, grad: *const ag_tensor, x: *const ag_tensor) -> ag_status;
 
     /// `ag_op_pow` (ag/ops.h, since AG_0.1).
@@ -1725,6 +1801,11 @@ unsafe extern "C" {
     pub fn ag_op_maximum(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_minimum` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
+    /// split half and half between a and b (as PyTorch).
+    /// ```
     pub fn ag_op_minimum(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_atan2` (ag/ops.h, since AG_0.1).
@@ -1745,24 +1826,73 @@ unsafe extern "C" {
     pub fn ag_op_fmod(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_remainder` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn ag_op_remainder(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_eq` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn ag_op_eq(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_ne` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn ag_op_ne(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_lt` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn ag_op_lt(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_le` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn ag_op_le(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_gt` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn ag_op_gt(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_ge` (ag/ops.h, since AG_0.1).
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn ag_op_ge(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_where` (ag/ops.h, since AG_0.1).
@@ -1872,7 +2002,8 @@ unsafe extern "C" {
     /// unfold: x (N, C*kh*kw, L) gives (N, C, H, W) with (H, W) = output_size,
     /// values of overlapping blocks summed (in a fixed order), padding dropped.
     /// A 2-D x (C*kh*kw, L) gives (C, H, W). output_size and kernel_size are
-    /// required; the others default as in ag_op_unfold. Gradient: unfold.
+    /// required; dilation, padding and stride may be NULL (defaults as in
+    /// ag_op_unfold). Gradient: unfold.
     /// @return AG_ERR_INVALID_ARGUMENT for a NULL output_size or kernel_size, a
     ///         non-positive output_size or a bad window argument; AG_ERR_SHAPE for
     ///         x not 2-D or 3-D, a channel dim not divisible by kh*kw, L other

@@ -143,7 +143,7 @@ fn accuracy(ctx: &Context, model: &Mlp, data: &Dataset) -> Result<f64> {
 
 fn run(quick: bool, dir: &Path) -> Result<bool> {
     let data = fashion_mnist(dir, quick).unwrap_or_else(|| spiral(if quick { 300 } else { 1000 }));
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let (steps, batch, hidden, lr) = if data.features == 2 { (if quick { 300 } else { 3000 }, 64, 64, 0.05) } else { (if quick { 150 } else { 2000 }, 64, 128, 0.01) };
     println!("training an MLP ({} -> {hidden} -> {}) on {}: {} train, {} test examples", data.features, data.classes, data.name, data.train_y.len(), data.test_y.len());
     let model = Mlp::new(&ctx, data.features, hidden, data.classes)?;

@@ -45,16 +45,15 @@ pub(crate) fn check_len(what: &str, len: usize, shape: &[i64]) -> Result<()> {
 }
 
 impl Context {
-    /// A context with the default thread count. Panics only if ag cannot
-    /// create one (out of memory); see [`Context::try_new`].
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Context {
-        Context::try_new(None).unwrap_or_else(|e| panic!("ag_context_create failed: {e}"))
+    /// A context with the default thread count (an error only when ag
+    /// cannot create one: out of memory).
+    pub fn new() -> Result<Context> {
+        Context::try_new(None)
     }
 
     /// A context whose thread pool has `n` threads (0: ag's default).
-    pub fn with_threads(n: usize) -> Context {
-        Context::try_new(Some(n)).unwrap_or_else(|e| panic!("ag_context_create failed: {e}"))
+    pub fn with_threads(n: usize) -> Result<Context> {
+        Context::try_new(Some(n))
     }
 
     /// A context, with `threads` (None: default) in its pool.

@@ -24,7 +24,7 @@ unsafe extern "C" fn free_vec<T>(_data: *mut c_void, ctx: *mut c_void) {
 /// memory alive and unmoved while the view lives. Derefs to [`Tensor`].
 ///
 /// ```compile_fail
-/// let ctx = ag::Context::new();
+/// let ctx = ag::Context::new().unwrap();
 /// let mut data = vec![1.0f32, 2.0, 3.0];
 /// let view = unsafe { ctx.from_slice_borrowed_mut(&mut data, &[3]) }.unwrap();
 /// data.push(4.0); // error: `data` is still borrowed by `view`

@@ -2,7 +2,7 @@
 //! (dynamic graphs over dense CPU tensors) with a stable C ABI.
 //!
 //! ```no_run
-//! let ctx = ag::Context::new();
+//! let ctx = ag::Context::new().unwrap();
 //! let x = ctx.from_slice_f64(&[3.0], &[])?;
 //! x.set_requires_grad(true)?;
 //! let y = &x * &x;

@@ -289,13 +289,23 @@ impl Tensor {
         check(unsafe { sys::ag_op_sin(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_cos`: 
+    /// `ag_op_cos`: y = sin x, cos x, tan x (radians; NaN for infinite x). Accurate (ABI.md) for |x| \<= 1e4; beyond, the argument reduction loses digits.
+    ///
+    /// ```text
+    /// y = sin x, cos x, tan x (radians; NaN for infinite x). Accurate (ABI.md)
+    /// for |x| <= 1e4; beyond, the argument reduction loses digits.
+    /// ```
     pub fn cos(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_cos(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_tan`: 
+    /// `ag_op_tan`: y = sin x, cos x, tan x (radians; NaN for infinite x). Accurate (ABI.md) for |x| \<= 1e4; beyond, the argument reduction loses digits.
+    ///
+    /// ```text
+    /// y = sin x, cos x, tan x (radians; NaN for infinite x). Accurate (ABI.md)
+    /// for |x| <= 1e4; beyond, the argument reduction loses digits.
+    /// ```
     pub fn tan(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_tan(&mut out_out, self.as_ptr()) })?;
@@ -311,13 +321,21 @@ impl Tensor {
         check(unsafe { sys::ag_op_asin(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_acos`: 
+    /// `ag_op_acos`: y = asin x, acos x (NaN for |x| > 1), atan x.
+    ///
+    /// ```text
+    /// y = asin x, acos x (NaN for |x| > 1), atan x.
+    /// ```
     pub fn acos(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_acos(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_atan`: 
+    /// `ag_op_atan`: y = asin x, acos x (NaN for |x| > 1), atan x.
+    ///
+    /// ```text
+    /// y = asin x, acos x (NaN for |x| > 1), atan x.
+    /// ```
     pub fn atan(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_atan(&mut out_out, self.as_ptr()) })?;
@@ -333,7 +351,11 @@ impl Tensor {
         check(unsafe { sys::ag_op_sinh(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_cosh`: 
+    /// `ag_op_cosh`: y = sinh x, cosh x (+-inf on overflow).
+    ///
+    /// ```text
+    /// y = sinh x, cosh x (+-inf on overflow).
+    /// ```
     pub fn cosh(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_cosh(&mut out_out, self.as_ptr()) })?;
@@ -362,19 +384,40 @@ impl Tensor {
         check(unsafe { sys::ag_op_floor(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_ceil`: 
+    /// `ag_op_ceil`: Rounding to an integral value: floor, ceil, round (halfway cases to even, as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that goes through them still runs).
+    ///
+    /// ```text
+    /// Rounding to an integral value: floor, ceil, round (halfway cases to even,
+    /// as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and
+    /// NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that
+    /// goes through them still runs).
+    /// ```
     pub fn ceil(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_ceil(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_round`: 
+    /// `ag_op_round`: Rounding to an integral value: floor, ceil, round (halfway cases to even, as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that goes through them still runs).
+    ///
+    /// ```text
+    /// Rounding to an integral value: floor, ceil, round (halfway cases to even,
+    /// as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and
+    /// NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that
+    /// goes through them still runs).
+    /// ```
     pub fn round(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_round(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_trunc`: 
+    /// `ag_op_trunc`: Rounding to an integral value: floor, ceil, round (halfway cases to even, as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that goes through them still runs).
+    ///
+    /// ```text
+    /// Rounding to an integral value: floor, ceil, round (halfway cases to even,
+    /// as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and
+    /// NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that
+    /// goes through them still runs).
+    /// ```
     pub fn trunc(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_trunc(&mut out_out, self.as_ptr()) })?;
@@ -536,19 +579,43 @@ impl Tensor {
         check(unsafe { sys::ag_op_silu_backward(&mut out_out, self.as_ptr(), x.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_mish_backward`: 
+    /// `ag_op_mish_backward`: Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu, gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one pass (the ops' backward uses them). They broadcast and are differentiable in both inputs (higher derivatives of f). @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
+    ///
+    /// ```text
+    /// Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu,
+    /// gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one
+    /// pass (the ops' backward uses them). They broadcast and are differentiable
+    /// in both inputs (higher derivatives of f).
+    /// @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
+    /// ```
     pub fn mish_backward(&self, x: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_mish_backward(&mut out_out, self.as_ptr(), x.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_gelu_backward`: 
+    /// `ag_op_gelu_backward`: Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu, gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one pass (the ops' backward uses them). They broadcast and are differentiable in both inputs (higher derivatives of f). @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
+    ///
+    /// ```text
+    /// Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu,
+    /// gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one
+    /// pass (the ops' backward uses them). They broadcast and are differentiable
+    /// in both inputs (higher derivatives of f).
+    /// @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
+    /// ```
     pub fn gelu_backward(&self, x: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_gelu_backward(&mut out_out, self.as_ptr(), x.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_gelu_tanh_backward`: 
+    /// `ag_op_gelu_tanh_backward`: Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu, gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one pass (the ops' backward uses them). They broadcast and are differentiable in both inputs (higher derivatives of f). @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
+    ///
+    /// ```text
+    /// Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu,
+    /// gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one
+    /// pass (the ops' backward uses them). They broadcast and are differentiable
+    /// in both inputs (higher derivatives of f).
+    /// @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops.
+    /// ```
     pub fn gelu_tanh_backward(&self, x: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_gelu_tanh_backward(&mut out_out, self.as_ptr(), x.as_ptr()) })?;
@@ -577,7 +644,12 @@ impl Tensor {
         check(unsafe { sys::ag_op_maximum(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_minimum`: 
+    /// `ag_op_minimum`: y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is split half and half between a and b (as PyTorch).
+    ///
+    /// ```text
+    /// y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
+    /// split half and half between a and b (as PyTorch).
+    /// ```
     pub fn minimum(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_minimum(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -606,43 +678,92 @@ impl Tensor {
         check(unsafe { sys::ag_op_fmod(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_remainder`: 
+    /// `ag_op_remainder`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn remainder(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_remainder(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_eq`: 
+    /// `ag_op_eq`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn eq(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_eq(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_ne`: 
+    /// `ag_op_ne`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn ne(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_ne(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_lt`: 
+    /// `ag_op_lt`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn lt(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_lt(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_le`: 
+    /// `ag_op_le`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn le(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_le(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_gt`: 
+    /// `ag_op_gt`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn gt(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_gt(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_ge`: 
+    /// `ag_op_ge`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    ///
+    /// ```text
+    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// ```
     pub fn ge(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_ge(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
@@ -757,22 +878,23 @@ impl Tensor {
         check(unsafe { sys::ag_op_unfold(&mut out_out, self.as_ptr(), kernel_size.as_ptr(), dilation.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), padding.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), stride.as_ref().map_or(core::ptr::null(), |a| a.as_ptr())) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_fold`: Combines sliding blocks into an image (F.fold, col2im), the adjoint of unfold: x (N, C*kh*kw, L) gives (N, C, H, W) with (H, W) = output_size, values of overlapping blocks summed (in a fixed order), padding dropped. A 2-D x (C*kh*kw, L) gives (C, H, W). output_size and kernel_size are required; the others default as in ag_op_unfold. Gradient: unfold. @return AG_ERR_INVALID_ARGUMENT for a NULL output_size or kernel_size, a         non-positive output_size or a bad window argument; AG_ERR_SHAPE for         x not 2-D or 3-D, a channel dim not divisible by kh*kw, L other         than the number of window positions of output_size; also DTYPE.
+    /// `ag_op_fold`: Combines sliding blocks into an image (F.fold, col2im), the adjoint of unfold: x (N, C*kh*kw, L) gives (N, C, H, W) with (H, W) = output_size, values of overlapping blocks summed (in a fixed order), padding dropped. A 2-D x (C*kh*kw, L) gives (C, H, W). output_size and kernel_size are required; dilation, padding and stride may be NULL (defaults as in ag_op_unfold). Gradient: unfold. @return AG_ERR_INVALID_ARGUMENT for a NULL output_size or kernel_size, a         non-positive output_size or a bad window argument; AG_ERR_SHAPE for         x not 2-D or 3-D, a channel dim not divisible by kh*kw, L other         than the number of window positions of output_size; also DTYPE.
     ///
     /// ```text
     /// Combines sliding blocks into an image (F.fold, col2im), the adjoint of
     /// unfold: x (N, C*kh*kw, L) gives (N, C, H, W) with (H, W) = output_size,
     /// values of overlapping blocks summed (in a fixed order), padding dropped.
     /// A 2-D x (C*kh*kw, L) gives (C, H, W). output_size and kernel_size are
-    /// required; the others default as in ag_op_unfold. Gradient: unfold.
+    /// required; dilation, padding and stride may be NULL (defaults as in
+    /// ag_op_unfold). Gradient: unfold.
     /// @return AG_ERR_INVALID_ARGUMENT for a NULL output_size or kernel_size, a
     ///         non-positive output_size or a bad window argument; AG_ERR_SHAPE for
     ///         x not 2-D or 3-D, a channel dim not divisible by kh*kw, L other
     ///         than the number of window positions of output_size; also DTYPE.
     /// ```
-    pub fn fold(&self, output_size: [i64; 2], kernel_size: [i64; 2], dilation: [i64; 2], padding: [i64; 2], stride: [i64; 2]) -> Result<Tensor> {
+    pub fn fold(&self, output_size: [i64; 2], kernel_size: [i64; 2], dilation: Option<[i64; 2]>, padding: Option<[i64; 2]>, stride: Option<[i64; 2]>) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
-        check(unsafe { sys::ag_op_fold(&mut out_out, self.as_ptr(), output_size.as_ptr(), kernel_size.as_ptr(), dilation.as_ptr(), padding.as_ptr(), stride.as_ptr()) })?;
+        check(unsafe { sys::ag_op_fold(&mut out_out, self.as_ptr(), output_size.as_ptr(), kernel_size.as_ptr(), dilation.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), padding.as_ref().map_or(core::ptr::null(), |a| a.as_ptr()), stride.as_ref().map_or(core::ptr::null(), |a| a.as_ptr())) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_conv2d`: 2-D convolution (cross-correlation, F.conv2d): x (N, C, H, W), weight (OC, C/groups, kH, kW), bias (OC) or NULL; y (N, OC, out_h, out_w) with y\[n,o\] = bias\[o\] + sum over the C/groups channels of o's group and the kernel of weight\[o,c,i,j\] * x\[n, c', h*stride - padding + i*dilation, ...\], zero padding. stride NULL = (1,1), padding NULL = (0,0), dilation NULL = (1,1); groups >= 1 splits channels into groups convolved separately. A 3-D x gives a 3-D y. @return AG_ERR_INVALID_ARGUMENT for groups \< 1 or a bad window argument;         AG_ERR_SHAPE for weight not 4-D, x not 3-D or 4-D, OC not divisible         by groups, C other than weight dim 1 times groups, bias not (OC),         a kernel larger than the padded input; also DTYPE, CONTEXT.

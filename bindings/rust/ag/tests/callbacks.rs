@@ -22,7 +22,7 @@ fn leaf(ctx: &Context, v: &[f64]) -> Tensor {
 
 #[test]
 fn hook_sees_and_replaces_the_gradient() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = leaf(&ctx, &[1.0, 2.0]);
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen2 = seen.clone();
@@ -39,7 +39,7 @@ fn hook_sees_and_replaces_the_gradient() {
 
 #[test]
 fn panicking_hook_makes_backward_return_err_with_the_panic_text() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = leaf(&ctx, &[1.0]);
     let _h = x.register_hook(|_g: &Tensor| -> Result<Option<Tensor>> { panic!("hook exploded 42") }).unwrap();
     let e = x.exp().unwrap().sum().unwrap().backward().unwrap_err();
@@ -49,7 +49,7 @@ fn panicking_hook_makes_backward_return_err_with_the_panic_text() {
 
 #[test]
 fn hook_error_is_returned_by_backward() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = leaf(&ctx, &[1.0]);
     let _h = x
         .register_hook(|_g: &Tensor| -> Result<Option<Tensor>> { Err(ag::Error::new(Status::InvalidArgument, "refused by the hook")) })
@@ -61,7 +61,7 @@ fn hook_error_is_returned_by_backward() {
 
 #[test]
 fn dropped_handle_unregisters_and_every_closure_is_freed() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let calls = Arc::new(AtomicUsize::new(0));
     let drops = Arc::new(AtomicUsize::new(0));
     {
@@ -122,7 +122,7 @@ impl Function for Cube {
 
 #[test]
 fn custom_function_matches_finite_differences_and_is_freed() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let drops = Arc::new(AtomicUsize::new(0));
     common::check_gradients(&ctx, &[&[4]], 30, -2.0, 2.0, |t| Ok(Cube { drops: Some(DropCounter(drops.clone())) }.apply(&[&t[0]])?.remove(0)));
     let x = leaf(&ctx, &[1.0]);
@@ -140,7 +140,7 @@ fn custom_function_matches_finite_differences_and_is_freed() {
 
 #[test]
 fn wrong_backward_is_caught_by_the_finite_difference_check() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let wrong = || {
         ClosureFunction::new("Wrong", 1, |_c: &mut FunctionCtx<'_>, i: &[Tensor]| Ok(vec![i[0].square()?]), |_c: &mut FunctionCtx<'_>, g: &[Tensor]| {
             Ok(vec![Some(g[0].clone())])
@@ -154,7 +154,7 @@ fn wrong_backward_is_caught_by_the_finite_difference_check() {
 
 #[test]
 fn custom_function_panics_and_errors_come_back_as_err() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = leaf(&ctx, &[2.0]);
     let f = ClosureFunction::new("Boom", 1, |_c: &mut FunctionCtx<'_>, i: &[Tensor]| Ok(vec![i[0].square()?]), |_c: &mut FunctionCtx<'_>, _g: &[Tensor]| -> Result<Vec<Option<Tensor>>> {
         panic!("backward went boom")
@@ -182,7 +182,7 @@ fn custom_function_panics_and_errors_come_back_as_err() {
 
 #[test]
 fn queued_callback_runs_once_after_backward() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = leaf(&ctx, &[1.0]);
     let ran = Arc::new(AtomicUsize::new(0));
     let r = ran.clone();
@@ -202,7 +202,7 @@ fn queued_callback_runs_once_after_backward() {
 
 #[test]
 fn node_hooks_see_the_gradients_of_a_node() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let a = leaf(&ctx, &[1.0, 2.0]);
     let b = leaf(&ctx, &[3.0, 4.0]);
     let y = a.mul(&b).unwrap();

@@ -57,7 +57,7 @@ fn the_loaded_library_has_the_generated_layouts() {
 
 #[test]
 fn graph_inspection_and_export() {
-    let ctx = ag::Context::new();
+    let ctx = ag::Context::new().unwrap();
     let x = ctx.from_slice_f64(&[1.0, 2.0], &[2]).unwrap();
     x.set_requires_grad(true).unwrap();
     let y = ag::tag_scope("layer1", || {
@@ -82,7 +82,7 @@ fn graph_inspection_and_export() {
 
 #[test]
 fn context_settings_round_trip() {
-    let ctx = ag::Context::with_threads(2);
+    let ctx = ag::Context::with_threads(2).unwrap();
     assert_eq!(ctx.num_threads(), 2);
     ctx.manual_seed(7).unwrap();
     assert_eq!(ctx.seed().unwrap(), 7);
@@ -105,7 +105,7 @@ fn context_settings_round_trip() {
 #[test]
 fn functional_products_match_closed_forms() {
     // f(x) = sum(x^3): gradient 3x^2, Hessian diag(6x).
-    let ctx = ag::Context::new();
+    let ctx = ag::Context::new().unwrap();
     let x = ctx.from_slice_f64(&[1.0, 2.0], &[2]).unwrap();
     let v = ctx.from_slice_f64(&[1.0, -1.0], &[2]).unwrap();
     let f = |t: &[ag::Tensor]| -> ag::Result<Vec<ag::Tensor>> { Ok(vec![t[0].pow_scalar(3.0)?.sum()?]) };

@@ -5,7 +5,7 @@ use ag::{Context, DType, Status};
 
 #[test]
 fn shape_mismatch_is_an_err_naming_the_c_function() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let a = ctx.from_slice(&[1.0, 2.0, 3.0], &[3]).unwrap();
     let b = ctx.from_slice(&[1.0, 2.0], &[2]).unwrap();
     let e = a.mul(&b).unwrap_err();
@@ -20,7 +20,7 @@ fn shape_mismatch_is_an_err_naming_the_c_function() {
 #[test]
 #[should_panic(expected = "[ag_op_mul]")]
 fn operator_with_bad_shapes_panics_with_ags_message() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let a = ctx.from_slice(&[1.0, 2.0, 3.0], &[3]).unwrap();
     let b = ctx.from_slice(&[1.0, 2.0], &[2]).unwrap();
     let _ = &a * &b;
@@ -28,7 +28,7 @@ fn operator_with_bad_shapes_panics_with_ags_message() {
 
 #[test]
 fn dtype_and_graph_errors() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let a = ctx.from_slice(&[1.0], &[1]).unwrap();
     let b = ctx.from_slice_f64(&[1.0], &[1]).unwrap();
     assert_eq!(a.add(&b).unwrap_err().status, Status::Dtype);
@@ -42,7 +42,7 @@ fn dtype_and_graph_errors() {
 
 #[test]
 fn tensors_of_two_contexts_do_not_mix() {
-    let (c1, c2) = (Context::new(), Context::new());
+    let (c1, c2) = (Context::new().unwrap(), Context::new().unwrap());
     let a = c1.from_slice(&[1.0], &[1]).unwrap();
     let b = c2.from_slice(&[1.0], &[1]).unwrap();
     assert_eq!(a.add(&b).unwrap_err().status, Status::Context);
@@ -50,7 +50,7 @@ fn tensors_of_two_contexts_do_not_mix() {
 
 #[test]
 fn bad_arguments_are_caught_before_reaching_c() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     // 3 values for 4 elements would make ag read past the slice
     let e = ctx.from_slice(&[1.0, 2.0, 3.0], &[2, 2]).unwrap_err();
     assert_eq!(e.status, Status::InvalidArgument);
@@ -62,7 +62,7 @@ fn bad_arguments_are_caught_before_reaching_c() {
 
 #[test]
 fn version_error_after_modifying_a_saved_tensor() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = ctx.from_slice_f64(&[1.0, 2.0], &[2]).unwrap();
     x.set_requires_grad(true).unwrap();
     let y = x.exp().unwrap();

@@ -4,7 +4,7 @@ use ag::Context;
 
 #[test]
 fn no_grad_records_nothing_and_restores_the_mode() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = ctx.from_slice_f64(&[1.0, 2.0], &[2]).unwrap();
     x.set_requires_grad(true).unwrap();
     assert!(ag::is_grad_enabled());

@@ -6,7 +6,7 @@ use common::{assert_close, check_gradients};
 
 #[test]
 fn elementwise_ops() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     check_gradients(&ctx, &[&[2, 3], &[2, 3]], 1, 0.5, 2.0, |t| t[0].mul(&t[1])?.div(&t[0].add(&t[1])?));
     check_gradients(&ctx, &[&[4]], 2, -2.0, 2.0, |t| t[0].tanh()?.add(&t[0].sigmoid()?));
     check_gradients(&ctx, &[&[5]], 3, 0.2, 3.0, |t| t[0].log()?.mul(&t[0].exp()?));
@@ -16,13 +16,13 @@ fn elementwise_ops() {
 
 #[test]
 fn broadcasting_binary_ops() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     check_gradients(&ctx, &[&[2, 3], &[3]], 6, -1.0, 1.0, |t| t[0].sub(&t[1])?.square());
 }
 
 #[test]
 fn matmul_and_reductions() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     check_gradients(&ctx, &[&[2, 3], &[3, 4]], 7, -1.0, 1.0, |t| t[0].matmul(&t[1]));
     check_gradients(&ctx, &[&[3, 4]], 8, -1.0, 1.0, |t| t[0].sum_dims(&[1], 1));
     check_gradients(&ctx, &[&[3, 4]], 9, -1.0, 1.0, |t| t[0].logsumexp_dims(&[0], 0));
@@ -32,7 +32,7 @@ fn matmul_and_reductions() {
 
 #[test]
 fn shape_ops_and_multi_output_ops() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     check_gradients(&ctx, &[&[2, 3]], 12, -1.0, 1.0, |t| t[0].transpose(0, 1)?.reshape(&[6]));
     check_gradients(&ctx, &[&[4, 2]], 13, -1.0, 1.0, |t| {
         let parts = t[0].split(&[1, 3], 0)?;
@@ -54,7 +54,7 @@ fn shape_ops_and_multi_output_ops() {
 
 #[test]
 fn nn_ops_with_optional_arguments() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     // linear with and without bias (nullable tensor arguments)
     check_gradients(&ctx, &[&[2, 3], &[4, 3], &[4]], 16, -1.0, 1.0, |t| t[0].linear(&t[1], Some(&t[2])));
     check_gradients(&ctx, &[&[2, 3], &[4, 3]], 17, -1.0, 1.0, |t| t[0].linear(&t[1], None));
@@ -69,7 +69,7 @@ fn nn_ops_with_optional_arguments() {
 #[test]
 fn second_derivative_through_create_graph() {
     // d/dx (x^3) = 3x^2, d2/dx2 = 6x at x = 1.5
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = ctx.from_slice_f64(&[1.5], &[1]).unwrap();
     x.set_requires_grad(true).unwrap();
     let y = x.pow_scalar(3.0).unwrap().sum().unwrap();
@@ -82,7 +82,7 @@ fn second_derivative_through_create_graph() {
 
 #[test]
 fn functional_helpers_agree_with_finite_differences() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = ctx.from_slice_f64(&[0.3, -0.7, 1.1], &[3]).unwrap();
     let f = |ts: &[ag::Tensor]| -> ag::Result<Vec<ag::Tensor>> { Ok(vec![ts[0].sin()?.mul(&ts[0])?.sum()?]) };
     let jac = ag::functional::jacobian(f, &[&x], 1, Default::default()).unwrap();

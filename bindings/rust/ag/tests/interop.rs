@@ -7,7 +7,7 @@ use ag::{Context, DType, Status};
 #[test]
 fn missing_interop_is_an_unsupported_error_not_a_crash() {
     assert_eq!(ag::has_interop(), cfg!(ag_has_from_buffer), "probe at build time and lookup at run time disagree");
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let r = ctx.from_vec(vec![1.0f32, 2.0], &[2]);
     if ag::has_interop() {
         assert_eq!(r.unwrap().to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
@@ -21,7 +21,7 @@ fn missing_interop_is_an_unsupported_error_not_a_crash() {
 #[test]
 #[cfg_attr(not(ag_has_from_buffer), ignore = "libag lacks ag_tensor_from_buffer")]
 fn from_vec_shares_memory_and_frees_it_with_the_last_reference() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let start = ctx.bytes_in_use().unwrap();
     let v: Vec<f64> = (0..1000).map(f64::from).collect();
     let addr = v.as_ptr() as usize;
@@ -48,7 +48,7 @@ fn from_vec_shares_memory_and_frees_it_with_the_last_reference() {
 #[test]
 #[cfg_attr(not(ag_has_from_buffer), ignore = "libag lacks ag_tensor_from_buffer")]
 fn borrowed_buffers_see_writes_and_read_only_ones_refuse_them() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let mut data = vec![1.0f32, 2.0, 3.0, 4.0];
     {
         // SAFETY: no tensor made from the view outlives this block.
@@ -68,7 +68,7 @@ fn borrowed_buffers_see_writes_and_read_only_ones_refuse_them() {
 #[test]
 #[cfg_attr(not(ag_has_from_buffer), ignore = "libag lacks ag_tensor_from_buffer")]
 fn dlpack_round_trip_shares_memory() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let t = ctx.from_slice_i64(&[1, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
     let exported = t.to_dlpack().unwrap();
     assert_eq!(exported.shape(), &[2, 3]);
@@ -88,7 +88,7 @@ fn dlpack_round_trip_shares_memory() {
 #[test]
 #[cfg_attr(not(ag_has_from_buffer), ignore = "libag lacks ag_tensor_from_buffer")]
 fn from_vec_gradients_flow() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = ctx.from_vec(vec![1.0f64, -2.0], &[2]).unwrap();
     x.set_requires_grad(true).unwrap();
     x.mul(&x).unwrap().sum().unwrap().backward().unwrap();

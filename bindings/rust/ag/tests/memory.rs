@@ -5,7 +5,7 @@ use ag::{Context, DType};
 
 #[test]
 fn bytes_in_use_returns_to_start_after_a_training_loop() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let start = ctx.bytes_in_use().unwrap();
     {
         // Fit y = 2x - 1 with a 1-unit linear model by gradient descent.
@@ -41,7 +41,7 @@ fn bytes_in_use_returns_to_start_after_a_training_loop() {
 
 #[test]
 fn context_may_go_before_its_tensors() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = ctx.from_slice_f64(&[1.0, 2.0, 3.0], &[3]).unwrap();
     x.set_requires_grad(true).unwrap();
     let y = x.exp().unwrap();
@@ -64,7 +64,7 @@ fn context_may_go_before_its_tensors() {
 
 #[test]
 fn clones_are_references_not_copies() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = ctx.from_slice(&[1.0, 2.0], &[2]).unwrap();
     let alias = x.clone();
     alias.copy_from(&[5.0f32, 6.0]).unwrap();

@@ -4,7 +4,7 @@ use ag::Context;
 
 #[test]
 fn x_times_x_has_gradient_six_at_three() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = ctx.from_slice(&[3.0], &[]).unwrap();
     x.set_requires_grad(true).unwrap();
     let y = x.mul(&x).unwrap();
@@ -14,7 +14,7 @@ fn x_times_x_has_gradient_six_at_three() {
 
 #[test]
 fn q_equals_3a_cubed_minus_b_squared() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let a = ctx.from_slice_f64(&[2.0, 3.0], &[2]).unwrap();
     let b = ctx.from_slice_f64(&[6.0, 4.0], &[2]).unwrap();
     a.set_requires_grad(true).unwrap();
@@ -29,7 +29,7 @@ fn q_equals_3a_cubed_minus_b_squared() {
 
 #[test]
 fn leaves_without_backward_have_no_gradient() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = ctx.from_slice_f64(&[1.0], &[1]).unwrap();
     x.set_requires_grad(true).unwrap();
     assert!(x.grad().unwrap().is_none());

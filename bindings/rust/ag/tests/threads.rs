@@ -4,7 +4,7 @@ use ag::Context;
 
 #[test]
 fn tensor_sent_to_another_thread_runs_backward_there() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let x = ctx.from_slice_f64(&[3.0], &[1]).unwrap();
     x.set_requires_grad(true).unwrap();
     let x2 = x.clone();
@@ -21,7 +21,7 @@ fn tensor_sent_to_another_thread_runs_backward_there() {
 
 #[test]
 fn a_shared_context_serves_parallel_graphs() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let handles: Vec<_> = (0..4)
         .map(|i| {
             let ctx = ctx.clone();
@@ -39,7 +39,7 @@ fn a_shared_context_serves_parallel_graphs() {
 
 #[test]
 fn errors_are_read_on_the_failing_thread() {
-    let ctx = Context::new();
+    let ctx = Context::new().unwrap();
     let a = ctx.from_slice(&[1.0, 2.0], &[2]).unwrap();
     let b = ctx.from_slice(&[1.0, 2.0, 3.0], &[3]).unwrap();
     let (a2, b2) = (a.clone(), b.clone());

@@ -79,7 +79,8 @@ fn classify(f: &Json) -> Vec<Param> {
                 ("in", "handle", "ag_context", 1) => Arg::Context,
                 ("in", "alias", "ag_dtype", 0) => Arg::Dtype,
                 ("in", "scalar", "int64_t", 1) => match length {
-                    Some(Json::Str(count)) if !nullable => Arg::I64Slice { count: count.clone() },
+                    // A nullable array with a count: an empty slice stands for NULL.
+                    Some(Json::Str(count)) => Arg::I64Slice { count: count.clone() },
                     Some(Json::Number(n)) => Arg::I64Fixed { n: n.parse().expect("fixed length"), nullable },
                     _ => panic!("ag-gen: {fname}.{c_name}: unsupported int64_t array"),
                 },
