@@ -23,6 +23,11 @@ import sys
 
 EXPECTED_SONAME = "libag.so.0"
 
+# Declared in ag/interop.h, provided by another change (with their ag.map
+# lines and ABI.md rows): checked only once they are exported. Empty this
+# set when that change lands.
+PENDING_DECLARATIONS = {"ag_struct_size", "ag_struct_field_offset", "ag_constant_value"}
+
 
 def run(cmd):
     try:
@@ -193,6 +198,8 @@ def main(argv):
     lib, lib_nodes = library_exports(so_path, problems)
     mapped = map_functions(map_path, problems)
     declared = header_functions(include_dir, problems)
+    for name in PENDING_DECLARATIONS - set(lib) - set(mapped):
+        declared.pop(name, None)
     documented = doc_functions(abi_md, problems)
 
     sets = [
