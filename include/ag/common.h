@@ -40,7 +40,7 @@
 
 /* Version of the headers. Compare with ag_version_number() at run time. */
 #define AG_VERSION_MAJOR 0
-#define AG_VERSION_MINOR 1
+#define AG_VERSION_MINOR 2
 #define AG_VERSION_PATCH 0
 #define AG_VERSION_NUMBER (AG_VERSION_MAJOR * 10000 + AG_VERSION_MINOR * 100 + AG_VERSION_PATCH)
 

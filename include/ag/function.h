@@ -132,7 +132,8 @@ AG_API ag_status ag_function_ctx_mark_non_differentiable(ag_function_ctx *ctx, c
  * Its version is bumped and, when a node is recorded, its history continues
  * through this function (its grad_fn becomes the function's node).
  * @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid ctx or tensor, not in
- *         forward). An input marked dirty but not returned fails the apply
+ *         forward); AG_ERR_UNSUPPORTED (a read-only tensor, ag/interop.h).
+ *         An input marked dirty but not returned fails the apply
  *         with AG_ERR_CALLBACK; a leaf that requires grad (grad mode on) with
  *         AG_ERR_GRAPH.
  */

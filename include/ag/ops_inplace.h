@@ -24,7 +24,8 @@
  * Errors (every function): AG_ERR_INVALID_ARGUMENT (NULL or invalid handle);
  * AG_ERR_DTYPE (non-floating self for arithmetic and clamp_; dtypes differ);
  * AG_ERR_CONTEXT; AG_ERR_SHAPE (other does not broadcast to self's shape);
- * AG_ERR_UNSUPPORTED (self's elements alias, an expand view; see above);
+ * AG_ERR_UNSUPPORTED (self's elements alias, an expand view; see above;
+ * or self is read-only, ag/interop.h);
  * AG_ERR_GRAPH (a leaf that requires grad, grad mode on);
  * AG_ERR_OUT_OF_MEMORY. On failure self is unchanged.
  * Thread-safety: exclusive use of self (and every tensor sharing its storage).

@@ -117,7 +117,8 @@ AG_API ag_status ag_op_rms_norm_weight_grad(ag_tensor **out, const ag_tensor *gr
  * @return AG_ERR_INVALID_ARGUMENT (NULL x or out, eval mode without running
  *         statistics, training with 1 value per channel), AG_ERR_SHAPE (x
  *         with fewer than 2 dims, a per-channel tensor not of shape (C)),
- *         AG_ERR_UNSUPPORTED (a running statistic that is an expand view),
+ *         AG_ERR_UNSUPPORTED (a running statistic that is an expand view
+ *         or read-only),
  *         AG_ERR_DTYPE, AG_ERR_CONTEXT.
  */
 AG_API ag_status ag_op_batch_norm(ag_tensor **out, const ag_tensor *x, ag_tensor *running_mean,

@@ -120,7 +120,8 @@ AG_API ag_status ag_tensor_copy_data(const ag_tensor *t, void *dst, size_t dst_b
  * Needs a tensor whose elements do not alias each other (not an expand view).
  * @param src_bytes  must equal numel * ag_dtype_size(dtype).
  * @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid t, NULL src with
- *         numel > 0, src_bytes mismatch); AG_ERR_UNSUPPORTED (aliasing view).
+ *         numel > 0, src_bytes mismatch); AG_ERR_UNSUPPORTED (aliasing view,
+ *         read-only tensor).
  */
 AG_API ag_status ag_tensor_copy_from(ag_tensor *t, const void *src, size_t src_bytes) AG_NOEXCEPT;
 

@@ -372,7 +372,9 @@ AG_API ag_status ag_function_ctx_mark_non_differentiable(ag_function_ctx* c, con
 AG_API ag_status ag_function_ctx_mark_dirty(ag_function_ctx* c, const ag_tensor* input) noexcept {
   return api::call("ag_function_ctx_mark_dirty", [&] {
     FunctionCtx& ctx = ctx_in(c, Phase::Forward);
-    ctx.dirty.push_back(&api::tensor_arg(input, "input"));
+    TensorImpl& t = api::tensor_arg(input, "input");
+    if (t.storage()->read_only()) fail(AG_ERR_UNSUPPORTED, "input ", kReadOnlyMessage);
+    ctx.dirty.push_back(&t);
   });
 }
 

@@ -168,6 +168,7 @@ AG_API ag_status ag_tensor_copy_from(ag_tensor* t, const void* src, size_t src_b
            x.numel(), " ", dtype_name(x.dtype()), " elements");
     }
     if (x.numel() > 0 && src == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "src is NULL");
+    if (x.storage()->read_only()) fail(AG_ERR_UNSUPPORTED, kReadOnlyMessage);
     if (!x.is_non_overlapping()) {
       fail(AG_ERR_UNSUPPORTED, "the tensor's elements alias each other (an expand view); write to its base");
     }

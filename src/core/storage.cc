@@ -7,11 +7,31 @@ Storage::Storage(Context* ctx, size_t nbytes) : ctx_(ctx), nbytes_(nbytes) {
   owner_side_ref_ = ctx->retain_storage_ref();  // after the allocation, which may throw
 }
 
+// An empty host tensor may come with NULL: the inline bytes then give it an
+// address like every other tensor's.
+Storage::Storage(Context* ctx, void* data, size_t nbytes, bool read_only)
+    : ctx_(ctx),
+      data_(data ? data : static_cast<void*>(inline_)),
+      nbytes_(nbytes),
+      owner_side_ref_(ctx->retain_storage_ref()),
+      host_(true),
+      read_only_(read_only) {}
+
 Storage::~Storage() {
-  if (data_ != inline_) ctx_->deallocate(data_, nbytes_);
+  if (host_) {
+    deleter_.run();
+  } else if (data_ != inline_) {
+    ctx_->deallocate(data_, nbytes_);
+  }
   ctx_->release_storage_ref(owner_side_ref_);
 }
 
 Ref<Storage> Storage::allocate(Context* ctx, size_t nbytes) { return Ref<Storage>::adopt(new Storage(ctx, nbytes)); }
+
+Ref<Storage> Storage::wrap(Context* ctx, void* data, size_t nbytes, LentMemory& lent, bool read_only) {
+  Storage* s = new Storage(ctx, data, nbytes, read_only);  // may throw: `lent` keeps the deleter
+  s->deleter_ = lent.release();
+  return Ref<Storage>::adopt(s);
+}
 
 }  // namespace ag

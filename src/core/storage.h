@@ -1,5 +1,7 @@
 // Storage: refcounted memory shared by a tensor, its views and detached
-// copies, with the version counter that every write bumps.
+// copies, with the version counter that every write bumps. The memory is
+// either the context's or lent by the host (wrap), which then gets it back
+// through its deleter when the storage dies.
 #pragma once
 
 #include <atomic>
@@ -11,16 +13,56 @@
 
 namespace ag {
 
+// Gives lent memory back to its owner: fn(data, ctx), exactly once.
+struct HostDeleter {
+  void (*fn)(void* data, void* ctx) = nullptr;
+  void* data = nullptr;
+  void* ctx = nullptr;
+  void run() noexcept {
+    if (fn) fn(data, ctx);
+    fn = nullptr;
+  }
+};
+
+// Owns a HostDeleter until the memory is handed to a Storage (release), and
+// runs it when it goes out of scope otherwise: the failure paths of the
+// calls that take host memory.
+class LentMemory {
+ public:
+  explicit LentMemory(HostDeleter d) : d_(d) {}
+  ~LentMemory() { d_.run(); }
+  LentMemory(const LentMemory&) = delete;
+  LentMemory& operator=(const LentMemory&) = delete;
+  HostDeleter release() {
+    HostDeleter d = d_;
+    d_.fn = nullptr;
+    return d;
+  }
+
+ private:
+  HostDeleter d_;
+};
+
 class Storage : public RefCounted {
  public:
   // Uninitialized memory for nbytes of ctx, which the storage keeps alive;
   // throws std::bad_alloc.
   static Ref<Storage> allocate(Context* ctx, size_t nbytes);
+  // The host's memory at `data` (nbytes: the extent the tensor addresses),
+  // not counted in ctx's memory statistics. On success the storage owns the
+  // deleter (taken from `lent`); if this throws (std::bad_alloc), `lent`
+  // still does.
+  static Ref<Storage> wrap(Context* ctx, void* data, size_t nbytes, LentMemory& lent, bool read_only);
   ~Storage() override;
 
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Context* context() const { return ctx_; }
+  // Host memory imported read-only: every write path refuses it.
+  bool read_only() const { return read_only_; }
+  // Only before the storage is shared (a fresh copy of read-only host data).
+  void mark_read_only() { read_only_ = true; }
+  bool is_host_memory() const { return host_; }
 
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
   void bump_version() { version_.fetch_add(1, std::memory_order_acq_rel); }
@@ -30,13 +72,21 @@ class Storage : public RefCounted {
   static constexpr size_t kInlineBytes = 64;
 
   Storage(Context* ctx, size_t nbytes);
+  Storage(Context* ctx, void* data, size_t nbytes, bool read_only);
 
   Context* ctx_;  // a reference taken with retain_storage_ref
   void* data_ = nullptr;
   size_t nbytes_;
   std::atomic<uint64_t> version_{0};
   bool owner_side_ref_;  // what retain_storage_ref returned
+  bool host_ = false;
+  bool read_only_ = false;
+  HostDeleter deleter_;
   alignas(16) unsigned char inline_[kInlineBytes];
 };
+
+// The message of every write path that meets a read-only storage.
+constexpr const char* kReadOnlyMessage =
+    "tensor is read-only (imported with AG_BUFFER_READ_ONLY / DLPack read-only flag)";
 
 }  // namespace ag

@@ -17,6 +17,7 @@ namespace {
 
 // Checks shared by every in-place op; returns whether a graph is recorded.
 bool check_inplace(const Tensor& self, const TensorImpl* other) {
+  if (self->storage()->read_only()) fail(AG_ERR_UNSUPPORTED, kReadOnlyMessage);
   if (!self->is_non_overlapping()) {
     fail(AG_ERR_UNSUPPORTED, "self has elements that alias each other (an expand view); write to its base");
   }

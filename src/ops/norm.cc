@@ -364,6 +364,10 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     fail(AG_ERR_INVALID_ARGUMENT, "evaluation mode (training = 0) needs running_mean and running_var");
   }
   for (const Tensor* p : {&running_mean, &running_var}) {
+    if (training && *p && (*p)->storage()->read_only()) {
+      fail(AG_ERR_UNSUPPORTED, p == &running_mean ? "running_mean" : "running_var",
+           " is read-only (imported with AG_BUFFER_READ_ONLY / DLPack read-only flag) and cannot be updated in place");
+    }
     if (training && *p && !(*p)->is_non_overlapping()) {
       fail(AG_ERR_UNSUPPORTED, p == &running_mean ? "running_mean" : "running_var",
            " has elements that alias each other (an expand view) and cannot be updated in place");

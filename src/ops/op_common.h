@@ -121,10 +121,12 @@ struct SavingNode : Node {
 
 // Whether an op may write a result of `shape` and `dtype` into t, a
 // temporary the caller gives up: nobody else sees t or its memory (so the
-// write is invisible), t is outside any graph, and it has the result's layout.
+// write is invisible; host memory the host always sees, and read-only memory
+// is never written), t is outside any graph, and it has the result's layout.
 inline bool reusable_as_result(const Tensor& t, DType dtype, const Dims& shape) {
-  return t->is_private() && !t->grad_fn() && !t->autograd_meta() && t->dtype() == dtype && t->shape() == shape &&
-         t->is_contiguous();
+  const Storage& s = *t->storage();
+  return t->is_private() && !s.is_host_memory() && !s.read_only() && !t->grad_fn() && !t->autograd_meta() &&
+         t->dtype() == dtype && t->shape() == shape && t->is_contiguous();
 }
 
 // g[i] for its last use in a backward formula of node n: moved out, so that

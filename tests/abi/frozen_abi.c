@@ -119,3 +119,17 @@ FROZEN(offsetof(ag_gradcheck_result, output_element) == 24);
 FROZEN(offsetof(ag_gradcheck_result, analytical) == 32);
 FROZEN(offsetof(ag_gradcheck_result, numerical) == 40);
 FROZEN(offsetof(ag_gradcheck_result, num_compared) == 48);
+
+/* Host memory and DLPack (interop.h, 0.2); the DLPack values are dlpack.h's.
+ * The ag_dlpack_* layouts are asserted against dlpack.h in
+ * tests/c_api/test_interop_dlpack.c and src/api/interop_api.cc. */
+FROZEN(AG_BUFFER_READ_ONLY == 1);
+FROZEN(AG_DLPACK_MAJOR_VERSION == 1);
+FROZEN(AG_DLPACK_MINOR_VERSION == 0);
+FROZEN(AG_DLPACK_DEVICE_CPU == 1);
+FROZEN(AG_DLPACK_CODE_INT == 0);
+FROZEN(AG_DLPACK_CODE_UINT == 1);
+FROZEN(AG_DLPACK_CODE_FLOAT == 2);
+FROZEN(AG_DLPACK_CODE_BOOL == 6);
+FROZEN(AG_DLPACK_FLAG_READ_ONLY == 1);
+FROZEN(AG_DLPACK_FLAG_IS_COPIED == 2);
