@@ -40,6 +40,25 @@ static void agx_missing(agx_err *e, const char *name) {
   e->tid = (long)syscall(SYS_gettid);
 }
 
+int agx_has_symbol(const char *name) {
+  if (strcmp(name, "ag_tensor_from_buffer") == 0) return ag_tensor_from_buffer != NULL;
+  if (strcmp(name, "ag_tensor_from_buffer_flags") == 0) return ag_tensor_from_buffer_flags != NULL;
+  if (strcmp(name, "ag_tensor_data") == 0) return ag_tensor_data != NULL;
+  if (strcmp(name, "ag_tensor_data_mut") == 0) return ag_tensor_data_mut != NULL;
+  if (strcmp(name, "ag_tensor_strides") == 0) return ag_tensor_strides != NULL;
+  if (strcmp(name, "ag_tensor_is_contiguous") == 0) return ag_tensor_is_contiguous != NULL;
+  if (strcmp(name, "ag_tensor_is_read_only") == 0) return ag_tensor_is_read_only != NULL;
+  if (strcmp(name, "ag_tensor_contiguous") == 0) return ag_tensor_contiguous != NULL;
+  if (strcmp(name, "ag_tensor_to_dlpack") == 0) return ag_tensor_to_dlpack != NULL;
+  if (strcmp(name, "ag_tensor_to_dlpack_legacy") == 0) return ag_tensor_to_dlpack_legacy != NULL;
+  if (strcmp(name, "ag_tensor_from_dlpack") == 0) return ag_tensor_from_dlpack != NULL;
+  if (strcmp(name, "ag_tensor_from_dlpack_legacy") == 0) return ag_tensor_from_dlpack_legacy != NULL;
+  if (strcmp(name, "ag_struct_size") == 0) return ag_struct_size != NULL;
+  if (strcmp(name, "ag_struct_field_offset") == 0) return ag_struct_field_offset != NULL;
+  if (strcmp(name, "ag_constant_value") == 0) return ag_constant_value != NULL;
+  return 1;
+}
+
 ag_status agx_ag_context_set_anomaly_mode(agx_err *agx_e, ag_context *ctx, int32_t enabled) {
   ag_status agx_s = ag_context_set_anomaly_mode(ctx, enabled);
   if (agx_s != AG_OK) agx_capture(agx_e);

@@ -269,6 +269,9 @@ ag_status agx_ag_tensor_copy_data(agx_err *agx_e, const ag_tensor *t, void *dst,
 ag_status agx_ag_tensor_copy_from(agx_err *agx_e, ag_tensor *t, const void *src, size_t src_bytes);
 ag_status agx_ag_tensor_item(agx_err *agx_e, const ag_tensor *t, double *out);
 
+/* 1 if the loaded library has the function (0 for a missing weak symbol). */
+int agx_has_symbol(const char *name);
+
 /* C adapters of the callback typedefs; each calls the exported Go function agxgo_<typedef>. */
 ag_status agx_cb_ag_function_forward_fn(void *user_data, ag_function_ctx *ctx, const ag_tensor *const  *inputs, int32_t num_inputs, ag_tensor * *outputs, int32_t num_outputs);
 ag_status agx_cb_ag_function_backward_fn(void *user_data, ag_function_ctx *ctx, const ag_tensor *const  *grad_outputs, int32_t num_outputs, ag_tensor * *grad_inputs, int32_t num_inputs);

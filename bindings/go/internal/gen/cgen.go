@@ -85,6 +85,7 @@ typedef struct agx_err {
 			fmt.Fprintf(&b, "%s;\n", shimProto(f))
 		}
 	}
+	b.WriteString("\n/* 1 if the loaded library has the function (0 for a missing weak symbol). */\nint agx_has_symbol(const char *name);\n")
 	b.WriteString("\n/* C adapters of the callback typedefs; each calls the exported Go function agxgo_<typedef>. */\n")
 	for _, cb := range api.Callbacks {
 		fmt.Fprintf(&b, "%s;\n", adapterProto(cb))
@@ -145,6 +146,13 @@ static void agx_missing(agx_err *e, const char *name) {
 }
 
 `)
+	b.WriteString("int agx_has_symbol(const char *name) {\n")
+	for _, f := range api.Functions {
+		if weak(api, f) {
+			fmt.Fprintf(&b, "  if (strcmp(name, \"%s\") == 0) return %s != NULL;\n", f.Name, f.Name)
+		}
+	}
+	b.WriteString("  return 1;\n}\n\n")
 	for _, f := range api.Functions {
 		if !needsShim(api, f) {
 			continue
