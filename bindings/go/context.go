@@ -212,3 +212,13 @@ func LibraryVersion() int { return int(c_ag_version_number()) }
 
 // LibraryVersionString of the loaded library ("0.1.0").
 func LibraryVersionString() string { return C.GoString(c_ag_version_string()) }
+
+// OpNames lists the ops of the loaded library (ops.def order, not promised).
+func OpNames() []string {
+	n := int(c_ag_op_count())
+	out := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		out = append(out, goStringOrEmpty(c_ag_op_name(C.int32_t(i))))
+	}
+	return out
+}
