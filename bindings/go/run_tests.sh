@@ -25,7 +25,6 @@ export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ -f "$incdir/ag/ag-api.json" ]; then
   export AG_API_JSON="$incdir/ag/ag-api.json"
 fi
-export GOFLAGS="${GOFLAGS:-} -mod=mod"
 
 status=0
 echo "== go vet"

@@ -11,6 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from jltypes import julia_type  # noqa: E402
+from gen_julia import generate  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CCALL = re.compile(r"^function (\w+)\(([^)]*)\)\n    ccall\(\(:(\w+), libag\), (.+?), \((.*)\)((?:, \w+)*)\)\nend$", re.M)
@@ -69,6 +70,10 @@ def main():
     for c in api["constants"]:
         if not re.search(r"^const %s = " % re.escape(c["name"]), src, re.M):
             errors.append("constant %s missing" % c["name"])
+    # Staleness is judged against the committed description the file was generated from.
+    committed = json.load(open(os.path.join(HERE, "..", "..", "ag-api.json")))
+    if src != generate(committed):
+        errors.append("generated.jl is stale: run python3 bindings/julia/gen/gen_julia.py")
     for e in errors:
         print("FAIL:", e)
     print("julia signatures: %d functions, %d constants checked, %d problems"
