@@ -51,7 +51,8 @@ AG_API ag_status ag_op_unfold(ag_tensor **out, const ag_tensor *x, const int64_t
  * unfold: x (N, C*kh*kw, L) gives (N, C, H, W) with (H, W) = output_size,
  * values of overlapping blocks summed (in a fixed order), padding dropped.
  * A 2-D x (C*kh*kw, L) gives (C, H, W). output_size and kernel_size are
- * required; the others default as in ag_op_unfold. Gradient: unfold.
+ * required; dilation, padding and stride may be NULL (defaults as in
+ * ag_op_unfold). Gradient: unfold.
  * @return AG_ERR_INVALID_ARGUMENT for a NULL output_size or kernel_size, a
  *         non-positive output_size or a bad window argument; AG_ERR_SHAPE for
  *         x not 2-D or 3-D, a channel dim not divisible by kh*kw, L other

@@ -30,7 +30,7 @@ COUNT_NAME = re.compile(r"^(n|ndim|ndims|n[a-z]+s|count|capacity|num_\w+|n_\w+|\
 # Array lengths that are not the next parameter.
 ARRAY_LENGTH = {
     ("ag_grad", "grads"): "num_inputs",
-    ("ag_grad", "grad_outputs"): "num_outputs",
+    ("ag_grad", "grad_outputs"): "num_outputs", ("ag_grad", "outputs"): "num_outputs",
     ("ag_vjp", "vjp"): "num_inputs", ("ag_vjp", "outputs"): "num_outputs",
     ("ag_vjp", "v"): "num_outputs",
     ("ag_jvp", "jvp"): "num_outputs", ("ag_jvp", "outputs"): "num_outputs",
@@ -40,7 +40,7 @@ ARRAY_LENGTH = {
     ("ag_tensor_from_buffer", "shape"): "ndim", ("ag_tensor_from_buffer_flags", "shape"): "ndim",
 }
 # Phrases that allow NULL for the names before them in a sentence.
-NULL_OK = re.compile(r"(each |both )?may be NULL|\bor NULL\b|\bNULL (=|for defaults|means|seeds)")
+NULL_OK = re.compile(r"(each |both )?[Mm]ay (then |also |only )?be NULL|\bor NULL\b|\bNULL (=|for defaults|means|seeds)")
 # Returned strings: static unless listed here.
 BORROWED_STRINGS = {"ag_last_error_message", "ag_tensor_tag", "ag_node_tag", "ag_tag_scope_current",
                     "ag_node_name", "ag_tensor_grad_fn_name"}
@@ -131,7 +131,7 @@ class Headers:
             if value.startswith("{"):
                 self.init_macros[name] = value
                 continue
-            line_comment = re.search(re.escape(m.group(0).strip()) + r"\s*/\*(.*?)\*/", text)
+            line_comment = re.search(re.escape(m.group(0).strip()) + r"[ \t]*/\*(.*?)\*/", text)
             self.constants.append({"name": name, "expr": value, "header": header,
                                    "doc": line_comment.group(1).strip() if line_comment else ""})
         for m in re.finditer(r"typedef\s+struct\s+(\w+)\s+(\w+)\s*;", code):
@@ -145,12 +145,18 @@ class Headers:
             self.callbacks.append({"name": m.group(2), "header": header, "doc": doc_before(m.start()),
                                    "returns": parse_type(m.group(1)),
                                    "params": [{"name": n, "type": t} for n, t in split_params(m.group(3))]})
+        top = clean_doc(re.match(r"\s*(/\*.*?\*/)", text, re.S).group(1)) if text.lstrip().startswith("/*") else ""
+        prev_end, prev_doc = -1, ""
         for m in re.finditer(r"AG_API\b(.*?)\bAG_NOEXCEPT\s*;", decls, re.S):
             decl = " ".join(m.group(1).split())
+            doc = doc_before(m.start())
+            if not doc and prev_end >= 0 and not code[prev_end:m.start()].strip():
+                doc = prev_doc  # declarations that share one comment
+            prev_end, prev_doc = m.end(), doc
             d = re.match(r"^(.*?)\b(ag_\w+)\s*\((.*)\)$", decl)
             if not d:
                 raise ApiError("%s: cannot read declaration %r" % (header, decl))
-            self.functions.append({"name": d.group(2), "header": header, "doc": doc_before(m.start()),
+            self.functions.append({"name": d.group(2), "header": header, "doc": doc, "header_doc": top,
                                    "returns": parse_type(d.group(1)), "raw_params": split_params(d.group(3))})
 
     @staticmethod
@@ -164,8 +170,9 @@ class Headers:
             cm = re.match(r"[ \t]*/\*(.*?)\*/", tail, re.S)
             doc = " ".join(cm.group(1).split()) if cm else ""
             if fp:
-                fields.append((fp.group(2), {"c": "function pointer", "base": "void", "pointers": 1,
-                                             "const": [False, False], "function": True}, doc))
+                fields.append((fp.group(2), {"c": decl, "base": "void", "pointers": 1, "const": [False, False],
+                                             "function": {"returns": parse_type(fp.group(1)),
+                                                          "params": split_params(fp.group(3))}}, doc))
                 continue
             fm = re.match(r"^(.*?)(\w+)(\[(\d+)\])?$", decl)
             if not fm:
@@ -237,6 +244,10 @@ class Describer:
             return "callback"
         raise ApiError("unknown type %r" % base)
 
+    def has_struct_size(self, name):
+        struct = next(x for x in self.h.structs if x["name"] == name)
+        return bool(struct["raw_fields"]) and struct["raw_fields"][0][0] == "struct_size"
+
     def scalar_of(self, t):
         return SCALARS[self.h.aliases.get(t["base"], t["base"])]
 
@@ -270,9 +281,15 @@ class Describer:
             out["underlying"] = self.h.aliases[t["base"]]
         if "array" in t:
             out["array"] = t["array"]
+        if t.get("function"):
+            fn = t["function"]
+            out["returns"] = {"c": fn["returns"]["c"], "base": fn["returns"]["base"],
+                              "pointers": fn["returns"]["pointers"]}
+            out["params"] = [{"name": pn, "c": pt["c"], "base": pt["base"], "pointers": pt["pointers"]}
+                             for pn, pt in fn["params"]]
         return out
 
-    def param(self, fn, params, i, doc):
+    def param(self, fn, params, i, doc, header_doc=""):
         name, t = params[i]
         desc = self.describe_type(t)
         tagged, pdoc = param_doc(doc, name)
@@ -290,7 +307,8 @@ class Describer:
             direction = "out"
             ownership = "borrowed" if t["base"] == "ag_node" else "new_reference"
         elif kind == "struct" and p == 1:
-            direction = "in" if pointee_const else ("out" if tagged == "out" else "inout")
+            direction = "in" if pointee_const else \
+                ("out" if tagged == "out" and not self.has_struct_size(t["base"]) else "inout")
             ownership = "borrowed" if t["base"].startswith("ag_dlpack") else None
             if fn.startswith("ag_tensor_from_dlpack"):
                 direction, ownership = "in", "transferred"  # ag calls its deleter
@@ -305,8 +323,8 @@ class Describer:
             else:
                 direction = "in" if pointee_const else "out"
         del top_const
-        if tagged == "out":
-            direction = "out"
+        if tagged == "out" and not (kind == "struct" and p == 1 and self.has_struct_size(t["base"])):
+            direction = "out"  # (a struct the caller stamps with struct_size stays inout)
         out = {"name": name, "type": desc, "direction": direction}
         if ownership:
             out["ownership"] = ownership
@@ -325,7 +343,7 @@ class Describer:
             out["length"] = length
         if t["base"] == "void" and p == 1 and i + 1 < len(params) and params[i + 1][0].endswith("_bytes"):
             out["bytes"] = params[i + 1][0]
-        if (p >= 1 or kind == "callback") and (self.nullable(name, doc, pdoc, direction) or
+        if (p >= 1 or kind == "callback") and (self.nullable(name, doc, pdoc, direction, header_doc) or
                                               (kind == "struct" and pointee_const and name == "opts")):
             out["nullable"] = True
         if direction == "out" and re.search(r"\bor NULL\b(?! to)", pdoc or ""):
@@ -335,37 +353,48 @@ class Describer:
         return out
 
     @staticmethod
-    def nullable(name, doc, pdoc, direction):
-        """The doc says the argument may be NULL. For an out-parameter that is
-        its own doc's "may be NULL" or "NULL to ..."; for others, a sentence
-        that names it right before "or NULL", "NULL = ...", "NULL seeds ...", or
-        a list of names before "(each|both) may be NULL"."""
+    def nullable(name, doc, pdoc, direction, header_doc=""):
+        """The doc says the argument may be NULL: its own @param text ("may be
+        NULL", "NULL, or ...", "NULL for ..."), or a sentence of the function's
+        doc (or of its header's opening comment) that names it right before
+        "or NULL", "NULL = ...", "(may be NULL)", after "pass NULL for", in
+        "name == NULL", or in a list before "(each|both|either) may be NULL"."""
+        n = re.escape(name)
         if direction == "out":
-            return bool(re.search(r"may be NULL|NULL to\b", pdoc or ""))
-        if re.search(NULL_OK, pdoc or "") or \
-                re.search(r"(^|[.;,] )NULL(,| (for|when|means)\b)", pdoc or ""):
+            if re.search(r"may be NULL|NULL to\b|^NULL, or", pdoc or ""):
+                return True
+        elif re.search(NULL_OK, pdoc or "") or re.search(r"(^|[.;,] )NULL(,| (for|when|means)\b)", pdoc or ""):
             return True
         body, errors = (doc.split("@return", 1) + [""])[:2]
-        if re.search(r"NULL (or invalid )?`?%s\b" % re.escape(name), errors):
+        if re.search(r"NULL (or invalid )?`?%s\b(?! with)" % n, errors):
             return False  # "AG_ERR_INVALID_ARGUMENT (NULL x or out, ...)"
-        for sentence in re.split(r"(?<=[.;])\s+|\n(?=\s*[-@])", body):
-            for m in re.finditer(NULL_OK, sentence):
-                prefix = " ".join(sentence[:m.start()].split())
-                if prefix.endswith(",") and m.group(0) == "or NULL":
-                    continue  # "the tag of t, or NULL": a result, not an argument
-                joiner = r"(?:, | and )" if m.group(0).startswith(("each", "both")) else \
-                    (r"(?: and )" if m.group(0).startswith("may") else r"(?!)")
-                run = re.search(r"((?:`?\w+`?(?: \([^)]*\))?%s)*`?\w+`?(?: \([^)]*\))?)"
-                                r"(?: of shape \([^)]*\))?,?\s*$" % joiner, prefix)
-                if run and name in re.findall(r"\w+", re.sub(r"\([^)]*\)", "", run.group(1))):
-                    return True
+        if direction == "out" and re.search(r"\b[Ee]ither out-parameter may be NULL", body):
+            return True
+        if re.search(r"`?\b%s`?\s*==\s*NULL|pass NULL for `?%s\b|\bNULL `?%s`? only if|with `?%s`? NULL\b" % (n, n, n, n), body + header_doc):
+            return True
+        for text in (body, header_doc):
+            for sentence in re.split(r"(?<=[.;])\s+|\n(?=\s*[-@])", text):
+                if direction == "out" and text is header_doc:
+                    break
+                for m in re.finditer(NULL_OK, sentence):
+                    prefix = " ".join(sentence[:m.start()].split()).rstrip("( ")
+                    if prefix.endswith(",") and m.group(0) == "or NULL":
+                        continue  # "the tag of t, or NULL": a result, not an argument
+                    joiner = r"(?:, | and )" if "may" in m.group(0) else r"(?!)"
+                    run = re.search(r"((?:`?\w+`?(?: \([^)]*\))?%s)*`?\w+`?(?: \([^)]*\))?)"
+                                    r"(?: of shape \([^)]*\))?,?\s*$" % joiner, prefix)
+                    if run and name in re.findall(r"\w+", re.sub(r"\([^)]*\)", "", run.group(1))):
+                        return True
         return False
 
     def function(self, f):
         name = f["name"]
         if name not in self.versions:
             raise ApiError("%s (%s) is declared but not in src/ag.map" % (name, f["header"]))
-        params = [self.param(name, f["raw_params"], i, f["doc"]) for i in range(len(f["raw_params"]))]
+        params = [self.param(name, f["raw_params"], i, f["doc"], f["header_doc"]) for i in range(len(f["raw_params"]))]
+        outs = [q for q in params if q["direction"] == "out"]
+        if len(outs) == 1 and re.search(r"\bNULL with AG_OK\b", f["doc"]):
+            outs[0]["result_nullable"] = True  # "a new reference ... (NULL with AG_OK if ...)"
         # "As ag_x, ..." / "ag_x that also ...": same-named parameters keep ag_x's NULL rules.
         like = re.match(r"(?:As )?(ag_\w+)\b", f["doc"])
         base = next((g for g in self.described if like and g["name"] == like.group(1)), None)
@@ -400,7 +429,9 @@ class Describer:
         for c in self.h.constants:
             value = eval_constant(c["expr"], known)
             known[c["name"]] = value
-            constants.append({"name": c["name"], "value": value, "header": c["header"], "doc": c["doc"]})
+            ctype = "uint64_t" if "UINT64_C" in c["expr"] else ("int32_t" if -2**31 <= value < 2**31 else "int64_t")
+            constants.append({"name": c["name"], "value": value, "type": ctype, "header": c["header"],
+                              "doc": c["doc"]})
         self.described = []
         for f in self.h.functions:
             self.described.append(self.function(f))
