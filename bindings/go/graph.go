@@ -99,8 +99,7 @@ func (t *Tensor) ExportGraph(format int) (string, error) {
 	}
 	defer runtime.KeepAlive(t)
 	var needed C.size_t
-	// A NULL buffer of capacity 0 asks for the size (the description does not
-	// mark buf nullable; graph.h allows it).
+	// A NULL buffer of capacity 0 asks for the size.
 	err = c_ag_graph_export(p, C.int32_t(format), nil, 0, &needed)
 	for isBufferTooSmall(err) {
 		buf := make([]byte, int(needed))

@@ -31,7 +31,7 @@ func (x *Tensor) Abs() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Acos calls ag_op_acos:
+// Acos calls ag_op_acos: y = asin x, acos x (NaN for |x| > 1), atan x.
 func (x *Tensor) Acos() (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_acos", "x", x, false)
@@ -84,7 +84,7 @@ func (x *Tensor) Asin() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Atan calls ag_op_atan:
+// Atan calls ag_op_atan: y = asin x, acos x (NaN for |x| > 1), atan x.
 func (x *Tensor) Atan() (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_atan", "x", x, false)
@@ -137,7 +137,7 @@ func (x *Tensor) Cast(dtype DType) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Ceil calls ag_op_ceil:
+// Ceil calls ag_op_ceil: Rounding to an integral value: floor, ceil, round (halfway cases to even, as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero).
 func (x *Tensor) Ceil() (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_ceil", "x", x, false)
@@ -185,7 +185,7 @@ func (x *Tensor) Clone() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Cos calls ag_op_cos:
+// Cos calls ag_op_cos: y = sin x, cos x, tan x (radians; NaN for infinite x).
 func (x *Tensor) Cos() (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_cos", "x", x, false)
@@ -201,7 +201,7 @@ func (x *Tensor) Cos() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Cosh calls ag_op_cosh:
+// Cosh calls ag_op_cosh: y = sinh x, cosh x (+-inf on overflow).
 func (x *Tensor) Cosh() (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_cosh", "x", x, false)
@@ -254,7 +254,7 @@ func (x *Tensor) Elu(alpha float64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Eq calls ag_op_eq:
+// Eq calls ag_op_eq: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
 func (a *Tensor) Eq(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_eq", "a", a, false)
@@ -385,7 +385,7 @@ func (a *Tensor) Fmod(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Ge calls ag_op_ge:
+// Ge calls ag_op_ge: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
 func (a *Tensor) Ge(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_ge", "a", a, false)
@@ -422,7 +422,7 @@ func (x *Tensor) Gelu() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// GeluBackward calls ag_op_gelu_backward:
+// GeluBackward calls ag_op_gelu_backward: Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu, gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one pass (the ops' backward uses them).
 func (grad *Tensor) GeluBackward(x *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_gelu_backward", "grad", grad, false)
@@ -459,7 +459,7 @@ func (x *Tensor) GeluTanh() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// GeluTanhBackward calls ag_op_gelu_tanh_backward:
+// GeluTanhBackward calls ag_op_gelu_tanh_backward: Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu, gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one pass (the ops' backward uses them).
 func (grad *Tensor) GeluTanhBackward(x *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_gelu_tanh_backward", "grad", grad, false)
@@ -480,7 +480,7 @@ func (grad *Tensor) GeluTanhBackward(x *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Gt calls ag_op_gt:
+// Gt calls ag_op_gt: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
 func (a *Tensor) Gt(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_gt", "a", a, false)
@@ -517,7 +517,7 @@ func (x *Tensor) Hardtanh(minVal float64, maxVal float64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Le calls ag_op_le:
+// Le calls ag_op_le: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
 func (a *Tensor) Le(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_le", "a", a, false)
@@ -628,7 +628,7 @@ func (x *Tensor) Log2() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Lt calls ag_op_lt:
+// Lt calls ag_op_lt: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
 func (a *Tensor) Lt(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_lt", "a", a, false)
@@ -686,7 +686,7 @@ func (x *Tensor) Mean() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Minimum calls ag_op_minimum:
+// Minimum calls ag_op_minimum: y = max(a, b), min(a, b); NaN if either is NaN.
 func (a *Tensor) Minimum(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_minimum", "a", a, false)
@@ -723,7 +723,7 @@ func (x *Tensor) Mish() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// MishBackward calls ag_op_mish_backward:
+// MishBackward calls ag_op_mish_backward: Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu, gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one pass (the ops' backward uses them).
 func (grad *Tensor) MishBackward(x *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_mish_backward", "grad", grad, false)
@@ -765,7 +765,7 @@ func (a *Tensor) Mul(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Ne calls ag_op_ne:
+// Ne calls ag_op_ne: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
 func (a *Tensor) Ne(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_ne", "a", a, false)
@@ -871,7 +871,7 @@ func (x *Tensor) Relu() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Remainder calls ag_op_remainder:
+// Remainder calls ag_op_remainder: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
 func (a *Tensor) Remainder(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_remainder", "a", a, false)
@@ -892,7 +892,7 @@ func (a *Tensor) Remainder(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Round calls ag_op_round:
+// Round calls ag_op_round: Rounding to an integral value: floor, ceil, round (halfway cases to even, as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero).
 func (x *Tensor) Round() (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_round", "x", x, false)
@@ -1172,7 +1172,7 @@ func (x *Tensor) SumToSize(shape []int64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Tan calls ag_op_tan:
+// Tan calls ag_op_tan: y = sin x, cos x, tan x (radians; NaN for infinite x).
 func (x *Tensor) Tan() (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_tan", "x", x, false)
@@ -1225,7 +1225,7 @@ func (grad *Tensor) TanhBackward(t *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Trunc calls ag_op_trunc:
+// Trunc calls ag_op_trunc: Rounding to an integral value: floor, ceil, round (halfway cases to even, as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero).
 func (x *Tensor) Trunc() (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_trunc", "x", x, false)

@@ -149,15 +149,15 @@ func (x *Tensor) Fold(outputSize []int64, kernelSize []int64, dilation []int64, 
 	if _err != nil {
 		return nil, _err
 	}
-	_a4, _err := int64sArg("ag_op_fold", "dilation", dilation, 2, false)
+	_a4, _err := int64sArg("ag_op_fold", "dilation", dilation, 2, true)
 	if _err != nil {
 		return nil, _err
 	}
-	_a5, _err := int64sArg("ag_op_fold", "padding", padding, 2, false)
+	_a5, _err := int64sArg("ag_op_fold", "padding", padding, 2, true)
 	if _err != nil {
 		return nil, _err
 	}
-	_a6, _err := int64sArg("ag_op_fold", "stride", stride, 2, false)
+	_a6, _err := int64sArg("ag_op_fold", "stride", stride, 2, true)
 	if _err != nil {
 		return nil, _err
 	}

@@ -82,7 +82,7 @@ func (x *Tensor) Cumsum(dim int64) (*Tensor, error) {
 // LogsumexpDims calls ag_op_logsumexp_dims: y = log(sum(exp(x))) over `dims`, computed with the max subtracted: no overflow; an all -inf slice (or an empty one) gives -inf, a +inf gives +inf.
 func (x *Tensor) LogsumexpDims(dims []int64, keepdim int32) (*Tensor, error) {
 	var _err error
-	_n_ndims, _err := sliceCount("ag_op_logsumexp_dims", "dims", len(dims))
+	_n_ndims, _err := sliceCount("ag_op_logsumexp_dims", "dims", optLen(dims))
 	if _err != nil {
 		return nil, _err
 	}
@@ -90,7 +90,7 @@ func (x *Tensor) LogsumexpDims(dims []int64, keepdim int32) (*Tensor, error) {
 	if _err != nil {
 		return nil, _err
 	}
-	_a2, _err := int64sArg("ag_op_logsumexp_dims", "dims", dims, 0, false)
+	_a2, _err := int64sArg("ag_op_logsumexp_dims", "dims", dims, 0, true)
 	if _err != nil {
 		return nil, _err
 	}
@@ -124,7 +124,7 @@ func (x *Tensor) MaxDim(dim int64, keepdim int32) (*Tensor, *Tensor, error) {
 // MeanDims calls ag_op_mean_dims: y = mean of x over `dims` (NaN where the reduced count is 0).
 func (x *Tensor) MeanDims(dims []int64, keepdim int32) (*Tensor, error) {
 	var _err error
-	_n_ndims, _err := sliceCount("ag_op_mean_dims", "dims", len(dims))
+	_n_ndims, _err := sliceCount("ag_op_mean_dims", "dims", optLen(dims))
 	if _err != nil {
 		return nil, _err
 	}
@@ -132,7 +132,7 @@ func (x *Tensor) MeanDims(dims []int64, keepdim int32) (*Tensor, error) {
 	if _err != nil {
 		return nil, _err
 	}
-	_a2, _err := int64sArg("ag_op_mean_dims", "dims", dims, 0, false)
+	_a2, _err := int64sArg("ag_op_mean_dims", "dims", dims, 0, true)
 	if _err != nil {
 		return nil, _err
 	}
@@ -166,7 +166,7 @@ func (x *Tensor) MinDim(dim int64, keepdim int32) (*Tensor, *Tensor, error) {
 // NormDims calls ag_op_norm_dims: y = the vector p-norm of x over `dims` (torch.linalg.vector_norm): p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0; p = 1: sum |x|, gradient sign(x) (0 at 0); p = INFINITY / -INFINITY: max / min |x|, gradient sign(x) shared evenly among the elements that attain it (AG_ERR_SHAPE over an empty dim); p = 0: the number of nonzero elements, gradient 0; other p: (sum |x|^p)^(1/p).
 func (x *Tensor) NormDims(dims []int64, keepdim int32, p float64) (*Tensor, error) {
 	var _err error
-	_n_ndims, _err := sliceCount("ag_op_norm_dims", "dims", len(dims))
+	_n_ndims, _err := sliceCount("ag_op_norm_dims", "dims", optLen(dims))
 	if _err != nil {
 		return nil, _err
 	}
@@ -174,7 +174,7 @@ func (x *Tensor) NormDims(dims []int64, keepdim int32, p float64) (*Tensor, erro
 	if _err != nil {
 		return nil, _err
 	}
-	_a2, _err := int64sArg("ag_op_norm_dims", "dims", dims, 0, false)
+	_a2, _err := int64sArg("ag_op_norm_dims", "dims", dims, 0, true)
 	if _err != nil {
 		return nil, _err
 	}
@@ -191,7 +191,7 @@ func (x *Tensor) NormDims(dims []int64, keepdim int32, p float64) (*Tensor, erro
 // ProdDims calls ag_op_prod_dims: y = product of x over `dims` (1 over an empty dim).
 func (x *Tensor) ProdDims(dims []int64, keepdim int32) (*Tensor, error) {
 	var _err error
-	_n_ndims, _err := sliceCount("ag_op_prod_dims", "dims", len(dims))
+	_n_ndims, _err := sliceCount("ag_op_prod_dims", "dims", optLen(dims))
 	if _err != nil {
 		return nil, _err
 	}
@@ -199,7 +199,7 @@ func (x *Tensor) ProdDims(dims []int64, keepdim int32) (*Tensor, error) {
 	if _err != nil {
 		return nil, _err
 	}
-	_a2, _err := int64sArg("ag_op_prod_dims", "dims", dims, 0, false)
+	_a2, _err := int64sArg("ag_op_prod_dims", "dims", dims, 0, true)
 	if _err != nil {
 		return nil, _err
 	}
@@ -216,7 +216,7 @@ func (x *Tensor) ProdDims(dims []int64, keepdim int32) (*Tensor, error) {
 // StdDims calls ag_op_std_dims: y = sqrt(var_dims(x, dims, correction)).
 func (x *Tensor) StdDims(dims []int64, keepdim int32, correction float64) (*Tensor, error) {
 	var _err error
-	_n_ndims, _err := sliceCount("ag_op_std_dims", "dims", len(dims))
+	_n_ndims, _err := sliceCount("ag_op_std_dims", "dims", optLen(dims))
 	if _err != nil {
 		return nil, _err
 	}
@@ -224,7 +224,7 @@ func (x *Tensor) StdDims(dims []int64, keepdim int32, correction float64) (*Tens
 	if _err != nil {
 		return nil, _err
 	}
-	_a2, _err := int64sArg("ag_op_std_dims", "dims", dims, 0, false)
+	_a2, _err := int64sArg("ag_op_std_dims", "dims", dims, 0, true)
 	if _err != nil {
 		return nil, _err
 	}
@@ -241,7 +241,7 @@ func (x *Tensor) StdDims(dims []int64, keepdim int32, correction float64) (*Tens
 // SumDims calls ag_op_sum_dims: y = sum of x over `dims`.
 func (x *Tensor) SumDims(dims []int64, keepdim int32) (*Tensor, error) {
 	var _err error
-	_n_ndims, _err := sliceCount("ag_op_sum_dims", "dims", len(dims))
+	_n_ndims, _err := sliceCount("ag_op_sum_dims", "dims", optLen(dims))
 	if _err != nil {
 		return nil, _err
 	}
@@ -249,7 +249,7 @@ func (x *Tensor) SumDims(dims []int64, keepdim int32) (*Tensor, error) {
 	if _err != nil {
 		return nil, _err
 	}
-	_a2, _err := int64sArg("ag_op_sum_dims", "dims", dims, 0, false)
+	_a2, _err := int64sArg("ag_op_sum_dims", "dims", dims, 0, true)
 	if _err != nil {
 		return nil, _err
 	}
@@ -266,7 +266,7 @@ func (x *Tensor) SumDims(dims []int64, keepdim int32) (*Tensor, error) {
 // VarDims calls ag_op_var_dims: y = sum((x - mean)^2) / max(0, N - correction) over `dims`, N the number of elements reduced into each output (correction 1: the unbiased sample variance, PyTorch's default; 0: the population variance).
 func (x *Tensor) VarDims(dims []int64, keepdim int32, correction float64) (*Tensor, error) {
 	var _err error
-	_n_ndims, _err := sliceCount("ag_op_var_dims", "dims", len(dims))
+	_n_ndims, _err := sliceCount("ag_op_var_dims", "dims", optLen(dims))
 	if _err != nil {
 		return nil, _err
 	}
@@ -274,7 +274,7 @@ func (x *Tensor) VarDims(dims []int64, keepdim int32, correction float64) (*Tens
 	if _err != nil {
 		return nil, _err
 	}
-	_a2, _err := int64sArg("ag_op_var_dims", "dims", dims, 0, false)
+	_a2, _err := int64sArg("ag_op_var_dims", "dims", dims, 0, true)
 	if _err != nil {
 		return nil, _err
 	}

@@ -787,7 +787,11 @@ function ag_tensor_register_node_pre_hook(out, t, fn, user_data, destroy)
     ccall((:ag_tensor_register_node_pre_hook, libag), Int32, (Ptr{Ptr{ag_hook}}, Ptr{ag_tensor}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}), out, t, fn, user_data, destroy)
 end
 
-""""""
+"""Register a pre-hook (runs before) or a post-hook (runs after) on the node
+that produced `t` (its AccumulateGrad for a leaf that requires grad; see
+ag_tensor_grad_fn_name).
+@return AG_OK; AG_ERR_INVALID_ARGUMENT; AG_ERR_GRAPH (t requires no grad);
+        AG_ERR_OUT_OF_MEMORY. destroy has run on failure."""
 function ag_tensor_register_node_post_hook(out, t, fn, user_data, destroy)
     ccall((:ag_tensor_register_node_post_hook, libag), Int32, (Ptr{Ptr{ag_hook}}, Ptr{ag_tensor}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}), out, t, fn, user_data, destroy)
 end
@@ -973,7 +977,8 @@ function ag_struct_field_offset(name, field)
 end
 
 """Value of the integer constant (macro) `name` ("AG_ERR_SHAPE",
-"AG_MAX_DIMS", ...) in the loaded library.
+"AG_MAX_DIMS", ...) in the loaded library. A uint64_t constant above
+INT64_MAX (AG_RNG_DEFAULT_SEED) is given as its bit pattern.
 @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL name or out, unknown name).
 Thread-safe."""
 function ag_constant_value(name, out)
@@ -1089,12 +1094,14 @@ function ag_op_sin(out, x)
     ccall((:ag_op_sin, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
 
-""""""
+"""y = sin x, cos x, tan x (radians; NaN for infinite x). Accurate (ABI.md)
+for |x| <= 1e4; beyond, the argument reduction loses digits."""
 function ag_op_cos(out, x)
     ccall((:ag_op_cos, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
 
-""""""
+"""y = sin x, cos x, tan x (radians; NaN for infinite x). Accurate (ABI.md)
+for |x| <= 1e4; beyond, the argument reduction loses digits."""
 function ag_op_tan(out, x)
     ccall((:ag_op_tan, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
@@ -1104,12 +1111,12 @@ function ag_op_asin(out, x)
     ccall((:ag_op_asin, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
 
-""""""
+"""y = asin x, acos x (NaN for |x| > 1), atan x."""
 function ag_op_acos(out, x)
     ccall((:ag_op_acos, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
 
-""""""
+"""y = asin x, acos x (NaN for |x| > 1), atan x."""
 function ag_op_atan(out, x)
     ccall((:ag_op_atan, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
@@ -1119,7 +1126,7 @@ function ag_op_sinh(out, x)
     ccall((:ag_op_sinh, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
 
-""""""
+"""y = sinh x, cosh x (+-inf on overflow)."""
 function ag_op_cosh(out, x)
     ccall((:ag_op_cosh, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
@@ -1137,17 +1144,26 @@ function ag_op_floor(out, x)
     ccall((:ag_op_floor, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
 
-""""""
+"""Rounding to an integral value: floor, ceil, round (halfway cases to even,
+as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and
+NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that
+goes through them still runs)."""
 function ag_op_ceil(out, x)
     ccall((:ag_op_ceil, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
 
-""""""
+"""Rounding to an integral value: floor, ceil, round (halfway cases to even,
+as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and
+NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that
+goes through them still runs)."""
 function ag_op_round(out, x)
     ccall((:ag_op_round, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
 
-""""""
+"""Rounding to an integral value: floor, ceil, round (halfway cases to even,
+as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero). +-0, +-inf and
+NaN are passed through. Gradient: 0 everywhere (recorded, so a graph that
+goes through them still runs)."""
 function ag_op_trunc(out, x)
     ccall((:ag_op_trunc, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
@@ -1238,17 +1254,29 @@ function ag_op_silu_backward(out, grad, x)
     ccall((:ag_op_silu_backward, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, grad, x)
 end
 
-""""""
+"""Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu,
+gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one
+pass (the ops' backward uses them). They broadcast and are differentiable
+in both inputs (higher derivatives of f).
+@return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops."""
 function ag_op_mish_backward(out, grad, x)
     ccall((:ag_op_mish_backward, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, grad, x)
 end
 
-""""""
+"""Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu,
+gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one
+pass (the ops' backward uses them). They broadcast and are differentiable
+in both inputs (higher derivatives of f).
+@return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops."""
 function ag_op_gelu_backward(out, grad, x)
     ccall((:ag_op_gelu_backward, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, grad, x)
 end
 
-""""""
+"""Fused gradients of activations: y = grad * f'(x) for f = silu, mish, gelu,
+gelu_tanh, given the upstream gradient `grad` and f's input `x`, in one
+pass (the ops' backward uses them). They broadcast and are differentiable
+in both inputs (higher derivatives of f).
+@return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT, AG_ERR_INVALID_ARGUMENT as binary ops."""
 function ag_op_gelu_tanh_backward(out, grad, x)
     ccall((:ag_op_gelu_tanh_backward, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, grad, x)
 end
@@ -1266,7 +1294,8 @@ function ag_op_maximum(out, a, b)
     ccall((:ag_op_maximum, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-""""""
+"""y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
+split half and half between a and b (as PyTorch)."""
 function ag_op_minimum(out, a, b)
     ccall((:ag_op_minimum, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
@@ -1284,37 +1313,58 @@ function ag_op_fmod(out, a, b)
     ccall((:ag_op_fmod, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-""""""
+"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+-trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
 function ag_op_remainder(out, a, b)
     ccall((:ag_op_remainder, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-""""""
+"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+-trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
 function ag_op_eq(out, a, b)
     ccall((:ag_op_eq, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-""""""
+"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+-trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
 function ag_op_ne(out, a, b)
     ccall((:ag_op_ne, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-""""""
+"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+-trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
 function ag_op_lt(out, a, b)
     ccall((:ag_op_lt, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-""""""
+"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+-trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
 function ag_op_le(out, a, b)
     ccall((:ag_op_le, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-""""""
+"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+-trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
 function ag_op_gt(out, a, b)
     ccall((:ag_op_gt, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-""""""
+"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
+y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
+PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
+-trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
 function ag_op_ge(out, a, b)
     ccall((:ag_op_ge, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
@@ -1403,7 +1453,8 @@ end
 unfold: x (N, C*kh*kw, L) gives (N, C, H, W) with (H, W) = output_size,
 values of overlapping blocks summed (in a fixed order), padding dropped.
 A 2-D x (C*kh*kw, L) gives (C, H, W). output_size and kernel_size are
-required; the others default as in ag_op_unfold. Gradient: unfold.
+required; dilation, padding and stride may be NULL (defaults as in
+ag_op_unfold). Gradient: unfold.
 @return AG_ERR_INVALID_ARGUMENT for a NULL output_size or kernel_size, a
         non-positive output_size or a bad window argument; AG_ERR_SHAPE for
         x not 2-D or 3-D, a channel dim not divisible by kh*kw, L other
