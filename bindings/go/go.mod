@@ -1,0 +1,3 @@
+module agbind/ag
+
+go 1.24
