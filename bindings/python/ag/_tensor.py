@@ -28,6 +28,11 @@ class DType:
     def __repr__(self):
         return "ag." + self.name
 
+    @property
+    def c_name(self):
+        """ag's own name of the dtype ("f32", ...)."""
+        return _text(F["ag_dtype_name"](self.code))
+
     def __reduce__(self):
         return (getattr, (__import__("ag"), self.name))
 
