@@ -626,8 +626,9 @@ def tensor(data, dtype=None, requires_grad=False, ctx=None):
         arr = np.asarray(data)
         if dtype is None:
             dtype = _np_dtype(arr.dtype)
+        shape = arr.shape  # (ascontiguousarray makes 0-d arrays 1-d)
         arr = np.ascontiguousarray(arr, dtype=dtype.np_name)
-        shape, ptr, keep = arr.shape, arr.ctypes.data, arr
+        ptr, keep = arr.ctypes.data, arr
     else:
         shape, flat = _flatten_py(data)
         if dtype is None:
