@@ -58,9 +58,9 @@ var statusNames = map[Status]string{
 // Constants of the C headers (AG_ prefix dropped).
 const (
 	VersionMajor               = 0
-	VersionMinor               = 1
+	VersionMinor               = 2
 	VersionPatch               = 0
-	VersionNumber              = 100
+	VersionNumber              = 200
 	F32                        = 1
 	F64                        = 2
 	I64                        = 3
@@ -94,9 +94,9 @@ var constantTable = []struct {
 	Value uint64
 }{
 	{"AG_VERSION_MAJOR", uint64(0)},
-	{"AG_VERSION_MINOR", uint64(1)},
+	{"AG_VERSION_MINOR", uint64(2)},
 	{"AG_VERSION_PATCH", uint64(0)},
-	{"AG_VERSION_NUMBER", uint64(100)},
+	{"AG_VERSION_NUMBER", uint64(200)},
 	{"AG_OK", uint64(0)},
 	{"AG_ERR_INVALID_ARGUMENT", uint64(int64ToBits(-1))},
 	{"AG_ERR_SHAPE", uint64(int64ToBits(-2))},

@@ -11,9 +11,9 @@ mutable struct ag_scope end
 mutable struct ag_tensor end
 
 const AG_VERSION_MAJOR = 0
-const AG_VERSION_MINOR = 1
+const AG_VERSION_MINOR = 2
 const AG_VERSION_PATCH = 0
-const AG_VERSION_NUMBER = 100
+const AG_VERSION_NUMBER = 200
 const AG_OK = 0
 const AG_ERR_INVALID_ARGUMENT = -1
 const AG_ERR_SHAPE = -2
@@ -520,7 +520,8 @@ end
 Its version is bumped and, when a node is recorded, its history continues
 through this function (its grad_fn becomes the function's node).
 @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid ctx or tensor, not in
-        forward). An input marked dirty but not returned fails the apply
+        forward); AG_ERR_UNSUPPORTED (a read-only tensor, ag/interop.h).
+        An input marked dirty but not returned fails the apply
         with AG_ERR_CALLBACK; a leaf that requires grad (grad mode on) with
         AG_ERR_GRAPH."""
 function ag_function_ctx_mark_dirty(ctx, input)
@@ -1947,7 +1948,8 @@ An empty x gives an empty y and leaves the running statistics untouched
 @return AG_ERR_INVALID_ARGUMENT (NULL x or out, eval mode without running
         statistics, training with 1 value per channel), AG_ERR_SHAPE (x
         with fewer than 2 dims, a per-channel tensor not of shape (C)),
-        AG_ERR_UNSUPPORTED (a running statistic that is an expand view),
+        AG_ERR_UNSUPPORTED (a running statistic that is an expand view
+        or read-only),
         AG_ERR_DTYPE, AG_ERR_CONTEXT."""
 function ag_op_batch_norm(out, x, running_mean, running_var, weight, bias, training, momentum, eps)
     ccall((:ag_op_batch_norm, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_tensor}, Int32, Cdouble, Cdouble), out, x, running_mean, running_var, weight, bias, training, momentum, eps)
@@ -2444,7 +2446,8 @@ makes a later backward through that node fail with AG_ERR_VERSION.
 Needs a tensor whose elements do not alias each other (not an expand view).
 @param src_bytes  must equal numel * ag_dtype_size(dtype).
 @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid t, NULL src with
-        numel > 0, src_bytes mismatch); AG_ERR_UNSUPPORTED (aliasing view)."""
+        numel > 0, src_bytes mismatch); AG_ERR_UNSUPPORTED (aliasing view,
+        read-only tensor)."""
 function ag_tensor_copy_from(t, src, src_bytes)
     ccall((:ag_tensor_copy_from, libag), Int32, (Ptr{ag_tensor}, Ptr{Cvoid}, Csize_t), t, src, src_bytes)
 end
