@@ -73,13 +73,14 @@ def from_numpy(a, ctx=None):
 # ---- DLPack capsules ----
 _api = ctypes.pythonapi
 _New = _api.PyCapsule_New
-_New.restype, _New.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_New.restype, _New.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
 _IsValid = _api.PyCapsule_IsValid
 _IsValid.restype, _IsValid.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
 _GetPointer = _api.PyCapsule_GetPointer
 _GetPointer.restype, _GetPointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
 _SetName = _api.PyCapsule_SetName
-_SetName.restype, _SetName.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+# The name must outlive the capsule: pass the address of a module-level buffer.
+_SetName.restype, _SetName.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_void_p]
 # The destructor gets a dying object: separate prototypes taking a raw pointer.
 _RawIsValid = _api["PyCapsule_IsValid"]
 _RawIsValid.restype, _RawIsValid.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]
