@@ -133,9 +133,9 @@ pub type ag_deleter_fn = Option<unsafe extern "C" fn(data: *mut c_void, deleter_
 // ---- constants ----
 
 pub const AG_VERSION_MAJOR: i32 = 0;
-pub const AG_VERSION_MINOR: i32 = 1;
+pub const AG_VERSION_MINOR: i32 = 2;
 pub const AG_VERSION_PATCH: i32 = 0;
-pub const AG_VERSION_NUMBER: i32 = 100;
+pub const AG_VERSION_NUMBER: i32 = 200;
 pub const AG_OK: i32 = 0;
 pub const AG_ERR_INVALID_ARGUMENT: i32 = -1;
 pub const AG_ERR_SHAPE: i32 = -2;
@@ -839,7 +839,8 @@ unsafe extern "C" {
     /// Its version is bumped and, when a node is recorded, its history continues
     /// through this function (its grad_fn becomes the function's node).
     /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid ctx or tensor, not in
-    ///         forward). An input marked dirty but not returned fails the apply
+    ///         forward); AG_ERR_UNSUPPORTED (a read-only tensor, ag/interop.h).
+    ///         An input marked dirty but not returned fails the apply
     ///         with AG_ERR_CALLBACK; a leaf that requires grad (grad mode on) with
     ///         AG_ERR_GRAPH.
     /// ```
@@ -2592,7 +2593,8 @@ unsafe extern "C" {
     /// @return AG_ERR_INVALID_ARGUMENT (NULL x or out, eval mode without running
     ///         statistics, training with 1 value per channel), AG_ERR_SHAPE (x
     ///         with fewer than 2 dims, a per-channel tensor not of shape (C)),
-    ///         AG_ERR_UNSUPPORTED (a running statistic that is an expand view),
+    ///         AG_ERR_UNSUPPORTED (a running statistic that is an expand view
+    ///         or read-only),
     ///         AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
     pub fn ag_op_batch_norm(out: *mut *mut ag_tensor, x: *const ag_tensor, running_mean: *mut ag_tensor, running_var: *mut ag_tensor, weight: *const ag_tensor, bias: *const ag_tensor, training: i32, momentum: f64, eps: f64) -> ag_status;
@@ -3211,7 +3213,8 @@ unsafe extern "C" {
     /// Needs a tensor whose elements do not alias each other (not an expand view).
     /// @param src_bytes  must equal numel * ag_dtype_size(dtype).
     /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid t, NULL src with
-    ///         numel > 0, src_bytes mismatch); AG_ERR_UNSUPPORTED (aliasing view).
+    ///         numel > 0, src_bytes mismatch); AG_ERR_UNSUPPORTED (aliasing view,
+    ///         read-only tensor).
     /// ```
     pub fn ag_tensor_copy_from(t: *mut ag_tensor, src: *const c_void, src_bytes: usize) -> ag_status;
 

@@ -1545,7 +1545,7 @@ impl Tensor {
         check(unsafe { sys::ag_op_rms_norm_weight_grad(&mut out_out, self.as_ptr(), x.as_ptr(), normalized_shape.as_ptr(), crate::error::count::<i32>(normalized_shape.len())?, eps) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_batch_norm`: Batch normalization of x (N, C, ...) per channel (dim 1): y = (x - mean) / sqrt(var + eps) * weight + bias, with weight, bias, running_mean and running_var of shape (C), each may be NULL. - training != 0: mean and (biased) var are taken over every dim but 1 of   this batch, and gradients flow through them. If given, the running   statistics are then updated in place (no graph; their version is   bumped): running_mean = (1 - momentum) * running_mean + momentum * mean,   running_var = (1 - momentum) * running_var + momentum * var * m / (m - 1)   (the unbiased variance; m = elements per channel). Training needs m > 1. - training == 0: running_mean and running_var (both required) are used as   constants; no gradient flows into them. An empty x gives an empty y and leaves the running statistics untouched (as PyTorch). @return AG_ERR_INVALID_ARGUMENT (NULL x or out, eval mode without running         statistics, training with 1 value per channel), AG_ERR_SHAPE (x         with fewer than 2 dims, a per-channel tensor not of shape (C)),         AG_ERR_UNSUPPORTED (a running statistic that is an expand view),         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    /// `ag_op_batch_norm`: Batch normalization of x (N, C, ...) per channel (dim 1): y = (x - mean) / sqrt(var + eps) * weight + bias, with weight, bias, running_mean and running_var of shape (C), each may be NULL. - training != 0: mean and (biased) var are taken over every dim but 1 of   this batch, and gradients flow through them. If given, the running   statistics are then updated in place (no graph; their version is   bumped): running_mean = (1 - momentum) * running_mean + momentum * mean,   running_var = (1 - momentum) * running_var + momentum * var * m / (m - 1)   (the unbiased variance; m = elements per channel). Training needs m > 1. - training == 0: running_mean and running_var (both required) are used as   constants; no gradient flows into them. An empty x gives an empty y and leaves the running statistics untouched (as PyTorch). @return AG_ERR_INVALID_ARGUMENT (NULL x or out, eval mode without running         statistics, training with 1 value per channel), AG_ERR_SHAPE (x         with fewer than 2 dims, a per-channel tensor not of shape (C)),         AG_ERR_UNSUPPORTED (a running statistic that is an expand view         or read-only),         AG_ERR_DTYPE, AG_ERR_CONTEXT.
     ///
     /// ```text
     /// Batch normalization of x (N, C, ...) per channel (dim 1):
@@ -1564,7 +1564,8 @@ impl Tensor {
     /// @return AG_ERR_INVALID_ARGUMENT (NULL x or out, eval mode without running
     ///         statistics, training with 1 value per channel), AG_ERR_SHAPE (x
     ///         with fewer than 2 dims, a per-channel tensor not of shape (C)),
-    ///         AG_ERR_UNSUPPORTED (a running statistic that is an expand view),
+    ///         AG_ERR_UNSUPPORTED (a running statistic that is an expand view
+    ///         or read-only),
     ///         AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
     #[allow(clippy::too_many_arguments)]

@@ -62,7 +62,11 @@ fn borrowed_buffers_see_writes_and_read_only_ones_refuse_them() {
     let view = unsafe { ctx.from_slice_borrowed(&frozen, &[2]) }.unwrap();
     assert!(view.is_read_only().unwrap());
     assert_eq!(view.add_(&view.scalar_like(1.0).unwrap()).unwrap_err().status, Status::Unsupported);
-    assert_eq!(view.exp().unwrap().to_vec::<f64>().unwrap(), vec![1.0f64.exp(), 2.0f64.exp()]);
+    // Out-of-place ops read it (ag's SIMD exp may differ from libm in the last bit).
+    let e = view.exp().unwrap().to_vec::<f64>().unwrap();
+    for (got, x) in e.iter().zip(frozen) {
+        assert!((got - x.exp()).abs() <= 4.0 * f64::EPSILON * x.exp(), "exp({x}) = {got}");
+    }
 }
 
 #[test]
