@@ -92,13 +92,16 @@ for T in $THREADS; do
   [ "$WITH_LT" = 1 ] && : >"$OUT/libtorch_t$T.jsonl"
   [ "$WITH_PT" = 1 ] && : >"$OUT/pytorch_t$T.jsonl"
   # OpenBLAS does not recognise some AVX-512 cores and falls back to slow
-  # kernels; with 2 threads libtorch's OpenMP workers must not spin.
-  POLICY=OMP_WAIT_POLICY=ACTIVE
+  # kernels; with 2 threads libtorch's OpenMP workers must not spin. At 1
+  # thread OpenMP's own default stays.
+  POLICY=
   [ "$T" -ge 2 ] && POLICY=OMP_WAIT_POLICY=PASSIVE
   for W in $WORKLOADS; do
     run ag "$T" "$W" "$BENCH_AG" "$@"
-    [ "$WITH_LT" = 1 ] && run libtorch "$T" "$W" env OPENBLAS_CORETYPE=Cooperlake "$POLICY" "$BENCH_LT" "$@"
-    [ "$WITH_PT" = 1 ] && run pytorch "$T" "$W" env OPENBLAS_CORETYPE=Cooperlake "$POLICY" \
+    # shellcheck disable=SC2086  # an empty POLICY is no argument
+    [ "$WITH_LT" = 1 ] && run libtorch "$T" "$W" env OPENBLAS_CORETYPE=Cooperlake $POLICY "$BENCH_LT" "$@"
+    # shellcheck disable=SC2086
+    [ "$WITH_PT" = 1 ] && run pytorch "$T" "$W" env OPENBLAS_CORETYPE=Cooperlake $POLICY \
       "$TORCH_PYTHON" "$HERE/bench_torch.py" "$@"
   done
 done
