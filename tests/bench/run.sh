@@ -88,7 +88,10 @@ run() {
   fi
 }
 for T in $THREADS; do
+  # Fresh files; a side that does not run leaves none behind, so no table
+  # shows lines of an earlier run.
   : >"$OUT/ag_t$T.jsonl"
+  rm -f "$OUT/libtorch_t$T.jsonl" "$OUT/pytorch_t$T.jsonl" "$OUT/table_pytorch.md"
   [ "$WITH_LT" = 1 ] && : >"$OUT/libtorch_t$T.jsonl"
   [ "$WITH_PT" = 1 ] && : >"$OUT/pytorch_t$T.jsonl"
   # OpenBLAS does not recognise some AVX-512 cores and falls back to slow
