@@ -49,7 +49,7 @@ class Pair {
  public:
   Pair(const char *fn, const char *name, const std::vector<int64_t> &v) : null_(v.empty()) {
     if (v.size() > 2)
-      throw Error(AG_ERR_INVALID_ARGUMENT, std::string("[ag::") + fn + "] " + name + " has " +
+      throw Error(AG_ERR_INVALID_ARGUMENT, std::string("ag::") + fn + ": " + name + " has " +
                                                std::to_string(v.size()) + " values (expected 1 or 2)");
     v_[0] = v.empty() ? 0 : v[0];
     v_[1] = v.size() == 2 ? v[1] : v_[0];
@@ -604,5 +604,9 @@ inline Tensor group_norm(const Tensor &x, int64_t num_groups, const Tensor &weig
 }
 
 }  // namespace ag
+
+// The autograd part needs the op wrappers above; it is included here, not
+// from ag.hpp, so that any of the three headers can be included first.
+#include "ag/ag_autograd.hpp"
 
 #endif /* AG_AG_OPS_HPP */

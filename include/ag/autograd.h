@@ -39,6 +39,12 @@ AG_API int32_t ag_tensor_is_leaf(const ag_tensor *t) AG_NOEXCEPT;
  *                  requires_grad, or a non-leaf without retain_grad). The handle is a snapshot:
  *                  later backward calls accumulate into a new buffer.
  * @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, NULL or invalid t).
+ *
+ * Why NULL: ag_tensor_get_requires_grad(t) == 0: no gradient is tracked for
+ * t; ag_tensor_is_leaf(t) == 0 and ag_tensor_retains_grad(t) == 0: t is an
+ * intermediate result, whose gradient is not kept unless
+ * ag_tensor_retain_grad(t) was called before backward (or use ag_grad, which
+ * returns gradients of any tensor); otherwise no backward reached t yet.
  */
 AG_API ag_status ag_tensor_grad(ag_tensor **out, const ag_tensor *t) AG_NOEXCEPT;
 

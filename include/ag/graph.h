@@ -84,6 +84,9 @@ AG_API size_t ag_node_saved_bytes(const ag_node *node) AG_NOEXCEPT;
 /**
  * The tag scope (ag/anomaly.h) that was open when the node's op was recorded,
  * e.g. "loss/normalize"; NULL for none, for AccumulateGrad and for NULL.
+ * The nodes that a composite op records (the losses of ag/ops_nn.h, made of
+ * several ops) carry its name as an inner scope: "mse_loss", or
+ * "loss/mse_loss" inside the user's scope "loss".
  * Valid for the life of the process.
  */
 AG_API const char *ag_node_tag(const ag_node *node) AG_NOEXCEPT;
@@ -105,8 +108,13 @@ AG_API const char *ag_node_tag(const ag_node *node) AG_NOEXCEPT;
  * leaf once the leaf was released). Each next edge shows the forward input
  * (the edge's index) and the input_nr of the node it goes to.
  *
- * DOT: "digraph ag { ... }", one box per node ("n<id>"), edges
- * "n<from> -> n<to>" labelled "<index> -> <input_nr>".
+ * DOT: "digraph ag { ... }", one box per node ("n<id>") whose label spells
+ * these out ("op #7 recorded, 2 steps above the leaves", "keeps 24 B for
+ * backward", "gets grad of output 0: f32 (3)", "writes .grad of leaf 'w'");
+ * edges "n<from> -> n<to>" labelled "grad for input <index>" (plus
+ * "(output <input_nr> there)" when input_nr is not 0); an input that needs
+ * no gradient is a dashed edge to a "constant"; the nodes of one tag, such
+ * as a tag scope or a composite op, are boxed together under its name.
  *
  * JSON (UTF-8, strings escaped):
  *   {"root": 0, "nodes": [{"id": 0, "name": "SumBackward", "sequence_nr": 5,

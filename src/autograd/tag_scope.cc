@@ -1,5 +1,6 @@
 #include "autograd/tag_scope.h"
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <unordered_set>
@@ -46,5 +47,21 @@ void pop_tag_scope() {
 }
 
 size_t tag_scope_depth() { return tl_outer.size(); }
+
+const char* composite_tag(const char* parent, const char* name) {
+  // Direct-mapped by the name's address: a composite op called in a loop, in
+  // the same user scope, finds its entry at once.
+  struct Entry {
+    const char* parent;
+    const char* name;
+    const char* full;
+  };
+  thread_local Entry cache[16] = {};
+  Entry& e = cache[(reinterpret_cast<uintptr_t>(name) >> 3) % 16];
+  if (e.full == nullptr || e.parent != parent || e.name != name) {
+    e = Entry{parent, name, intern(parent ? std::string(parent) + "/" + name : std::string(name))};
+  }
+  return e.full;
+}
 
 }  // namespace ag

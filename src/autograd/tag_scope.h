@@ -22,4 +22,27 @@ void pop_tag_scope();
 // Scopes open on the calling thread.
 size_t tag_scope_depth();
 
+// The interned tag "<parent>/<name>" (or "<name>" for a null parent). A
+// per-thread cache keyed by the two pointers makes repeated calls with the
+// same parent and a string literal allocate nothing.
+const char* composite_tag(const char* parent, const char* name);
+
+// Names the nodes that a composite op (one made of other ops, such as
+// mse_loss) records, by its user-facing name: for its lifetime they carry the
+// tag "<current tag>/<name>", which graph exports and anomaly messages show.
+// `name` must be a string literal. No allocation on the recording path after
+// the first call per thread.
+class CompositeScope {
+ public:
+  explicit CompositeScope(const char* name) : saved_(detail::tl_current_tag) {
+    detail::tl_current_tag = composite_tag(saved_, name);
+  }
+  ~CompositeScope() { detail::tl_current_tag = saved_; }
+  CompositeScope(const CompositeScope&) = delete;
+  CompositeScope& operator=(const CompositeScope&) = delete;
+
+ private:
+  const char* saved_;
+};
+
 }  // namespace ag

@@ -1,5 +1,6 @@
 #include "engine/graph_export.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "autograd/accumulate_grad.h"
@@ -80,30 +81,63 @@ std::string to_json(const std::vector<const Node*>& nodes, const Ids& ids) {
   return out + "\n]}\n";
 }
 
+// One line of a node's box: "<label text>" with the units spelled out, so the
+// picture reads without the documentation.
+std::string node_label(const Node& n) {
+  std::string label = n.name();
+  if (n.is_accumulate_grad()) {
+    const Tensor leaf = leaf_of(n);
+    label += leaf ? str("\nwrites .grad of leaf", tag_suffix(*leaf), ": ", dtype_name(leaf->dtype()), " ",
+                        shape_str(leaf->shape()))
+                  : std::string("\nleaf released");
+    return label;
+  }
+  label += str("\nop #", n.sequence_nr(), " recorded, ", n.topological_nr(), " step",
+               n.topological_nr() == 1 ? "" : "s", " above the leaves");
+  if (n.tag()) label += str("\nin scope ", n.tag());
+  label += str("\nkeeps ", n.saved_bytes(), " B for backward");
+  for (size_t i = 0; i < n.num_inputs(); ++i) {
+    label += str("\ngets grad of output ", i, ": ", dtype_name(n.input_meta(i).dtype), " ",
+                 shape_str(n.input_meta(i).shape()));
+  }
+  return label;
+}
+
 std::string to_dot(const std::vector<const Node*>& nodes, const Ids& ids) {
-  std::string out = "digraph ag {\n  node [shape=box, fontname=\"monospace\"];\n";
+  std::string out =
+      "digraph ag {\n"
+      "  // The backward graph, root first (n0). Each box is a node that computes gradients; an\n"
+      "  // arrow carries the gradient for one input of its forward op to where that input came\n"
+      "  // from; a dashed arrow ends at an input that needs no gradient (a constant). A box\n"
+      "  // around nodes is a scope: a tag scope, or the composite op (mse_loss, ...) that recorded them.\n"
+      "  node [shape=box, fontname=\"monospace\"];\n";
   for (size_t k = 0; k < nodes.size(); ++k) {
-    const Node& n = *nodes[k];
-    std::string label = str(n.name(), "\n");
-    if (!n.is_accumulate_grad()) label += str("seq ", n.sequence_nr(), ", ");
-    label += str("topo ", n.topological_nr(), ", saved ", n.saved_bytes(), " B");
-    if (n.tag()) label += str("\ntag ", n.tag());
-    if (n.is_accumulate_grad()) {
-      const Tensor leaf = leaf_of(n);
-      label += leaf ? str("\nleaf", tag_suffix(*leaf), " ", dtype_name(leaf->dtype()), " ", shape_str(leaf->shape()))
-                    : std::string("\nleaf released");
-    } else {
-      for (size_t i = 0; i < n.num_inputs(); ++i) {
-        label += str("\nin ", i, ": ", dtype_name(n.input_meta(i).dtype), " ", shape_str(n.input_meta(i).shape()));
-      }
+    out += str("  n", k, " [label=", quoted(node_label(*nodes[k]).c_str()), "];\n");
+  }
+  // Scopes, in order of first appearance (a tag is interned: its pointer names it).
+  std::vector<const char*> tags;
+  for (const Node* n : nodes) {
+    if (n->tag() && std::find(tags.begin(), tags.end(), n->tag()) == tags.end()) tags.push_back(n->tag());
+  }
+  for (size_t t = 0; t < tags.size(); ++t) {
+    out += str("  subgraph cluster_", t, " { label=", quoted(tags[t]), "; style=dashed;");
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (nodes[k]->tag() == tags[t]) out += str(" n", k, ";");
     }
-    out += str("  n", k, " [label=", quoted(label.c_str()), "];\n");
+    out += " }\n";
   }
   for (size_t k = 0; k < nodes.size(); ++k) {
     const Node& n = *nodes[k];
     for (size_t i = 0; i < n.num_outputs(); ++i) {
       const Edge& e = n.next_edge(i);
-      if (e.valid()) out += str("  n", k, " -> n", ids.at(e.fn.get()), " [label=\"", i, " -> ", e.input_nr, "\"];\n");
+      if (e.valid()) {
+        out += str("  n", k, " -> n", ids.at(e.fn.get()), " [label=\"grad for input ", i);
+        if (e.input_nr != 0) out += str(" (output ", e.input_nr, " there)");
+        out += "\"];\n";
+      } else if (!n.is_accumulate_grad()) {
+        out += str("  c", k, "_", i, " [shape=plain, label=\"constant\"];\n  n", k, " -> c", k, "_", i,
+                   " [style=dashed, label=\"input ", i, ": no grad\"];\n");
+      }
     }
   }
   return out + "}\n";

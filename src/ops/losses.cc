@@ -11,6 +11,7 @@
 //   the subgradient 0 of |d| at 0, as in PyTorch.
 #include <cmath>
 
+#include "autograd/tag_scope.h"
 #include "ops/reduce_dims.h"
 
 namespace ag::ops {
@@ -144,6 +145,7 @@ Reduction reduction_arg(int32_t r) {
 // probabilities q become (1 - eps) q + eps / C.
 Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction r, int64_t ignore_index,
                      double label_smoothing) {
+  const CompositeScope named("cross_entropy");  // its nodes carry the op's name
   check_floating(*input);
   if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0)) {
     fail(AG_ERR_INVALID_ARGUMENT, "label_smoothing ", label_smoothing, " is outside [0, 1]");
@@ -176,6 +178,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction r, int
 // nll_loss: -input[.., target, ..] over the class dim of log-probabilities,
 // skipping ignore_index; the mean divides by the number of counted targets.
 Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction r, int64_t ignore_index) {
+  const CompositeScope named("nll_loss");  // its nodes carry the op's name
   check_floating(*input);
   const int cdim = class_dim(*input);
   if (target->dtype() != DType::I64) {
@@ -187,18 +190,21 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction r, int64_t 
 
 // mse_loss: (input - target)^2, broadcasting, then the reduction.
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction r) {
+  const CompositeScope named("mse_loss");  // its nodes carry the op's name
   const Tensor d = sub(input, target);
   return reduce_loss(mul(d, d), r);
 }
 
 // l1_loss: |input - target|, broadcasting; the gradient at 0 is 0.
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction r) {
+  const CompositeScope named("l1_loss");  // its nodes carry the op's name
   return reduce_loss(abs_of(sub(input, target)), r);
 }
 
 // smooth_l1_loss: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta
 // (beta = 0 is l1_loss).
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction r, double beta) {
+  const CompositeScope named("smooth_l1_loss");  // its nodes carry the op's name
   if (!(beta >= 0.0) || std::isinf(beta)) fail(AG_ERR_INVALID_ARGUMENT, "beta ", beta, " must be finite and >= 0");
   const Tensor d = sub(input, target);
   return reduce_loss(piecewise_quadratic(d, [beta](double v, double& a, double& b, double& c) {
@@ -214,6 +220,7 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction r, do
 
 // huber_loss: 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta).
 Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction r, double delta) {
+  const CompositeScope named("huber_loss");  // its nodes carry the op's name
   if (!(delta > 0.0) || std::isinf(delta)) fail(AG_ERR_INVALID_ARGUMENT, "delta ", delta, " must be finite and > 0");
   const Tensor d = sub(input, target);
   return reduce_loss(piecewise_quadratic(d, [delta](double v, double& a, double& b, double& c) {
@@ -231,6 +238,7 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction r, double
 // at -100 as in PyTorch (so p = 0 or 1 gives a finite loss; the clamped log
 // gets zero gradient). p must lie in [0, 1].
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction r) {
+  const CompositeScope named("binary_cross_entropy");  // its nodes carry the op's name
   check_floating(*input);
   check_same(*input, *target);
   check_same_shape(*input, *target);
@@ -261,6 +269,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction
 // of -(pos_weight t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))).
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor* pos_weight,
                                         Reduction r) {
+  const CompositeScope named("binary_cross_entropy_with_logits");  // its nodes carry the op's name
   check_floating(*input);
   check_same(*input, *target);
   check_same_shape(*input, *target);

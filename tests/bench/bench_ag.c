@@ -1,11 +1,11 @@
 /*
  * tests/bench/bench_ag.c - the baseline autograd workloads on ag's public C API.
  *
- * Reproduces ../shared/bench/WORKLOADS.md op for op (workloads a, b, c, e, f, g
+ * Reproduces WORKLOADS.md op for op (workloads a, b, c, e, f, g
  * here, d in bench_mlp.c; the shared harness is bench_harness.c) and prints one
- * JSON object per workload per line with the same fields and names as ../shared/bench/bench_libtorch.cpp, so the two outputs can be
+ * JSON object per workload per line with the same fields and names as bench_libtorch.cpp, so the two outputs can be
  * compared line by line (tests/bench/compare.py does). ag lines say
- * "impl": "ag" (libtorch's say "cpp") and add, next to "check", the published
+ * "impl": "ag" (bench_libtorch.cpp says "libtorch") and add, next to "check", the published
  * reference values ("expected"), the relative errors ("rel_err") and a verdict
  * "checksum": "ok" | "MISMATCH".
  *

@@ -1,7 +1,7 @@
 /*
- * tests/bench/bench_mlp.c - workload d of ../shared/bench/WORKLOADS.md: one
+ * tests/bench/bench_mlp.c - workload d of WORKLOADS.md: one
  * training step of a 784-256-256-10 MLP on a batch of 64, op for op and field
- * for field as bench_mlp in ../shared/bench/bench_libtorch.cpp.
+ * for field as bench_mlp in bench_libtorch.cpp.
  *
  *   h1 = relu(X @ W0 + b0); h2 = relu(h1 @ W1 + b1); o = h2 @ W2 + b2
  *   loss = nll_loss(log_softmax(o, 1), target)       (mean over the batch)

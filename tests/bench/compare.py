@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Side-by-side table of bench_ag and bench_libtorch JSON lines (stdlib only).
 
-    compare.py RESULTS_DIR [--threads 1,2] [--out table.md]
+    compare.py RESULTS_DIR [--threads 1,2] [--baseline libtorch|pytorch] [--out table.md]
 
-RESULTS_DIR holds ag_t<T>.jsonl and libtorch_t<T>.jsonl (run.sh writes them).
+RESULTS_DIR holds ag_t<T>.jsonl and <baseline>_t<T>.jsonl (run.sh writes them).
 Lines are matched on (workload, case); every metric row shows, per thread
 count, the ag median, the libtorch median and the ratio ag / libtorch (for
 times and RSS lower is better, so a ratio < 1 means ag is ahead; for GB/s it is
@@ -159,10 +159,11 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--out", default=None, help="also write the tables to this file")
+    ap.add_argument("--baseline", default="libtorch", help="file prefix and name of the other engine")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",") if t]
     ag = {t: load(os.path.join(args.dir, f"ag_t{t}.jsonl")) for t in threads}
-    lt = {t: load(os.path.join(args.dir, f"libtorch_t{t}.jsonl")) for t in threads}
+    lt = {t: load(os.path.join(args.dir, f"{args.baseline}_t{t}.jsonl")) for t in threads}
 
     keys = set()
     for t in threads:
@@ -182,7 +183,7 @@ def main():
     keys = sorted(keys, key=sort_key)
     header = ["workload", "case", "metric", "unit", "better"]
     for t in threads:
-        header += [f"ag T={t}", f"libtorch T={t}", f"ag/lt T={t}"]
+        header += [f"ag T={t}", f"{args.baseline} T={t}", f"ag/other T={t}"]
     rows = []
     for k in keys:
         w, c = k
@@ -212,12 +213,13 @@ def main():
                           l_val if not isinstance(l_val, str) else None)
                 row_vals += [fmt(a_val), fmt(l_val), "-" if r is None else f"{r:.2f}"]
             rows.append([w, c, name, unit, better] + row_vals)
-    out = ["## Medians, ag vs libtorch (ratio = ag / libtorch)", "", render(rows, header, 5), ""]
+    out = [f"## Medians, ag vs {args.baseline} (ratio = ag / {args.baseline})", "", render(rows, header, 5), ""]
 
     # checksums and noise
     h2 = ["workload", "case"]
     for t in threads:
-        h2 += [f"ag checksum T={t}", f"libtorch checksum T={t}", f"noise ag/lt T={t}", f"attempts ag/lt T={t}"]
+        h2 += [f"ag checksum T={t}", f"{args.baseline} checksum T={t}", f"noise ag/other T={t}",
+               f"attempts ag/other T={t}"]
     rows2 = []
     for k in keys:
         w, c = k

@@ -1,35 +1,59 @@
 #!/bin/sh
-# tests/bench/run.sh - ag vs libtorch on the workloads of ../shared/bench/WORKLOADS.md.
+# tests/bench/run.sh - ag next to libtorch on the workloads of WORKLOADS.md
+# (everything it needs is in this directory).
 #
-#   tests/bench/run.sh [extra args for both benchmarks, e.g. --quick or --quiet-max-wait 30]
+#   tests/bench/run.sh [--quick] [more args for every benchmark, e.g. --quiet-max-wait 30]
 #
-# 1. configures/builds ag in release mode in its own build dir (default
-#    <repo>/build-bench, override with AG_BENCH_BUILD) and builds bench_ag;
-# 2. if Debian's libtorch-dev is installed (/usr/include/torch/csrc/api/include),
-#    compiles bench_libtorch.cpp from the shared bench dir (default <repo>/../shared/bench,
-#    override with AG_BENCH_SHARED) with build.sh's flags into the build dir;
-# 3. for each thread count (AG_BENCH_THREADS, default "1 2") and each workload
-#    (AG_BENCH_WORKLOADS, default "a b c d e f g") runs bench_ag and then
-#    bench_libtorch, each in a fresh process, with OMP_NUM_THREADS=T
+# 0. decides, before building anything, whether libtorch-dev is installed
+#    (its headers under TORCH_API_INC); without it the libtorch side is
+#    skipped with a message, and ag runs alone;
+# 1. builds ag in release mode in its own build dir (AG_BENCH_BUILD, default
+#    <repo>/build-bench) and bench_ag, and bench_libtorch.cpp with g++;
+# 2. for each thread count (AG_BENCH_THREADS, default "1 2") and workload
+#    (AG_BENCH_WORKLOADS, default "a b c d e f g") runs bench_ag, then
+#    bench_libtorch, each in a fresh process with OMP_NUM_THREADS=T
 #    OPENBLAS_NUM_THREADS=T (libtorch also OPENBLAS_CORETYPE=Cooperlake, and
-#    OMP_WAIT_POLICY=PASSIVE for T=2); JSON lines go to
-#    <build>/bench-results/{ag,libtorch}_t<T>.jsonl;
-# 4. prints the side-by-side table (compare.py), also written to
-#    <build>/bench-results/table.md.
-# Exit status: nonzero if a benchmark failed or a checksum did not match.
+#    OMP_WAIT_POLICY=PASSIVE at 2 threads); with AG_BENCH_PYTORCH=1 also the
+#    PyTorch twin bench_torch.py (system python3 with python3-torch);
+# 3. prints the side-by-side table (compare.py), also in
+#    <build>/bench-results/table.md (and table_pytorch.md).
+# Exit status: nonzero when a benchmark failed or a checksum did not match.
+#
+# libtorch elsewhere than Debian's paths: point TORCH_API_INC at its
+# torch/csrc/api/include and set TORCH_CXXFLAGS (include flags) and
+# TORCH_LIBS (link flags, with an rpath if it is not on the loader's path).
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${AG_BENCH_BUILD:-$ROOT/build-bench}
-SHARED=${AG_BENCH_SHARED:-$ROOT/../shared/bench}
 THREADS=${AG_BENCH_THREADS:-"1 2"}
 WORKLOADS=${AG_BENCH_WORKLOADS:-"a b c d e f g"}
 TORCH_API_INC=${TORCH_API_INC:-/usr/include/torch/csrc/api/include}
+TORCH_CXXFLAGS=${TORCH_CXXFLAGS:-"-I$TORCH_API_INC"}
+TORCH_LIBS=${TORCH_LIBS:-"-ltorch -ltorch_cpu -lc10"}
 CXX=${CXX:-g++}
 PYTHON=${PYTHON:-python3}
+TORCH_PYTHON=${TORCH_PYTHON:-/usr/bin/python3}
 
-# ---------------------------------------------------------------- build ag
+# ---------------------------------------------------------------- what can run
+WITH_LT=0
+if [ -d "$TORCH_API_INC" ]; then
+  WITH_LT=1
+else
+  echo "run.sh: libtorch-dev is not installed ($TORCH_API_INC is missing): skipping the libtorch side," >&2
+  echo "run.sh: ag runs alone (apt-get install libtorch-dev adds the comparison)" >&2
+fi
+WITH_PT=0
+if [ "${AG_BENCH_PYTORCH:-0}" = 1 ]; then
+  if "$TORCH_PYTHON" -c 'import torch, numpy' 2>/dev/null; then
+    WITH_PT=1
+  else
+    echo "run.sh: AG_BENCH_PYTORCH=1 but $TORCH_PYTHON cannot import torch and numpy (python3-torch): skipping PyTorch" >&2
+  fi
+fi
+
+# ---------------------------------------------------------------- build
 if [ -f "$BUILD/build.ninja" ]; then
   meson configure "$BUILD" -Dbuildtype=release >/dev/null
 else
@@ -37,64 +61,59 @@ else
 fi
 meson compile -C "$BUILD" bench_ag
 BENCH_AG="$BUILD/tests/bench/bench_ag"
-
-# ---------------------------------------------------------------- build libtorch side
-BENCH_LT=""
-if [ -d "$TORCH_API_INC" ]; then
-  SRC="$SHARED/bench_libtorch.cpp"
-  if [ ! -f "$SRC" ]; then
-    echo "run.sh: libtorch-dev is installed but $SRC is missing (set AG_BENCH_SHARED)" >&2
-    exit 1
-  fi
-  BENCH_LT="$BUILD/bench_libtorch"
+BENCH_LT="$BUILD/bench_libtorch"
+if [ "$WITH_LT" = 1 ]; then
+  SRC="$HERE/bench_libtorch.cpp"
   if [ ! -x "$BENCH_LT" ] || [ -n "$(find "$SRC" -newer "$BENCH_LT")" ]; then
-    echo "run.sh: building $BENCH_LT"
-    # the flags of $SHARED/build.sh
-    "$CXX" -O2 -std=c++17 -DNDEBUG -Wall -Wno-unused-variable \
-      -I"$TORCH_API_INC" "$SRC" \
-      -ltorch -ltorch_cpu -lc10 -pthread \
-      -o "$BENCH_LT"
+    echo "run.sh: building $BENCH_LT" >&2
+    # shellcheck disable=SC2086  # the flag lists split on purpose
+    "$CXX" -O2 -std=c++17 -DNDEBUG -Wall -Wno-unused-variable $TORCH_CXXFLAGS "$SRC" \
+      $TORCH_LIBS -pthread -o "$BENCH_LT"
   fi
-else
-  echo "run.sh: libtorch-dev not installed ($TORCH_API_INC missing): running the ag side only" >&2
 fi
 
 # ---------------------------------------------------------------- run
 OUT="$BUILD/bench-results"
 mkdir -p "$OUT"
 status=0
+# run NAME THREADS WORKLOAD command...: one fresh process, JSON lines to the file of NAME
+run() {
+  name=$1 t=$2 w=$3
+  shift 3
+  echo "run.sh: threads=$t workload=$w: $name" >&2
+  if ! env OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t" "$@" --threads "$t" --only "$w" \
+      --out "$OUT/${name}_t$t.jsonl" >/dev/null; then
+    echo "run.sh: $name failed (threads=$t workload=$w)" >&2
+    status=1
+  fi
+}
 for T in $THREADS; do
-  AG_JSON="$OUT/ag_t$T.jsonl"
-  LT_JSON="$OUT/libtorch_t$T.jsonl"
-  : >"$AG_JSON"
-  [ -n "$BENCH_LT" ] && : >"$LT_JSON"
+  # Fresh files; a side that does not run leaves none behind, so no table
+  # shows lines of an earlier run.
+  : >"$OUT/ag_t$T.jsonl"
+  rm -f "$OUT/libtorch_t$T.jsonl" "$OUT/pytorch_t$T.jsonl" "$OUT/table_pytorch.md"
+  [ "$WITH_LT" = 1 ] && : >"$OUT/libtorch_t$T.jsonl"
+  [ "$WITH_PT" = 1 ] && : >"$OUT/pytorch_t$T.jsonl"
+  # OpenBLAS does not recognise some AVX-512 cores and falls back to slow
+  # kernels; with 2 threads libtorch's OpenMP workers must not spin. At 1
+  # thread OpenMP's own default stays.
+  POLICY=
+  [ "$T" -ge 2 ] && POLICY=OMP_WAIT_POLICY=PASSIVE
   for W in $WORKLOADS; do
-    echo "run.sh: threads=$T workload=$W: ag" >&2
-    if ! env OMP_NUM_THREADS="$T" OPENBLAS_NUM_THREADS="$T" \
-        "$BENCH_AG" --threads "$T" --only "$W" --out "$AG_JSON" "$@" >/dev/null; then
-      echo "run.sh: bench_ag failed (threads=$T workload=$W)" >&2
-      status=1
-    fi
-    if [ -n "$BENCH_LT" ]; then
-      echo "run.sh: threads=$T workload=$W: libtorch" >&2
-      SEL="--only $W"
-      [ "$W" = f ] && SEL="--rss"  # bench_libtorch's spelling of workload f
-      WAIT_POLICY=""
-      [ "$T" -ge 2 ] && WAIT_POLICY="OMP_WAIT_POLICY=PASSIVE"
-      # shellcheck disable=SC2086  # SEL and WAIT_POLICY split on purpose
-      if ! env OMP_NUM_THREADS="$T" OPENBLAS_NUM_THREADS="$T" OPENBLAS_CORETYPE=Cooperlake $WAIT_POLICY \
-          "$BENCH_LT" --threads "$T" $SEL --out "$LT_JSON" "$@" >/dev/null; then
-        echo "run.sh: bench_libtorch failed (threads=$T workload=$W)" >&2
-        status=1
-      fi
-    fi
+    run ag "$T" "$W" "$BENCH_AG" "$@"
+    # shellcheck disable=SC2086  # an empty POLICY is no argument
+    [ "$WITH_LT" = 1 ] && run libtorch "$T" "$W" env OPENBLAS_CORETYPE=Cooperlake $POLICY "$BENCH_LT" "$@"
+    # shellcheck disable=SC2086
+    [ "$WITH_PT" = 1 ] && run pytorch "$T" "$W" env OPENBLAS_CORETYPE=Cooperlake $POLICY \
+      "$TORCH_PYTHON" "$HERE/bench_torch.py" "$@"
   done
 done
 
-# ---------------------------------------------------------------- table
+# ---------------------------------------------------------------- tables
 TLIST=$(echo "$THREADS" | tr -s ' ' ',')
-if ! "$PYTHON" "$HERE/compare.py" "$OUT" --threads "$TLIST" --out "$OUT/table.md"; then
-  status=1
+"$PYTHON" "$HERE/compare.py" "$OUT" --threads "$TLIST" --out "$OUT/table.md" || status=1
+if [ "$WITH_PT" = 1 ]; then
+  "$PYTHON" "$HERE/compare.py" "$OUT" --baseline pytorch --threads "$TLIST" --out "$OUT/table_pytorch.md" || status=1
 fi
-echo "run.sh: JSON lines and table.md in $OUT" >&2
+echo "run.sh: JSON lines and tables in $OUT" >&2
 exit $status

@@ -232,13 +232,21 @@ static void test_export_dot(void) {
   if (!CHECK(dot && again)) goto done;
   CHECK_STR(dot, again); /* deterministic */
   CHECK_STARTS(dot, "digraph ag {\n");
-  CHECK_CONTAINS(dot, "  n0 [label=\"SumBackward\\nseq ");
-  CHECK_CONTAINS(dot, ", topo 2, saved 0 B\\nin 0: f64 ()\"];\n");
-  CHECK_CONTAINS(dot, "  n1 [label=\"MulBackward\\nseq ");
-  CHECK_CONTAINS(dot, ", topo 1, saved 24 B\\ntag model\\nin 0: f64 (3)\"];\n");
-  CHECK_CONTAINS(dot, "  n2 [label=\"AccumulateGrad\\ntopo 0, saved 0 B\\nleaf 'x' f64 (3)\"];\n");
-  CHECK_CONTAINS(dot, "  n0 -> n1 [label=\"0 -> 0\"];\n  n1 -> n2 [label=\"0 -> 0\"];\n}\n");
-  CHECK(strstr(dot, "n3") == NULL); /* c has no node */
+  /* Labels say what their numbers are. */
+  CHECK_CONTAINS(dot, "  n0 [label=\"SumBackward\\nop #");
+  CHECK_CONTAINS(dot, " recorded, 2 steps above the leaves\\nkeeps 0 B for backward\\n"
+                      "gets grad of output 0: f64 ()\"];\n");
+  CHECK_CONTAINS(dot, "  n1 [label=\"MulBackward\\nop #");
+  CHECK_CONTAINS(dot, " recorded, 1 step above the leaves\\nin scope model\\nkeeps 24 B for backward\\n"
+                      "gets grad of output 0: f64 (3)\"];\n");
+  CHECK_CONTAINS(dot, "  n2 [label=\"AccumulateGrad\\nwrites .grad of leaf 'x': f64 (3)\"];\n");
+  /* The tag scope is a box around its nodes. */
+  CHECK_CONTAINS(dot, "  subgraph cluster_0 { label=\"model\"; style=dashed; n1; }\n");
+  CHECK_CONTAINS(dot, "  n0 -> n1 [label=\"grad for input 0\"];\n  n1 -> n2 [label=\"grad for input 0\"];\n");
+  /* c, which needs no gradient, shows as a constant (it has no node). */
+  CHECK_CONTAINS(dot, "  c1_1 [shape=plain, label=\"constant\"];\n"
+                      "  n1 -> c1_1 [style=dashed, label=\"input 1: no grad\"];\n}\n");
+  CHECK(strstr(dot, "n3") == NULL);
 done:
   free(dot);
   free(again);
@@ -290,7 +298,8 @@ static void test_export_escapes(void) {
   if (CHECK(json && dot)) {
     CHECK_CONTAINS(json, "\"tag\": \"q\\\"s\"");
     CHECK_CONTAINS(json, "\"tag\": \"a\\\"b\\\\c\\nd\\u0009e\"");
-    CHECK_CONTAINS(dot, "\\ntag q\\\"s\\n");
+    CHECK_CONTAINS(dot, "\\nin scope q\\\"s\\n");
+    CHECK_CONTAINS(dot, "label=\"q\\\"s\"; style=dashed;");
     CHECK_CONTAINS(dot, "leaf 'a\\\"b\\\\c\\nd");
   }
   free(json);
@@ -351,11 +360,50 @@ static void test_export_leaf(void) {
   if (!build_small(&g)) goto done;
   dot = export_text(g.x, AG_GRAPH_DOT);
   if (!CHECK(dot != NULL)) goto done;
-  CHECK_STR(dot, "digraph ag {\n  node [shape=box, fontname=\"monospace\"];\n"
-                 "  n0 [label=\"AccumulateGrad\\ntopo 0, saved 0 B\\nleaf 'x' f64 (3)\"];\n}\n");
+  CHECK_STARTS(dot, "digraph ag {\n");
+  CHECK_CONTAINS(dot, "  node [shape=box, fontname=\"monospace\"];\n"
+                      "  n0 [label=\"AccumulateGrad\\nwrites .grad of leaf 'x': f64 (3)\"];\n}\n");
+  CHECK(strstr(dot, "->") == NULL);
 done:
   free(dot);
   free_small(&g);
+}
+
+/* A composite op (mse_loss: a subtraction, a product, a mean) names its
+ * nodes: they carry its name as their tag, under the user's tag scope, and
+ * the DOT export draws them in one box labelled with it. */
+static void test_composite_named(void) {
+  ag_context *ctx = NEW_CTX();
+  double xv[3] = {1, 2, 3}, tv[3] = {0, 0, 0};
+  ag_tensor *x, *t, *loss = NULL, *loss2 = NULL;
+  const ag_node *root = NULL, *next = NULL;
+  char *dot;
+  REQUIRE(ctx);
+  x = TAGGED_LEAF(ctx, AG_F64, s3, 1, xv, "x");
+  t = MAKE(ctx, AG_F64, s3, 1, tv);
+  REQUIRE(x && t);
+  REQUIRE_OK(ag_op_mse_loss(&loss, x, t, AG_REDUCTION_MEAN));
+  REQUIRE_OK(ag_tensor_grad_fn(&root, loss));
+  CHECK_STR(ag_node_tag(root), "mse_loss");
+  REQUIRE_OK(ag_node_next_edge(root, 0, &next, NULL));
+  CHECK_STR(ag_node_tag(next), "mse_loss");
+  CHECK(ag_tag_scope_current() == NULL); /* the op's scope ended with it */
+  REQUIRE_OK(ag_tag_scope_push("loss"));
+  REQUIRE_OK(ag_op_mse_loss(&loss2, x, t, AG_REDUCTION_SUM));
+  REQUIRE_OK(ag_tag_scope_pop());
+  REQUIRE_OK(ag_tensor_grad_fn(&root, loss2));
+  CHECK_STR(ag_node_tag(root), "loss/mse_loss");
+  dot = export_text(loss, AG_GRAPH_DOT);
+  if (CHECK(dot != NULL)) {
+    CHECK_CONTAINS(dot, "  subgraph cluster_0 { label=\"mse_loss\"; style=dashed; n0; n1");
+    CHECK_CONTAINS(dot, "input 1: no grad"); /* the target */
+  }
+  free(dot);
+  REL(loss2);
+  REL(loss);
+  REL(t);
+  REL(x);
+  ag_context_release(ctx);
 }
 
 int main(int argc, char **argv) {
@@ -369,5 +417,6 @@ int main(int argc, char **argv) {
   RUN(test_export_escapes);
   RUN(test_export_buffer_protocol);
   RUN(test_export_leaf);
+  RUN(test_composite_named);
   return h_finish();
 }

@@ -199,7 +199,8 @@ TEST(AgHpp, FailuresThrowTheStatusAndMessage) {
     FAIL() << "no exception";
   } catch (const ag::Error &e) {
     EXPECT_EQ(e.status(), AG_ERR_SHAPE);
-    EXPECT_STREQ(e.what(), "[ag_op_mul] cannot broadcast shapes (2,3) and (4)");
+    // The C++ function first, then the C function and its reason.
+    EXPECT_STREQ(e.what(), "ag::mul: [ag_op_mul] cannot broadcast shapes (2,3) and (4)");
   }
   ag::Tensor d = ag::zeros(ctx, {2}, AG_F64);
   EXPECT_THROW(ag::Tensor e = a + d, ag::Error);
