@@ -3,7 +3,8 @@
 // backward nodes and kernel chunks, then every handle and the context
 // released. The ASan build (CI runs it with detect_leaks=1) fails this
 // executable at exit if any object or pool block is left unreachable; the
-// test itself checks that the workers had nodes to run.
+// test itself checks, in every build, that the workers had nodes to run and
+// that no tensor memory is still in use once the handles are gone.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -102,6 +103,12 @@ TEST(TeardownLeaks, MultiThreadContextReleasesEverything) {
     ASSERT_EQ(ag_context_create(&ctx, &o), AG_OK);
     run_graphs(ctx, 0);
     run_graphs(ctx, 1);
+    // Every tensor was released: a tensor kept alive by a reference cycle
+    // would still hold its (large, counted) memory, in any build.
+    ag_memory_stats stats;
+    ag_memory_stats_init(&stats);
+    ASSERT_EQ(ag_context_memory_stats(ctx, &stats), AG_OK);
+    EXPECT_EQ(stats.bytes_in_use, 0) << "round " << round;
     ag_context_release(ctx);
   }
   // The backward passes without create_graph handed nodes to the arena.
