@@ -26,7 +26,9 @@ ag_tensor* filled(ag_context* ctx, double phase, bool grad) {
   const int64_t shape[2] = {kRows, kCols};
   ag_tensor* t = nullptr;
   EXPECT_EQ(ag_tensor_create(&t, ctx, AG_F32, shape, 2, v.data()), AG_OK);
-  if (t && grad) EXPECT_EQ(ag_tensor_requires_grad(t, 1), AG_OK);
+  if (t && grad) {
+    EXPECT_EQ(ag_tensor_requires_grad(t, 1), AG_OK);
+  }
   return t;
 }
 
