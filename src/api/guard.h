@@ -52,7 +52,8 @@ inline Context* impl(const ag_context* c) { return reinterpret_cast<Context*>(co
 
 // A live tensor handle; `what` names the argument in the message.
 inline TensorImpl& tensor_arg(const ag_tensor* t, const char* what) {
-  if (t == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "tensor ", what, " is NULL");
+  // Mostly the NULL out-value of an earlier call whose failed status was ignored.
+  if (t == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "input ", what, " is NULL (missing: did an earlier call fail?)");
   TensorImpl* p = impl(t);
   if (!p->handle_valid()) fail(AG_ERR_INVALID_ARGUMENT, "tensor ", what, " is not a live handle (already released?)");
   return *p;
@@ -80,7 +81,7 @@ inline Tensor tensor_ref(const ag_tensor* t, const char* what) { return Tensor::
 inline Tensor optional_tensor(const ag_tensor* t, const char* what) { return t ? tensor_ref(t, what) : Tensor(); }
 
 inline Context& context_arg(const ag_context* c) {
-  if (c == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "context is NULL");
+  if (c == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "context is NULL (missing: did an earlier call fail?)");
   Context* p = impl(c);
   if (!p->handle_valid()) fail(AG_ERR_INVALID_ARGUMENT, "context is not a live handle (already released?)");
   return *p;

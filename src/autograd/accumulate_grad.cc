@@ -45,6 +45,13 @@ void AccumulateGrad::apply(TensorList& grads, TensorList&) {
   if (!grads[0]) return;
   Tensor leaf = variable();
   if (!leaf) return;  // nobody can read this gradient any more
+  // A leaf whose requires_grad was turned off after graphs reached it gets
+  // no gradient. Saved tensors keep only leaves that require grad weakly
+  // (SavedTensor), so such a leaf, used as a seed or operand of a
+  // create_graph pass, may be held by the very graph of the gradient: its
+  // .grad would own the leaf, a cycle that is never freed.
+  const AutogradMeta* m = meta_of(*leaf);
+  if (!m || !m->requires_grad) return;
   accumulate_into(*leaf, grads[0]);
   if (NodeHooks* h = hooks()) {
     for (const Ref<Hook>& hook : h->snapshot(Hook::Kind::PostAccumulate)) {

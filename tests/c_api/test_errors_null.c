@@ -3,6 +3,13 @@
  * ops, contexts, creation and tensor functions of the C API:
  * AG_ERR_INVALID_ARGUMENT, the out-parameter left untouched, and a message
  * naming the function in brackets.
+ *
+ * Every op of ops.def is called once per required tensor (or context)
+ * argument with that argument NULL, as a caller passing on the NULL result
+ * of a failed call would: the op must fail with AG_ERR_INVALID_ARGUMENT and
+ * say that the input is missing. The list is expanded from ops.def, so a new
+ * op is covered without a new test; a CUSTOM op needs a call below (its
+ * signature is its own), else this file does not compile.
  */
 #include "harness.h"
 
@@ -70,6 +77,192 @@ static void test_null_handles_binary_ops(void) {
   BINARY_NULLS(ag_op_mul);
   BINARY_NULLS(ag_op_div);
 #undef BINARY_NULLS
+  REL(x);
+  ag_context_release(ctx);
+}
+
+
+/* ---- every op of ops.def, one NULL argument at a time --------------------------- */
+
+static ag_context *g_ctx;
+static ag_tensor *g_x, *g_idx; /* f64 [2, 2] and i64 [2] */
+static int g_null_at;          /* which required argument is NULL */
+
+/* Required argument k: NULL when k is the one under test. */
+#define T(k) ((k) == g_null_at ? NULL : (const ag_tensor *)g_x)
+#define IX(k) ((k) == g_null_at ? NULL : (const ag_tensor *)g_idx)
+#define CTX(k) ((k) == g_null_at ? NULL : g_ctx)
+
+static const int64_t v0[1] = {0}, v1[2] = {1, 1}, v2[2] = {2, 2}, v4[4] = {0, 0, 0, 0};
+
+/* The fixed-signature families, one call each. */
+#define NULLS_OF(name, n, call)                              \
+  static ag_status nulls_##name(ag_tensor **out) { return call; } \
+  enum { nreq_##name = n };
+#define NULLS_UNARY(name) NULLS_OF(name, 1, ag_op_##name(out, T(0)))
+#define NULLS_REDUCE_ALL(name) NULLS_UNARY(name)
+#define NULLS_UNARY_SCALAR(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), 0.5))
+#define NULLS_UNARY_SCALAR2(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), 0.0, 1.0))
+#define NULLS_BINARY(name) NULLS_OF(name, 2, ag_op_##name(out, T(0), T(1)))
+#define NULLS_COMPARE(name) NULLS_BINARY(name)
+#define NULLS_SHAPE(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), v2, 2))
+#define NULLS_DTYPE(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), AG_F32))
+#define NULLS_DIM(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), 0))
+#define NULLS_DIMS(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), v0, 1, 0))
+#define NULLS_CUSTOM(name) /* written out below */
+#define AG_OP(name, family) NULLS_##family(name)
+#include "ops/ops.def"
+#undef AG_OP
+
+/* CUSTOM ops: n = the required tensor (or context) arguments, numbered in
+ * order; optional ones (bias, weight, pos_weight, running stats) stay NULL. */
+#define NULLS_CALL(name, n, ...)                                        \
+  static ag_status nulls_##name(ag_tensor **out) { __VA_ARGS__ }        \
+  enum { nreq_##name = n };
+NULLS_OF(flatten, 1, ag_op_flatten(out, T(0), 0, 1))
+NULLS_OF(squeeze, 1, ag_op_squeeze(out, T(0), NULL, 0))
+NULLS_OF(unsqueeze, 1, ag_op_unsqueeze(out, T(0), 0))
+NULLS_OF(transpose, 1, ag_op_transpose(out, T(0), 0, 1))
+NULLS_OF(permute, 1, ag_op_permute(out, T(0), v1, 2))
+NULLS_OF(slice, 1, ag_op_slice(out, T(0), 0, 0, 1, 1))
+NULLS_OF(slice_backward, 1, ag_op_slice_backward(out, T(0), v2, 2, 0, 0, 2, 1))
+NULLS_OF(select, 1, ag_op_select(out, T(0), 0, 0))
+NULLS_OF(narrow, 1, ag_op_narrow(out, T(0), 0, 0, 1))
+NULLS_CALL(split, 1, ag_tensor *o[4]; (void)out; return ag_op_split(o, 4, T(0), v1, 2, 0);)
+NULLS_CALL(chunk, 1, ag_tensor *o[4]; int32_t n = 0; (void)out; return ag_op_chunk(o, 4, &n, T(0), 2, 0);)
+NULLS_CALL(concat, 2, const ag_tensor *xs[2]; xs[0] = T(0); xs[1] = T(1); return ag_op_concat(out, xs, 2, 0);)
+NULLS_CALL(stack, 2, const ag_tensor *xs[2]; xs[0] = T(0); xs[1] = T(1); return ag_op_stack(out, xs, 2, 0);)
+NULLS_OF(flip, 1, ag_op_flip(out, T(0), v0, 1))
+NULLS_OF(repeat, 1, ag_op_repeat(out, T(0), v1, 2))
+NULLS_OF(pad, 1, ag_op_pad(out, T(0), v4, 4, 0, 0.0))
+NULLS_OF(index_select, 2, ag_op_index_select(out, T(0), 0, IX(1)))
+NULLS_OF(index_add, 3, ag_op_index_add(out, T(0), 0, IX(1), T(2)))
+NULLS_OF(gather, 2, ag_op_gather(out, T(0), 0, IX(1)))
+NULLS_OF(scatter_add, 3, ag_op_scatter_add(out, T(0), 0, IX(1), T(2)))
+NULLS_OF(masked_fill, 2, ag_op_masked_fill(out, T(0), T(1), 0.0))
+NULLS_OF(embedding, 2, ag_op_embedding(out, T(0), IX(1)))
+NULLS_OF(one_hot, 1, ag_op_one_hot(out, IX(0), 3))
+NULLS_OF(matmul, 2, ag_op_matmul(out, T(0), T(1)))
+NULLS_OF(bmm, 2, ag_op_bmm(out, T(0), T(1)))
+NULLS_OF(linear, 2, ag_op_linear(out, T(0), T(1), NULL))
+NULLS_OF(outer, 2, ag_op_outer(out, T(0), T(1)))
+NULLS_OF(dot, 2, ag_op_dot(out, T(0), T(1)))
+NULLS_OF(softmax_backward, 2, ag_op_softmax_backward(out, T(0), T(1), 0))
+NULLS_OF(log_softmax_backward, 2, ag_op_log_softmax_backward(out, T(0), T(1), 0))
+NULLS_OF(cross_entropy, 2, ag_op_cross_entropy(out, T(0), IX(1), 1, -100, 0.0))
+NULLS_OF(nll_loss, 2, ag_op_nll_loss(out, T(0), IX(1), 1, -100))
+NULLS_OF(mse_loss, 2, ag_op_mse_loss(out, T(0), T(1), 1))
+NULLS_OF(l1_loss, 2, ag_op_l1_loss(out, T(0), T(1), 1))
+NULLS_OF(smooth_l1_loss, 2, ag_op_smooth_l1_loss(out, T(0), T(1), 1, 1.0))
+NULLS_OF(huber_loss, 2, ag_op_huber_loss(out, T(0), T(1), 1, 1.0))
+NULLS_OF(binary_cross_entropy, 2, ag_op_binary_cross_entropy(out, T(0), T(1), 1))
+NULLS_OF(binary_cross_entropy_with_logits, 2, ag_op_binary_cross_entropy_with_logits(out, T(0), T(1), NULL, 1))
+NULLS_OF(var_dims, 1, ag_op_var_dims(out, T(0), v0, 1, 0, 1.0))
+NULLS_OF(std_dims, 1, ag_op_std_dims(out, T(0), v0, 1, 0, 1.0))
+NULLS_OF(norm_dims, 1, ag_op_norm_dims(out, T(0), v0, 1, 0, 2.0))
+NULLS_CALL(max_dim, 1, ag_tensor *ix = SENT_T; return ag_op_max_dim(out, &ix, T(0), 0, 0);)
+NULLS_CALL(min_dim, 1, ag_tensor *ix = SENT_T; return ag_op_min_dim(out, &ix, T(0), 0, 0);)
+NULLS_OF(argmax, 1, ag_op_argmax(out, T(0), 0, 0))
+NULLS_OF(argmin, 1, ag_op_argmin(out, T(0), 0, 0))
+NULLS_OF(unfold, 1, ag_op_unfold(out, T(0), v1, v1, v4, v1))
+NULLS_OF(fold, 1, ag_op_fold(out, T(0), v2, v1, v1, v4, v1))
+NULLS_OF(conv2d, 2, ag_op_conv2d(out, T(0), T(1), NULL, v1, v4, v1, 1))
+NULLS_OF(conv1d, 2, ag_op_conv1d(out, T(0), T(1), NULL, 1, 0, 1, 1))
+NULLS_OF(max_pool2d, 1, ag_op_max_pool2d(out, T(0), v1, v1, v4, v1, 0))
+NULLS_CALL(max_pool2d_with_indices, 1, ag_tensor *ix = SENT_T;
+           return ag_op_max_pool2d_with_indices(out, &ix, T(0), v1, v1, v4, v1, 0);)
+NULLS_OF(avg_pool2d, 1, ag_op_avg_pool2d(out, T(0), v1, v1, v4, 0, 1, 0))
+NULLS_OF(adaptive_avg_pool2d, 1, ag_op_adaptive_avg_pool2d(out, T(0), v1))
+NULLS_OF(arange, 1, ag_op_arange(out, CTX(0), AG_F64, 0.0, 2.0, 1.0))
+NULLS_OF(linspace, 1, ag_op_linspace(out, CTX(0), AG_F64, 0.0, 1.0, 3))
+NULLS_OF(eye, 1, ag_op_eye(out, CTX(0), AG_F64, 2, 2))
+NULLS_OF(rand, 1, ag_op_rand(out, CTX(0), AG_F64, v2, 2))
+NULLS_OF(randn, 1, ag_op_randn(out, CTX(0), AG_F64, v2, 2))
+NULLS_OF(uniform, 1, ag_op_uniform(out, CTX(0), AG_F64, v2, 2, 0.0, 1.0))
+NULLS_OF(normal, 1, ag_op_normal(out, CTX(0), AG_F64, v2, 2, 0.0, 1.0))
+NULLS_OF(bernoulli, 1, ag_op_bernoulli(out, T(0)))
+NULLS_OF(bernoulli_scalar, 1, ag_op_bernoulli_scalar(out, CTX(0), AG_F64, v2, 2, 0.5))
+NULLS_OF(randint, 1, ag_op_randint(out, CTX(0), v2, 2, 0, 3))
+NULLS_OF(dropout, 1, ag_op_dropout(out, T(0), 0.5, 1))
+NULLS_OF(where, 3, ag_op_where(out, T(0), T(1), T(2)))
+NULLS_OF(lerp, 3, ag_op_lerp(out, T(0), T(1), T(2)))
+NULLS_OF(layer_norm, 1, ag_op_layer_norm(out, T(0), v2 + 1, 1, NULL, NULL, 1e-5))
+NULLS_OF(rms_norm, 1, ag_op_rms_norm(out, T(0), v2 + 1, 1, NULL, 1e-5))
+NULLS_OF(layer_norm_backward, 2, ag_op_layer_norm_backward(out, T(0), T(1), v2 + 1, 1, NULL, 1e-5))
+NULLS_OF(rms_norm_backward, 2, ag_op_rms_norm_backward(out, T(0), T(1), v2 + 1, 1, NULL, 1e-5))
+NULLS_OF(layer_norm_weight_grad, 2, ag_op_layer_norm_weight_grad(out, T(0), T(1), v2 + 1, 1, 1e-5))
+NULLS_OF(rms_norm_weight_grad, 2, ag_op_rms_norm_weight_grad(out, T(0), T(1), v2 + 1, 1, 1e-5))
+NULLS_OF(batch_norm, 1, ag_op_batch_norm(out, T(0), NULL, NULL, NULL, NULL, 1, 0.1, 1e-5))
+NULLS_OF(group_norm, 1, ag_op_group_norm(out, T(0), 1, NULL, NULL, 1e-5))
+
+typedef struct {
+  const char *name;
+  ag_status (*call)(ag_tensor **out);
+  int required;
+} NullCase;
+
+static const NullCase k_null_cases[] = {
+#define AG_OP(name, family) {#name, nulls_##name, nreq_##name},
+#include "ops/ops.def"
+#undef AG_OP
+};
+
+static void test_null_inputs_every_op(void) {
+  const int n = (int)(sizeof k_null_cases / sizeof k_null_cases[0]);
+  const int64_t s22[2] = {2, 2}, s2[1] = {2};
+  const double xv[4] = {0.5, 0.25, 0.75, 1.0};
+  REQUIRE(NEW_CTX_WITH(&g_ctx, &g_x, AG_F64, s22, 2, xv));
+  REQUIRE_OK(ag_tensor_zeros(&g_idx, g_ctx, AG_I64, s2, 1));
+  /* the list is the library's own (same ops, same order) */
+  CHECK(n == ag_op_count());
+  for (int i = 0; i < n; i++) {
+    const NullCase *c = &k_null_cases[i];
+    char fn[96];
+    CHECK_STR(ag_op_name(i), c->name);
+    snprintf(fn, sizeof fn, "[ag_op_%s]", c->name);
+    CHECK(c->required > 0);
+    for (g_null_at = 0; g_null_at < c->required; g_null_at++) {
+      ag_tensor *out = SENT_T;
+      const ag_status st = c->call(&out);
+      if (!CHECK(st == AG_ERR_INVALID_ARGUMENT)) {
+        printf("# %s with argument %d NULL returned %d: %s\n", fn, g_null_at, (int)st, ag_last_error_message());
+      }
+      CHECK_STARTS(ag_last_error_message(), fn);
+      CHECK_CONTAINS(ag_last_error_message(), "is NULL (missing: did an earlier call fail?)");
+      CHECK(out == SENT_T);
+      if (st == AG_OK && out != SENT_T) REL(out);
+    }
+  }
+  g_null_at = -1;
+  REL(g_idx);
+  REL(g_x);
+  ag_context_release(g_ctx);
+}
+
+/* Lists of tensors with a NULL element, outside the ops. */
+static void test_null_elements_in_lists(void) {
+  ag_context *ctx;
+  ag_tensor *x, *y = NULL, *g[2] = {SENT_T, SENT_T};
+  const int64_t s1[1] = {1};
+  const ag_tensor *outs[1], *ins[2];
+  ag_backward_options bo;
+  REQUIRE(NEW_CTX_WITH_LEAF(&ctx, &x, AG_F64, s1, 1, NULL));
+  REQUIRE_OK(ag_op_sum(&y, x));
+  outs[0] = NULL;
+  ins[0] = x;
+  ins[1] = NULL;
+  CHECK_ERR(ag_grad(g, outs, NULL, 1, ins, 1, NULL), AG_ERR_INVALID_ARGUMENT, "ag_grad");
+  CHECK_MSG_HAS("outputs[0] is NULL (missing: did an earlier call fail?)");
+  outs[0] = y;
+  CHECK_ERR(ag_grad(g, outs, NULL, 1, ins, 2, NULL), AG_ERR_INVALID_ARGUMENT, "ag_grad");
+  CHECK_MSG_HAS("inputs[1] is NULL (missing: did an earlier call fail?)");
+  CHECK(g[0] == SENT_T && g[1] == SENT_T);
+  ag_backward_options_init(&bo);
+  bo.num_inputs = 2;
+  bo.inputs = ins;
+  CHECK_ERR(ag_backward(y, NULL, &bo), AG_ERR_INVALID_ARGUMENT, "ag_backward");
+  CHECK_MSG_HAS("inputs[1] is NULL (missing: did an earlier call fail?)");
+  REL(y);
   REL(x);
   ag_context_release(ctx);
 }
@@ -171,6 +364,8 @@ int main(int argc, char **argv) {
   h_init(argc, argv);
   RUN(test_null_handles_unary_ops);
   RUN(test_null_handles_binary_ops);
+  RUN(test_null_inputs_every_op);
+  RUN(test_null_elements_in_lists);
   RUN(test_null_handles_context_and_creation);
   RUN(test_null_handles_tensor_functions);
   return h_finish();

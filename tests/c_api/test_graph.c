@@ -185,7 +185,7 @@ static void test_introspection_bad_input(void) {
   CHECK_ERR(ag_tensor_grad_fn(NULL, NULL), AG_ERR_INVALID_ARGUMENT, "ag_tensor_grad_fn");
   CHECK_STR(ag_last_error_message(), "[ag_tensor_grad_fn] the output pointer is NULL");
   CHECK_ERR(ag_tensor_grad_fn(&mul, NULL), AG_ERR_INVALID_ARGUMENT, "ag_tensor_grad_fn");
-  CHECK_STR(ag_last_error_message(), "[ag_tensor_grad_fn] tensor t is NULL");
+  CHECK_STR(ag_last_error_message(), "[ag_tensor_grad_fn] input t is NULL (missing: did an earlier call fail?)");
   CHECK(mul == NULL);
   if (!build_small(&g)) goto done;
   REQUIRE_OK(ag_tensor_grad_fn(&mul, g.y));
@@ -343,7 +343,7 @@ static void test_export_buffer_protocol(void) {
   CHECK_ERR(ag_graph_export(g.s, AG_GRAPH_DOT, buf, needed, NULL), AG_ERR_INVALID_ARGUMENT, "ag_graph_export");
   CHECK_STR(ag_last_error_message(), "[ag_graph_export] needed is NULL");
   CHECK_ERR(ag_graph_export(NULL, AG_GRAPH_DOT, buf, needed, &needed2), AG_ERR_INVALID_ARGUMENT, "ag_graph_export");
-  CHECK_STR(ag_last_error_message(), "[ag_graph_export] tensor root is NULL");
+  CHECK_STR(ag_last_error_message(), "[ag_graph_export] input root is NULL (missing: did an earlier call fail?)");
   REQUIRE_OK(ag_tensor_set_tag(g.c, "const"));
   CHECK_ERR(ag_graph_export(g.c, AG_GRAPH_DOT, buf, needed, &needed2), AG_ERR_GRAPH, "ag_graph_export");
   CHECK_STR(ag_last_error_message(), "[ag_graph_export] root 'const' requires no grad: it has no graph");

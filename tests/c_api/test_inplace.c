@@ -426,11 +426,11 @@ static void test_errors(void) {
   x = LEAF(ctx, AG_F64, s3, 1, v3);
   col = MAKE(ctx, AG_F64, s31, 2, v3);
   CHECK_ERR(ag_op_add_(NULL, a), AG_ERR_INVALID_ARGUMENT, "ag_op_add_");
-  CHECK_MSG_HAS("tensor self is NULL");
+  CHECK_MSG_HAS("input self is NULL (missing: did an earlier call fail?)");
   CHECK_ERR(ag_op_mul_(a, NULL), AG_ERR_INVALID_ARGUMENT, "ag_op_mul_");
-  CHECK_MSG_HAS("tensor other is NULL");
+  CHECK_MSG_HAS("input other is NULL (missing: did an earlier call fail?)");
   CHECK_ERR(ag_op_copy_(a, NULL), AG_ERR_INVALID_ARGUMENT, "ag_op_copy_");
-  CHECK_MSG_HAS("tensor src is NULL");
+  CHECK_MSG_HAS("input src is NULL (missing: did an earlier call fail?)");
   CHECK_ERR(ag_op_add_(a, b4), AG_ERR_SHAPE, "ag_op_add_");
   CHECK_MSG_HAS("(4)");
   CHECK_ERR(ag_op_sub_(a, col), AG_ERR_SHAPE, "ag_op_sub_"); /* would grow self to (3,3) */

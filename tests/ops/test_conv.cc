@@ -504,7 +504,7 @@ TEST_F(ConvErrors, Conv2d) {
                             nullptr, nullptr, 2),
                AG_ERR_DTYPE, "[ag_op_conv2d] expects a floating tensor (f32 or f64), got i64");
   expect_error(ag_op_conv2d(&out_, nullptr, w2, nullptr, nullptr, nullptr, nullptr, 2), AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_conv2d] tensor x is NULL");
+               "[ag_op_conv2d] input x is NULL (missing: did an earlier call fail?)");
   EXPECT_EQ(ag_op_conv2d(nullptr, x, w2, nullptr, nullptr, nullptr, nullptr, 2), AG_ERR_INVALID_ARGUMENT);
 }
 

@@ -173,7 +173,7 @@ TEST_F(Creation, Errors) {
   EXPECT_AG_ERROR(ag_op_arange(&y, ctx_, static_cast<ag_dtype>(9), 0, 2, 1), AG_ERR_DTYPE,
                   "[ag_op_arange] dtype 9 is not one of AG_F32, AG_F64, AG_I64, AG_BOOL");
   EXPECT_AG_ERROR(ag_op_arange(&y, nullptr, AG_F32, 0, 2, 1), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_op_arange] context is NULL");
+                  "[ag_op_arange] context is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR(ag_op_arange(nullptr, ctx_, AG_F32, 0, 2, 1), AG_ERR_INVALID_ARGUMENT,
                   "[ag_op_arange] the output pointer is NULL");
   EXPECT_AG_ERROR(ag_op_linspace(&y, ctx_, AG_F32, 0, 1, -1), AG_ERR_INVALID_ARGUMENT,
@@ -181,7 +181,7 @@ TEST_F(Creation, Errors) {
   EXPECT_AG_ERROR(ag_op_linspace(&y, ctx_, AG_I64, 0, 1, 3), AG_ERR_DTYPE,
                   "[ag_op_linspace] dtype must be f32 or f64, got i64");
   EXPECT_AG_ERROR(ag_op_linspace(&y, nullptr, AG_F32, 0, 1, 3), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_op_linspace] context is NULL");
+                  "[ag_op_linspace] context is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR(ag_op_eye(&y, ctx_, AG_F32, -1, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_eye] n -1 is negative");
   EXPECT_AG_ERROR(ag_op_eye(&y, ctx_, AG_F32, 2, -2), AG_ERR_INVALID_ARGUMENT,
                   "[ag_op_eye] m -2 is negative (-1 means m = n)");

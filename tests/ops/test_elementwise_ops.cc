@@ -398,7 +398,7 @@ TEST(ElementwiseOps, BadInputNamesTheFunctionAndTheFacts) {
   EXPECT_EQ(ag_op_sqrt(nullptr, f32.get()), AG_ERR_INVALID_ARGUMENT);
   EXPECT_STREQ(ag_last_error_message(), "[ag_op_sqrt] the output pointer is NULL");
   expect_error([&](ag_tensor** o) { return ag_op_relu(o, nullptr); }, AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_relu] tensor x is NULL");
+               "[ag_op_relu] input x is NULL (missing: did an earlier call fail?)");
   expect_error([&](ag_tensor** o) { return ag_op_sin(o, i64.get()); }, AG_ERR_DTYPE,
                "[ag_op_sin] expects a floating tensor (f32 or f64), got i64");
   expect_error([&](ag_tensor** o) { return ag_op_clamp(o, mask.get(), 0, 1); }, AG_ERR_DTYPE,
@@ -412,17 +412,17 @@ TEST(ElementwiseOps, BadInputNamesTheFunctionAndTheFacts) {
   expect_error([&](ag_tensor** o) { return ag_op_eq(o, i64.get(), i64.get()); }, AG_ERR_DTYPE,
                "[ag_op_eq] expects a floating tensor (f32 or f64), got i64");
   expect_error([&](ag_tensor** o) { return ag_op_pow(o, nullptr, row.get()); }, AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_pow] tensor a is NULL");
+               "[ag_op_pow] input a is NULL (missing: did an earlier call fail?)");
   expect_error([&](ag_tensor** o) { return ag_op_where(o, row.get(), f32.get(), row.get()); }, AG_ERR_DTYPE,
                "[ag_op_where] cond must be a bool tensor, got f32");
   expect_error([&](ag_tensor** o) { return ag_op_where(o, mask.get(), other.get(), row.get()); }, AG_ERR_SHAPE,
                "[ag_op_where] cannot broadcast shapes (3) and (4)");
   expect_error([&](ag_tensor** o) { return ag_op_where(o, nullptr, row.get(), row.get()); }, AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_where] tensor cond is NULL");
+               "[ag_op_where] input cond is NULL (missing: did an earlier call fail?)");
   expect_error([&](ag_tensor** o) { return ag_op_lerp(o, row.get(), row.get(), f64.get()); }, AG_ERR_DTYPE,
                "[ag_op_lerp] dtypes f32 and f64 differ (no implicit promotion; convert with ag_op_cast)");
   expect_error([&](ag_tensor** o) { return ag_op_lerp(o, row.get(), row.get(), nullptr); }, AG_ERR_INVALID_ARGUMENT,
-               "[ag_op_lerp] tensor weight is NULL");
+               "[ag_op_lerp] input weight is NULL (missing: did an earlier call fail?)");
   expect_error([&](ag_tensor** o) { return ag_op_lerp(o, f32.get(), row.get(), other.get()); }, AG_ERR_SHAPE,
                "[ag_op_lerp] cannot broadcast shapes (2,3) and (4)");
   expect_error([&](ag_tensor** o) { return ag_op_hardtanh(o, row.get(), 1, -1); }, AG_ERR_INVALID_ARGUMENT,

@@ -240,7 +240,7 @@ TEST_F(IndexOps, Errors) {
   EXPECT_AG_ERROR_CONTAINS(ag_op_index_select(&y, x, 2, bad), AG_ERR_INVALID_ARGUMENT,
                            "[ag_op_index_select] dim 2 is out of range");
   EXPECT_AG_ERROR_CONTAINS(ag_op_index_select(&y, x, 0, nullptr), AG_ERR_INVALID_ARGUMENT,
-                           "[ag_op_index_select] tensor index is NULL");
+                           "[ag_op_index_select] input index is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR_CONTAINS(
       ag_op_gather(&y, x, 0, idx2), AG_ERR_INVALID_ARGUMENT,
       "[ag_op_gather] index 3 at position (1,0) is out of range for dim 0 of size 3 (valid: 0..2)");

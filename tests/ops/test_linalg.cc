@@ -284,7 +284,7 @@ TEST(LinalgErrors, Linear) {
   EXPECT_EQ(ag_op_linear(&out, x, w64, nullptr), AG_ERR_DTYPE);
   EXPECT_EQ(out, sentinel);
   expect_error_untouched(ag_op_linear(&out, x, nullptr, b), out, sentinel, AG_ERR_INVALID_ARGUMENT,
-                         "[ag_op_linear] tensor weight is NULL");
+                         "[ag_op_linear] input weight is NULL (missing: did an earlier call fail?)");
   EXPECT_EQ(ag_op_linear(nullptr, x, w, b), AG_ERR_INVALID_ARGUMENT);
   for (ag_tensor* t : {x, w, w1, wbad, b, bbad, x0, w64}) ag_tensor_release(t);
 }
@@ -303,9 +303,9 @@ TEST(LinalgErrors, DtypesAndHandles) {
   EXPECT_EQ(ag_op_bmm(&out, i64, i64), AG_ERR_DTYPE);
   EXPECT_EQ(std::string(ag_last_error_message()), "[ag_op_bmm] expects a floating tensor (f32 or f64), got i64");
   expect_error_untouched(ag_op_dot(&out, nullptr, a), out, sentinel, AG_ERR_INVALID_ARGUMENT,
-                         "[ag_op_dot] tensor a is NULL");
+                         "[ag_op_dot] input a is NULL (missing: did an earlier call fail?)");
   expect_error_untouched(ag_op_outer(&out, a, nullptr), out, sentinel, AG_ERR_INVALID_ARGUMENT,
-                         "[ag_op_outer] tensor b is NULL");
+                         "[ag_op_outer] input b is NULL (missing: did an earlier call fail?)");
   EXPECT_EQ(ag_op_matmul(nullptr, a, a), AG_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(std::string(ag_last_error_message()), "[ag_op_matmul] the output pointer is NULL");
   Ctx other(0);

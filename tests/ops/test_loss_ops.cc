@@ -336,9 +336,9 @@ TEST(Losses, Errors) {
   EXPECT_AG_ERROR(ag_op_nll_loss(&out, x, x, AG_REDUCTION_SUM, -100), AG_ERR_DTYPE,
                   "[ag_op_nll_loss] target must be i64 class indices, got f32");
   EXPECT_AG_ERROR(ag_op_nll_loss(&out, nullptr, t, AG_REDUCTION_SUM, -100), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_op_nll_loss] tensor input is NULL");
+                  "[ag_op_nll_loss] input input is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR(ag_op_mse_loss(&out, x, nullptr, AG_REDUCTION_SUM), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_op_mse_loss] tensor target is NULL");
+                  "[ag_op_mse_loss] input target is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR(ag_op_mse_loss(&out, x, x64, AG_REDUCTION_SUM), AG_ERR_DTYPE,
                   "[ag_op_mse_loss] dtypes f32 and f64 differ (no implicit promotion; convert with ag_op_cast)");
   EXPECT_AG_ERROR(ag_op_mse_loss(&out, x, p32, AG_REDUCTION_SUM), AG_ERR_SHAPE,
@@ -357,7 +357,7 @@ TEST(Losses, Errors) {
                   "[ag_op_binary_cross_entropy_with_logits] dtypes f32 and f64 differ (no implicit promotion; "
                   "convert with ag_op_cast)");
   EXPECT_AG_ERROR(ag_op_binary_cross_entropy_with_logits(&out, x, nullptr, nullptr, AG_REDUCTION_MEAN),
-                  AG_ERR_INVALID_ARGUMENT, "[ag_op_binary_cross_entropy_with_logits] tensor target is NULL");
+                  AG_ERR_INVALID_ARGUMENT, "[ag_op_binary_cross_entropy_with_logits] input target is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR(ag_op_smooth_l1_loss(&out, x, x, AG_REDUCTION_MEAN, -1.0), AG_ERR_INVALID_ARGUMENT,
                   "[ag_op_smooth_l1_loss] beta -1 must be finite and >= 0");
   EXPECT_AG_ERROR(ag_op_huber_loss(&out, x, x, AG_REDUCTION_MEAN, 0.0), AG_ERR_INVALID_ARGUMENT,

@@ -381,7 +381,7 @@ TEST(Norm, Errors) {
   EXPECT_AG_ERROR(ag_op_layer_norm(&out, idx, ns3, 1, nullptr, nullptr, 1e-5), AG_ERR_DTYPE,
                   "[ag_op_layer_norm] expects a floating tensor (f32 or f64), got i64");
   EXPECT_AG_ERROR(ag_op_layer_norm(&out, nullptr, ns3, 1, nullptr, nullptr, 1e-5), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_op_layer_norm] tensor x is NULL");
+                  "[ag_op_layer_norm] input x is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR(ag_op_layer_norm(nullptr, x, ns3, 1, nullptr, nullptr, 1e-5), AG_ERR_INVALID_ARGUMENT,
                   "[ag_op_layer_norm] the output pointer is NULL");
   EXPECT_AG_ERROR(ag_op_rms_norm(&out, x, ns4, 1, nullptr, 1e-5), AG_ERR_SHAPE,
@@ -404,7 +404,7 @@ TEST(Norm, Errors) {
                   "[ag_op_rms_norm_weight_grad] normalized_shape (3,2) does not match the last 2 dims of input shape "
                   "(2,3)");
   EXPECT_AG_ERROR(ag_op_layer_norm_backward(&out, nullptr, x, ns3, 1, nullptr, 1e-5), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_op_layer_norm_backward] tensor grad is NULL");
+                  "[ag_op_layer_norm_backward] input grad is NULL (missing: did an earlier call fail?)");
   // batch_norm: x is (N, C, ...), per-channel tensors are (C).
   EXPECT_AG_ERROR(ag_op_batch_norm(&out, v1, nullptr, nullptr, nullptr, nullptr, 1, 0.1, 1e-5), AG_ERR_SHAPE,
                   "[ag_op_batch_norm] input must have at least 2 dims (N, C, ...), got shape (3)");
@@ -422,7 +422,7 @@ TEST(Norm, Errors) {
   EXPECT_AG_ERROR(ag_op_batch_norm(&out, x, w64, nullptr, nullptr, nullptr, 1, 0.1, 1e-5), AG_ERR_DTYPE,
                   "[ag_op_batch_norm] dtypes f32 and f64 differ (no implicit promotion; convert with ag_op_cast)");
   EXPECT_AG_ERROR(ag_op_batch_norm(&out, nullptr, nullptr, nullptr, nullptr, nullptr, 1, 0.1, 1e-5),
-                  AG_ERR_INVALID_ARGUMENT, "[ag_op_batch_norm] tensor x is NULL");
+                  AG_ERR_INVALID_ARGUMENT, "[ag_op_batch_norm] input x is NULL (missing: did an earlier call fail?)");
   T x43 = make(ctx.get(), AG_F32, {2, 3, 2}, sample(12, -1, 1, 1));
   EXPECT_AG_ERROR(ag_op_group_norm(&out, x43, 2, nullptr, nullptr, 1e-5), AG_ERR_SHAPE,
                   "[ag_op_group_norm] the 3 channels (dim 1) of input shape (2,3,2) are not divisible by num_groups 2");

@@ -431,7 +431,7 @@ TEST_F(Random, Errors) {
                   "[ag_op_rand] shape is NULL but ndim is 1");
   EXPECT_AG_ERROR(ag_op_randn(&y, ctx_, AG_F32, s, 17), AG_ERR_INVALID_ARGUMENT,
                   "[ag_op_randn] ndim 17 is outside 0..16");
-  EXPECT_AG_ERROR(ag_op_rand(&y, nullptr, AG_F32, s, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_rand] context is NULL");
+  EXPECT_AG_ERROR(ag_op_rand(&y, nullptr, AG_F32, s, 2), AG_ERR_INVALID_ARGUMENT, "[ag_op_rand] context is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR(ag_op_rand(nullptr, ctx_, AG_F32, s, 2), AG_ERR_INVALID_ARGUMENT,
                   "[ag_op_rand] the output pointer is NULL");
   EXPECT_AG_ERROR(ag_op_uniform(&y, ctx_, AG_F32, s, 2, 2, 1), AG_ERR_INVALID_ARGUMENT,
@@ -459,24 +459,24 @@ TEST_F(Random, Errors) {
   own(idx);
   EXPECT_AG_ERROR(ag_op_bernoulli(&y, idx), AG_ERR_DTYPE,
                   "[ag_op_bernoulli] expects a floating tensor (f32 or f64), got i64");
-  EXPECT_AG_ERROR(ag_op_bernoulli(&y, nullptr), AG_ERR_INVALID_ARGUMENT, "[ag_op_bernoulli] tensor p is NULL");
+  EXPECT_AG_ERROR(ag_op_bernoulli(&y, nullptr), AG_ERR_INVALID_ARGUMENT, "[ag_op_bernoulli] input p is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR(ag_op_dropout(&y, p, 1.5, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_dropout] p 1.5 is outside [0, 1]");
   EXPECT_AG_ERROR(ag_op_dropout(&y, p, -0.1, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_dropout] p -0.1 is outside [0, 1]");
   EXPECT_AG_ERROR(ag_op_dropout(&y, idx, 0.5, 1), AG_ERR_DTYPE,
                   "[ag_op_dropout] expects a floating tensor (f32 or f64), got i64");
-  EXPECT_AG_ERROR(ag_op_dropout(&y, nullptr, 0.5, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_dropout] tensor x is NULL");
+  EXPECT_AG_ERROR(ag_op_dropout(&y, nullptr, 0.5, 1), AG_ERR_INVALID_ARGUMENT, "[ag_op_dropout] input x is NULL (missing: did an earlier call fail?)");
   EXPECT_EQ(y, sentinel);
   EXPECT_EQ(offset(ctx_), before);  // failed calls draw nothing
 
   uint64_t seed = 0;
   EXPECT_AG_ERROR(ag_context_manual_seed(nullptr, 1), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_context_manual_seed] context is NULL");
+                  "[ag_context_manual_seed] context is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR(ag_context_seed(ctx_, nullptr), AG_ERR_INVALID_ARGUMENT, "[ag_context_seed] seed is NULL");
-  EXPECT_AG_ERROR(ag_context_seed(nullptr, &seed), AG_ERR_INVALID_ARGUMENT, "[ag_context_seed] context is NULL");
+  EXPECT_AG_ERROR(ag_context_seed(nullptr, &seed), AG_ERR_INVALID_ARGUMENT, "[ag_context_seed] context is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR(ag_context_rng_state(ctx_, &seed, nullptr), AG_ERR_INVALID_ARGUMENT,
                   "[ag_context_rng_state] offset is NULL");
   EXPECT_AG_ERROR(ag_context_set_rng_state(nullptr, 1, 2), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_context_set_rng_state] context is NULL");
+                  "[ag_context_set_rng_state] context is NULL (missing: did an earlier call fail?)");
   EXPECT_EQ(seed, 0u);
 }
 

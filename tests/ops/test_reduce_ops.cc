@@ -140,7 +140,7 @@ TEST(ReduceDims, Errors) {
   EXPECT_AG_ERROR(ag_op_mean_dims(&out, idx, ok, 1, 0), AG_ERR_DTYPE,
                   "[ag_op_mean_dims] expects a floating tensor (f32 or f64), got i64");
   EXPECT_AG_ERROR(ag_op_sum_dims(&out, nullptr, ok, 1, 0), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_op_sum_dims] tensor x is NULL");
+                  "[ag_op_sum_dims] input x is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR(ag_op_sum_dims(nullptr, x, ok, 1, 0), AG_ERR_INVALID_ARGUMENT,
                   "[ag_op_sum_dims] the output pointer is NULL");
   EXPECT_EQ(out, sentinel);

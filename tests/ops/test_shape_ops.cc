@@ -292,7 +292,7 @@ TEST_F(ShapeOps, Errors) {
                            "[ag_op_reshape] shape (4,2) is invalid for an input of 6 elements");
   EXPECT_AG_ERROR_CONTAINS(ag_op_reshape(&y, x, two_infer, 2), AG_ERR_INVALID_ARGUMENT, "only one size may be -1");
   EXPECT_AG_ERROR_CONTAINS(ag_op_reshape(&y, nullptr, bad_shape, 2), AG_ERR_INVALID_ARGUMENT,
-                           "[ag_op_reshape] tensor x is NULL");
+                           "[ag_op_reshape] input x is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR_CONTAINS(ag_op_flatten(&y, x, 1, 0), AG_ERR_INVALID_ARGUMENT,
                            "[ag_op_flatten] start_dim 1 comes after end_dim 0");
   EXPECT_AG_ERROR_CONTAINS(ag_op_flatten(&y, x, 2, 2), AG_ERR_INVALID_ARGUMENT,
@@ -459,7 +459,7 @@ TEST_F(ShapeOps, CopyOpErrors) {
                            "[ag_op_concat] xs[1] has shape (3) but xs[0] has (2,3)");
   EXPECT_AG_ERROR_CONTAINS(ag_op_concat(&y, af, 2, 0), AG_ERR_DTYPE,
                            "[ag_op_concat] xs[1] has dtype f32 but xs[0] has f64");
-  EXPECT_AG_ERROR_CONTAINS(ag_op_concat(&y, an, 2, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_concat] tensor xs[1] is NULL");
+  EXPECT_AG_ERROR_CONTAINS(ag_op_concat(&y, an, 2, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_concat] input xs[1] is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR_CONTAINS(ag_op_concat(&y, ab, 0, 0), AG_ERR_INVALID_ARGUMENT,
                            "[ag_op_concat] expects at least one tensor, got n = 0");
   EXPECT_AG_ERROR_CONTAINS(ag_op_concat(&y, ss, 2, 0), AG_ERR_SHAPE, "[ag_op_concat] xs[0] is 0-dim");

@@ -199,7 +199,7 @@ TEST(Softmax, Errors) {
                   "[ag_op_softmax] dim 1 is out of range for a tensor of 0 dims (expected -1..0)");
   EXPECT_AG_ERROR(ag_op_softmax(&out, idx, 0), AG_ERR_DTYPE,
                   "[ag_op_softmax] expects a floating tensor (f32 or f64), got i64");
-  EXPECT_AG_ERROR(ag_op_softmax(&out, nullptr, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_softmax] tensor x is NULL");
+  EXPECT_AG_ERROR(ag_op_softmax(&out, nullptr, 0), AG_ERR_INVALID_ARGUMENT, "[ag_op_softmax] input x is NULL (missing: did an earlier call fail?)");
   EXPECT_AG_ERROR(ag_op_log_softmax(nullptr, x, 0), AG_ERR_INVALID_ARGUMENT,
                   "[ag_op_log_softmax] the output pointer is NULL");
   EXPECT_AG_ERROR(ag_op_softmax_backward(&out, x, x23b, 1), AG_ERR_SHAPE,
@@ -210,7 +210,7 @@ TEST(Softmax, Errors) {
   EXPECT_AG_ERROR(ag_op_log_softmax_backward(&out, x, x, 5), AG_ERR_INVALID_ARGUMENT,
                   "[ag_op_log_softmax_backward] dim 5 is out of range for a tensor of 2 dims (expected -2..1)");
   EXPECT_AG_ERROR(ag_op_softmax_backward(&out, x, nullptr, 0), AG_ERR_INVALID_ARGUMENT,
-                  "[ag_op_softmax_backward] tensor y is NULL");
+                  "[ag_op_softmax_backward] input y is NULL (missing: did an earlier call fail?)");
   EXPECT_EQ(out, sentinel);
 }
 
