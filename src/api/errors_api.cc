@@ -1,5 +1,6 @@
 // Errors, version and dtype queries.
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "api/guard.h"
@@ -7,20 +8,44 @@
 namespace ag::api {
 
 namespace {
-// A fixed buffer, not a std::string: it needs no allocation on the error path
-// and stays valid while the thread exits. Longer messages are cut.
+// The message lives in a per-thread heap buffer, not in a thread_local array:
+// libag's static TLS block must stay small, or dlopen (Python's ctypes, Go,
+// Julia) fails with "cannot allocate memory in static TLS block" once other
+// libraries took the surplus. The buffer is made on the first error and freed
+// at thread exit; an error recorded after that (from another thread-exit
+// destructor) or when no buffer can be had reads as a fixed message.
 constexpr size_t kMessageBytes = 1024;
-thread_local char tl_last_error[kMessageBytes];
+constexpr const char* kNoBuffer = "[ag] (no memory to record the error message)";
+
+struct ErrorBuffer {
+  char* text = nullptr;
+  bool exited = false;
+  ~ErrorBuffer() {
+    std::free(text);
+    text = nullptr;
+    exited = true;
+  }
+};
+thread_local ErrorBuffer tl_last_error;
 thread_local uint64_t tl_error_count = 0;
-}
+}  // namespace
 
 void set_last_error(const char* fn, const std::string& message) noexcept {
-  std::snprintf(tl_last_error, kMessageBytes, "[%s] %s", fn, message.c_str());
+  ErrorBuffer& b = tl_last_error;
+  if (b.text == nullptr && !b.exited) {
+    b.text = static_cast<char*>(std::malloc(kMessageBytes));
+    if (b.text) b.text[0] = '\0';
+  }
+  if (b.text) std::snprintf(b.text, kMessageBytes, "[%s] %s", fn, message.c_str());
   ++tl_error_count;
 }
 
 uint64_t error_count() noexcept { return tl_error_count; }
-const char* last_error() noexcept { return tl_last_error; }
+const char* last_error() noexcept {
+  const ErrorBuffer& b = tl_last_error;
+  if (b.text) return b.text;
+  return tl_error_count == 0 ? "" : kNoBuffer;
+}
 
 }  // namespace ag::api
 
@@ -36,7 +61,7 @@ AG_API const char* ag_version_string(void) noexcept {
   return AG_STR(AG_VERSION_MAJOR) "." AG_STR(AG_VERSION_MINOR) "." AG_STR(AG_VERSION_PATCH);
 }
 
-AG_API const char* ag_last_error_message(void) noexcept { return api::tl_last_error; }
+AG_API const char* ag_last_error_message(void) noexcept { return api::last_error(); }
 
 AG_API const char* ag_status_name(ag_status status) noexcept {
   switch (status) {

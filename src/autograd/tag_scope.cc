@@ -1,7 +1,9 @@
 #include "autograd/tag_scope.h"
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -56,7 +58,12 @@ const char* composite_tag(const char* parent, const char* name) {
     const char* name;
     const char* full;
   };
-  thread_local Entry cache[16] = {};
+  // On the heap: libag's static TLS block must stay small (see errors_api.cc).
+  thread_local std::unique_ptr<Entry[]> cache;
+  if (!cache) {
+    cache.reset(new (std::nothrow) Entry[16]());
+    if (!cache) return intern(parent ? std::string(parent) + "/" + name : std::string(name));
+  }
   Entry& e = cache[(reinterpret_cast<uintptr_t>(name) >> 3) % 16];
   if (e.full == nullptr || e.parent != parent || e.name != name) {
     e = Entry{parent, name, intern(parent ? std::string(parent) + "/" + name : std::string(name))};

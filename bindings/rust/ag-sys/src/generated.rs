@@ -433,7 +433,8 @@ unsafe extern "C" {
     /// `ag_tensor_requires_grad` (ag/autograd.h, since AG_0.1).
     ///
     /// ```text
-    /// Mark a leaf as requiring grad (1) or not (0).
+    /// Mark a leaf as requiring grad (1) or not (0). A leaf that no longer
+    /// requires grad receives no gradient, also from graphs recorded before.
     /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid t); AG_ERR_DTYPE
     ///         (requires_grad on a non-floating tensor); AG_ERR_GRAPH (t is not a
     ///         leaf: it was produced by a recorded op; detach it first).
@@ -463,6 +464,12 @@ unsafe extern "C" {
     ///                  requires_grad, or a non-leaf without retain_grad). The handle is a snapshot:
     ///                  later backward calls accumulate into a new buffer.
     /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, NULL or invalid t).
+    ///
+    /// Why NULL: ag_tensor_get_requires_grad(t) == 0: no gradient is tracked for
+    /// t; ag_tensor_is_leaf(t) == 0 and ag_tensor_retains_grad(t) == 0: t is an
+    /// intermediate result, whose gradient is not kept unless
+    /// ag_tensor_retain_grad(t) was called before backward (or use ag_grad, which
+    /// returns gradients of any tensor); otherwise no backward reached t yet.
     /// ```
     pub fn ag_tensor_grad(out: *mut *mut ag_tensor, t: *const ag_tensor) -> ag_status;
 
@@ -1069,6 +1076,9 @@ unsafe extern "C" {
     /// ```text
     /// The tag scope (ag/anomaly.h) that was open when the node's op was recorded,
     /// e.g. "loss/normalize"; NULL for none, for AccumulateGrad and for NULL.
+    /// The nodes that a composite op records (the losses of ag/ops_nn.h, made of
+    /// several ops) carry its name as an inner scope: "mse_loss", or
+    /// "loss/mse_loss" inside the user's scope "loss".
     /// Valid for the life of the process.
     /// ```
     pub fn ag_node_tag(node: *const ag_node) -> *const c_char;
@@ -1088,8 +1098,13 @@ unsafe extern "C" {
     /// leaf once the leaf was released). Each next edge shows the forward input
     /// (the edge's index) and the input_nr of the node it goes to.
     ///
-    /// DOT: "digraph ag { ... }", one box per node ("n<id>"), edges
-    /// "n<from> -> n<to>" labelled "<index> -> <input_nr>".
+    /// DOT: "digraph ag { ... }", one box per node ("n<id>") whose label spells
+    /// these out ("op #7 recorded, 2 steps above the leaves", "keeps 24 B for
+    /// backward", "gets grad of output 0: f32 (3)", "writes .grad of leaf 'w'");
+    /// edges "n<from> -> n<to>" labelled "grad for input <index>" (plus
+    /// "(output <input_nr> there)" when input_nr is not 0); an input that needs
+    /// no gradient is a dashed edge to a "constant"; the nodes of one tag, such
+    /// as a tag scope or a composite op, are boxed together under its name.
     ///
     /// JSON (UTF-8, strings escaped):
     ///   {"root": 0, "nodes": [{"id": 0, "name": "SumBackward", "sequence_nr": 5,
