@@ -85,6 +85,17 @@ const (
 	IgnoreIndexDefault         = -100
 	PadConstant                = 0
 	PadReflect                 = 1
+	OptimSgd                   = 1
+	OptimAdam                  = 2
+	OptimAdamw                 = 3
+	OptimRmsprop               = 4
+	OptimAdagrad               = 5
+	OptimZeroLr                = 1
+	OptimZeroBeta1             = 2
+	OptimZeroBeta2             = 4
+	OptimZeroEps               = 8
+	OptimZeroAlpha             = 16
+	OptimZeroWeightDecay       = 32
 	RngDefaultSeed             = 11400714819323198485
 )
 
@@ -133,6 +144,17 @@ var constantTable = []struct {
 	{"AG_IGNORE_INDEX_DEFAULT", uint64(int64ToBits(-100))},
 	{"AG_PAD_CONSTANT", uint64(0)},
 	{"AG_PAD_REFLECT", uint64(1)},
+	{"AG_OPTIM_SGD", uint64(1)},
+	{"AG_OPTIM_ADAM", uint64(2)},
+	{"AG_OPTIM_ADAMW", uint64(3)},
+	{"AG_OPTIM_RMSPROP", uint64(4)},
+	{"AG_OPTIM_ADAGRAD", uint64(5)},
+	{"AG_OPTIM_ZERO_LR", uint64(1)},
+	{"AG_OPTIM_ZERO_BETA1", uint64(2)},
+	{"AG_OPTIM_ZERO_BETA2", uint64(4)},
+	{"AG_OPTIM_ZERO_EPS", uint64(8)},
+	{"AG_OPTIM_ZERO_ALPHA", uint64(16)},
+	{"AG_OPTIM_ZERO_WEIGHT_DECAY", uint64(32)},
 	{"AG_RNG_DEFAULT_SEED", uint64(11400714819323198485)},
 }
 
@@ -229,5 +251,23 @@ var structLayouts = []structLayout{
 		{Name: "deleter", Offset: 16, CgoOffset: unsafe.Offsetof(C.ag_dlpack_managed_tensor_versioned{}.deleter)},
 		{Name: "flags", Offset: 24, CgoOffset: unsafe.Offsetof(C.ag_dlpack_managed_tensor_versioned{}.flags)},
 		{Name: "dl_tensor", Offset: 32, CgoOffset: unsafe.Offsetof(C.ag_dlpack_managed_tensor_versioned{}.dl_tensor)},
+	}},
+	{Name: "ag_optimizer_options", Size: 104, CgoSize: unsafe.Sizeof(C.ag_optimizer_options{}), Fields: []fieldLayout{
+		{Name: "struct_size", Offset: 0, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.struct_size)},
+		{Name: "zero_fields", Offset: 4, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.zero_fields)},
+		{Name: "lr", Offset: 8, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.lr)},
+		{Name: "momentum", Offset: 16, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.momentum)},
+		{Name: "dampening", Offset: 24, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.dampening)},
+		{Name: "weight_decay", Offset: 32, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.weight_decay)},
+		{Name: "beta1", Offset: 40, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.beta1)},
+		{Name: "beta2", Offset: 48, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.beta2)},
+		{Name: "eps", Offset: 56, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.eps)},
+		{Name: "alpha", Offset: 64, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.alpha)},
+		{Name: "lr_decay", Offset: 72, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.lr_decay)},
+		{Name: "initial_accumulator_value", Offset: 80, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.initial_accumulator_value)},
+		{Name: "nesterov", Offset: 88, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.nesterov)},
+		{Name: "amsgrad", Offset: 92, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.amsgrad)},
+		{Name: "centered", Offset: 96, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.centered)},
+		{Name: "maximize", Offset: 100, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.maximize)},
 	}},
 }

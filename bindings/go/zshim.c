@@ -26,6 +26,32 @@
 #pragma weak ag_struct_size
 #pragma weak ag_struct_field_offset
 #pragma weak ag_constant_value
+#pragma weak ag_safetensors_save
+#pragma weak ag_safetensors_load
+#pragma weak ag_safetensors_release
+#pragma weak ag_safetensors_count
+#pragma weak ag_safetensors_name
+#pragma weak ag_safetensors_get
+#pragma weak ag_safetensors_metadata
+#pragma weak ag_optimizer_options_init
+#pragma weak ag_optimizer_create
+#pragma weak ag_optimizer_release
+#pragma weak ag_optimizer_add_param_group
+#pragma weak ag_optimizer_num_groups
+#pragma weak ag_optimizer_num_params
+#pragma weak ag_optimizer_step
+#pragma weak ag_optimizer_zero_grad
+#pragma weak ag_optimizer_set_lr
+#pragma weak ag_optimizer_get_lr
+#pragma weak ag_optimizer_get_state
+#pragma weak ag_optimizer_set_state
+#pragma weak ag_optimizer_get_step
+#pragma weak ag_optimizer_set_step
+#pragma weak ag_clip_grad_norm
+#pragma weak ag_clip_grad_value
+#pragma weak ag_lr_step_decay
+#pragma weak ag_lr_cosine_annealing
+#pragma weak ag_lr_linear
 
 static void agx_capture(agx_err *e) {
   const char *m = ag_last_error_message();
@@ -56,6 +82,32 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_struct_size") == 0) return ag_struct_size != NULL;
   if (strcmp(name, "ag_struct_field_offset") == 0) return ag_struct_field_offset != NULL;
   if (strcmp(name, "ag_constant_value") == 0) return ag_constant_value != NULL;
+  if (strcmp(name, "ag_safetensors_save") == 0) return ag_safetensors_save != NULL;
+  if (strcmp(name, "ag_safetensors_load") == 0) return ag_safetensors_load != NULL;
+  if (strcmp(name, "ag_safetensors_release") == 0) return ag_safetensors_release != NULL;
+  if (strcmp(name, "ag_safetensors_count") == 0) return ag_safetensors_count != NULL;
+  if (strcmp(name, "ag_safetensors_name") == 0) return ag_safetensors_name != NULL;
+  if (strcmp(name, "ag_safetensors_get") == 0) return ag_safetensors_get != NULL;
+  if (strcmp(name, "ag_safetensors_metadata") == 0) return ag_safetensors_metadata != NULL;
+  if (strcmp(name, "ag_optimizer_options_init") == 0) return ag_optimizer_options_init != NULL;
+  if (strcmp(name, "ag_optimizer_create") == 0) return ag_optimizer_create != NULL;
+  if (strcmp(name, "ag_optimizer_release") == 0) return ag_optimizer_release != NULL;
+  if (strcmp(name, "ag_optimizer_add_param_group") == 0) return ag_optimizer_add_param_group != NULL;
+  if (strcmp(name, "ag_optimizer_num_groups") == 0) return ag_optimizer_num_groups != NULL;
+  if (strcmp(name, "ag_optimizer_num_params") == 0) return ag_optimizer_num_params != NULL;
+  if (strcmp(name, "ag_optimizer_step") == 0) return ag_optimizer_step != NULL;
+  if (strcmp(name, "ag_optimizer_zero_grad") == 0) return ag_optimizer_zero_grad != NULL;
+  if (strcmp(name, "ag_optimizer_set_lr") == 0) return ag_optimizer_set_lr != NULL;
+  if (strcmp(name, "ag_optimizer_get_lr") == 0) return ag_optimizer_get_lr != NULL;
+  if (strcmp(name, "ag_optimizer_get_state") == 0) return ag_optimizer_get_state != NULL;
+  if (strcmp(name, "ag_optimizer_set_state") == 0) return ag_optimizer_set_state != NULL;
+  if (strcmp(name, "ag_optimizer_get_step") == 0) return ag_optimizer_get_step != NULL;
+  if (strcmp(name, "ag_optimizer_set_step") == 0) return ag_optimizer_set_step != NULL;
+  if (strcmp(name, "ag_clip_grad_norm") == 0) return ag_clip_grad_norm != NULL;
+  if (strcmp(name, "ag_clip_grad_value") == 0) return ag_clip_grad_value != NULL;
+  if (strcmp(name, "ag_lr_step_decay") == 0) return ag_lr_step_decay != NULL;
+  if (strcmp(name, "ag_lr_cosine_annealing") == 0) return ag_lr_cosine_annealing != NULL;
+  if (strcmp(name, "ag_lr_linear") == 0) return ag_lr_linear != NULL;
   return 1;
 }
 
@@ -461,6 +513,68 @@ ag_status agx_ag_constant_value(agx_err *agx_e, const char *name, int64_t *out) 
   ag_status agx_s = ag_constant_value(name, out);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
+}
+
+ag_status agx_ag_safetensors_save(agx_err *agx_e, const char *path, const char *const  *names, const ag_tensor *const  *tensors, int32_t num_tensors, const char *const  *metadata_keys, const char *const  *metadata_values, int32_t num_metadata) {
+  if (!ag_safetensors_save) {
+    agx_missing(agx_e, "ag_safetensors_save");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_safetensors_save(path, names, tensors, num_tensors, metadata_keys, metadata_values, num_metadata);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_safetensors_load(agx_err *agx_e, ag_safetensors * *out, ag_context *ctx, const char *path) {
+  if (!ag_safetensors_load) {
+    agx_missing(agx_e, "ag_safetensors_load");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_safetensors_load(out, ctx, path);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+void agx_ag_safetensors_release(agx_err *agx_e, ag_safetensors *file) {
+  if (!ag_safetensors_release) {
+    agx_missing(agx_e, "ag_safetensors_release");
+    return;
+  }
+  ag_safetensors_release(file);
+}
+
+int32_t agx_ag_safetensors_count(agx_err *agx_e, const ag_safetensors *file) {
+  if (!ag_safetensors_count) {
+    agx_missing(agx_e, "ag_safetensors_count");
+    return 0;
+  }
+  return ag_safetensors_count(file);
+}
+
+const char * agx_ag_safetensors_name(agx_err *agx_e, const ag_safetensors *file, int32_t index) {
+  if (!ag_safetensors_name) {
+    agx_missing(agx_e, "ag_safetensors_name");
+    return NULL;
+  }
+  return ag_safetensors_name(file, index);
+}
+
+ag_status agx_ag_safetensors_get(agx_err *agx_e, const ag_safetensors *file, const char *name, ag_tensor * *out) {
+  if (!ag_safetensors_get) {
+    agx_missing(agx_e, "ag_safetensors_get");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_safetensors_get(file, name, out);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+const char * agx_ag_safetensors_metadata(agx_err *agx_e, const ag_safetensors *file, const char *key) {
+  if (!ag_safetensors_metadata) {
+    agx_missing(agx_e, "ag_safetensors_metadata");
+    return NULL;
+  }
+  return ag_safetensors_metadata(file, key);
 }
 
 ag_status agx_ag_op_neg(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
@@ -1359,6 +1473,190 @@ ag_status agx_ag_op_repeat(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x,
 
 ag_status agx_ag_op_pad(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *pads, int32_t npads, int32_t mode, double value) {
   ag_status agx_s = ag_op_pad(out, x, pads, npads, mode, value);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_optimizer_options_init(agx_err *agx_e, ag_optimizer_options *opts) {
+  if (!ag_optimizer_options_init) {
+    agx_missing(agx_e, "ag_optimizer_options_init");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_optimizer_options_init(opts);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_optimizer_create(agx_err *agx_e, ag_optimizer * *out, int32_t kind, const ag_optimizer_options *opts) {
+  if (!ag_optimizer_create) {
+    agx_missing(agx_e, "ag_optimizer_create");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_optimizer_create(out, kind, opts);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+void agx_ag_optimizer_release(agx_err *agx_e, ag_optimizer *opt) {
+  if (!ag_optimizer_release) {
+    agx_missing(agx_e, "ag_optimizer_release");
+    return;
+  }
+  ag_optimizer_release(opt);
+}
+
+ag_status agx_ag_optimizer_add_param_group(agx_err *agx_e, ag_optimizer *opt, ag_tensor *const  *params, int32_t num_params, const ag_optimizer_options *opts) {
+  if (!ag_optimizer_add_param_group) {
+    agx_missing(agx_e, "ag_optimizer_add_param_group");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_optimizer_add_param_group(opt, params, num_params, opts);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+int32_t agx_ag_optimizer_num_groups(agx_err *agx_e, const ag_optimizer *opt) {
+  if (!ag_optimizer_num_groups) {
+    agx_missing(agx_e, "ag_optimizer_num_groups");
+    return 0;
+  }
+  return ag_optimizer_num_groups(opt);
+}
+
+int32_t agx_ag_optimizer_num_params(agx_err *agx_e, const ag_optimizer *opt) {
+  if (!ag_optimizer_num_params) {
+    agx_missing(agx_e, "ag_optimizer_num_params");
+    return 0;
+  }
+  return ag_optimizer_num_params(opt);
+}
+
+ag_status agx_ag_optimizer_step(agx_err *agx_e, ag_optimizer *opt) {
+  if (!ag_optimizer_step) {
+    agx_missing(agx_e, "ag_optimizer_step");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_optimizer_step(opt);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_optimizer_zero_grad(agx_err *agx_e, ag_optimizer *opt) {
+  if (!ag_optimizer_zero_grad) {
+    agx_missing(agx_e, "ag_optimizer_zero_grad");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_optimizer_zero_grad(opt);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_optimizer_set_lr(agx_err *agx_e, ag_optimizer *opt, int32_t group, double lr) {
+  if (!ag_optimizer_set_lr) {
+    agx_missing(agx_e, "ag_optimizer_set_lr");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_optimizer_set_lr(opt, group, lr);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_optimizer_get_lr(agx_err *agx_e, const ag_optimizer *opt, int32_t group, double *out) {
+  if (!ag_optimizer_get_lr) {
+    agx_missing(agx_e, "ag_optimizer_get_lr");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_optimizer_get_lr(opt, group, out);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_optimizer_get_state(agx_err *agx_e, const ag_optimizer *opt, int32_t param_index, const char *name, ag_tensor * *out) {
+  if (!ag_optimizer_get_state) {
+    agx_missing(agx_e, "ag_optimizer_get_state");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_optimizer_get_state(opt, param_index, name, out);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_optimizer_set_state(agx_err *agx_e, ag_optimizer *opt, int32_t param_index, const char *name, const ag_tensor *value) {
+  if (!ag_optimizer_set_state) {
+    agx_missing(agx_e, "ag_optimizer_set_state");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_optimizer_set_state(opt, param_index, name, value);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_optimizer_get_step(agx_err *agx_e, const ag_optimizer *opt, int32_t param_index, int64_t *out) {
+  if (!ag_optimizer_get_step) {
+    agx_missing(agx_e, "ag_optimizer_get_step");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_optimizer_get_step(opt, param_index, out);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_optimizer_set_step(agx_err *agx_e, ag_optimizer *opt, int32_t param_index, int64_t step) {
+  if (!ag_optimizer_set_step) {
+    agx_missing(agx_e, "ag_optimizer_set_step");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_optimizer_set_step(opt, param_index, step);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_clip_grad_norm(agx_err *agx_e, ag_tensor *const  *params, int32_t num_params, double max_norm, double norm_type, double *total_norm) {
+  if (!ag_clip_grad_norm) {
+    agx_missing(agx_e, "ag_clip_grad_norm");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_clip_grad_norm(params, num_params, max_norm, norm_type, total_norm);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_clip_grad_value(agx_err *agx_e, ag_tensor *const  *params, int32_t num_params, double clip_value) {
+  if (!ag_clip_grad_value) {
+    agx_missing(agx_e, "ag_clip_grad_value");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_clip_grad_value(params, num_params, clip_value);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_lr_step_decay(agx_err *agx_e, double base_lr, int64_t step, int64_t step_size, double gamma, double *out) {
+  if (!ag_lr_step_decay) {
+    agx_missing(agx_e, "ag_lr_step_decay");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_lr_step_decay(base_lr, step, step_size, gamma, out);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_lr_cosine_annealing(agx_err *agx_e, double base_lr, double eta_min, int64_t step, int64_t t_max, double *out) {
+  if (!ag_lr_cosine_annealing) {
+    agx_missing(agx_e, "ag_lr_cosine_annealing");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_lr_cosine_annealing(base_lr, eta_min, step, t_max, out);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_lr_linear(agx_err *agx_e, double base_lr, int64_t step, double start_factor, double end_factor, int64_t total_steps, double *out) {
+  if (!ag_lr_linear) {
+    agx_missing(agx_e, "ag_lr_linear");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_lr_linear(base_lr, step, start_factor, end_factor, total_steps, out);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }

@@ -13,6 +13,7 @@
 #include <ag/graph.h>
 #include <ag/hooks.h>
 #include <ag/interop.h>
+#include <ag/io.h>
 #include <ag/ops.h>
 #include <ag/ops_conv.h>
 #include <ag/ops_creation.h>
@@ -23,6 +24,7 @@
 #include <ag/ops_norm.h>
 #include <ag/ops_reduce.h>
 #include <ag/ops_shape.h>
+#include <ag/optim.h>
 #include <ag/random.h>
 #include <ag/scope.h>
 #include <ag/tensor.h>
@@ -93,6 +95,13 @@ ag_status agx_ag_tensor_from_dlpack_legacy(agx_err *agx_e, ag_tensor * *out, ag_
 size_t agx_ag_struct_size(agx_err *agx_e, const char *name);
 int64_t agx_ag_struct_field_offset(agx_err *agx_e, const char *name, const char *field);
 ag_status agx_ag_constant_value(agx_err *agx_e, const char *name, int64_t *out);
+ag_status agx_ag_safetensors_save(agx_err *agx_e, const char *path, const char *const  *names, const ag_tensor *const  *tensors, int32_t num_tensors, const char *const  *metadata_keys, const char *const  *metadata_values, int32_t num_metadata);
+ag_status agx_ag_safetensors_load(agx_err *agx_e, ag_safetensors * *out, ag_context *ctx, const char *path);
+void agx_ag_safetensors_release(agx_err *agx_e, ag_safetensors *file);
+int32_t agx_ag_safetensors_count(agx_err *agx_e, const ag_safetensors *file);
+const char * agx_ag_safetensors_name(agx_err *agx_e, const ag_safetensors *file, int32_t index);
+ag_status agx_ag_safetensors_get(agx_err *agx_e, const ag_safetensors *file, const char *name, ag_tensor * *out);
+const char * agx_ag_safetensors_metadata(agx_err *agx_e, const ag_safetensors *file, const char *key);
 ag_status agx_ag_op_neg(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_exp(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_log(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
@@ -243,6 +252,25 @@ ag_status agx_ag_op_stack(agx_err *agx_e, ag_tensor * *out, const ag_tensor *con
 ag_status agx_ag_op_flip(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *dims, int32_t ndims);
 ag_status agx_ag_op_repeat(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *repeats, int32_t n);
 ag_status agx_ag_op_pad(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *pads, int32_t npads, int32_t mode, double value);
+ag_status agx_ag_optimizer_options_init(agx_err *agx_e, ag_optimizer_options *opts);
+ag_status agx_ag_optimizer_create(agx_err *agx_e, ag_optimizer * *out, int32_t kind, const ag_optimizer_options *opts);
+void agx_ag_optimizer_release(agx_err *agx_e, ag_optimizer *opt);
+ag_status agx_ag_optimizer_add_param_group(agx_err *agx_e, ag_optimizer *opt, ag_tensor *const  *params, int32_t num_params, const ag_optimizer_options *opts);
+int32_t agx_ag_optimizer_num_groups(agx_err *agx_e, const ag_optimizer *opt);
+int32_t agx_ag_optimizer_num_params(agx_err *agx_e, const ag_optimizer *opt);
+ag_status agx_ag_optimizer_step(agx_err *agx_e, ag_optimizer *opt);
+ag_status agx_ag_optimizer_zero_grad(agx_err *agx_e, ag_optimizer *opt);
+ag_status agx_ag_optimizer_set_lr(agx_err *agx_e, ag_optimizer *opt, int32_t group, double lr);
+ag_status agx_ag_optimizer_get_lr(agx_err *agx_e, const ag_optimizer *opt, int32_t group, double *out);
+ag_status agx_ag_optimizer_get_state(agx_err *agx_e, const ag_optimizer *opt, int32_t param_index, const char *name, ag_tensor * *out);
+ag_status agx_ag_optimizer_set_state(agx_err *agx_e, ag_optimizer *opt, int32_t param_index, const char *name, const ag_tensor *value);
+ag_status agx_ag_optimizer_get_step(agx_err *agx_e, const ag_optimizer *opt, int32_t param_index, int64_t *out);
+ag_status agx_ag_optimizer_set_step(agx_err *agx_e, ag_optimizer *opt, int32_t param_index, int64_t step);
+ag_status agx_ag_clip_grad_norm(agx_err *agx_e, ag_tensor *const  *params, int32_t num_params, double max_norm, double norm_type, double *total_norm);
+ag_status agx_ag_clip_grad_value(agx_err *agx_e, ag_tensor *const  *params, int32_t num_params, double clip_value);
+ag_status agx_ag_lr_step_decay(agx_err *agx_e, double base_lr, int64_t step, int64_t step_size, double gamma, double *out);
+ag_status agx_ag_lr_cosine_annealing(agx_err *agx_e, double base_lr, double eta_min, int64_t step, int64_t t_max, double *out);
+ag_status agx_ag_lr_linear(agx_err *agx_e, double base_lr, int64_t step, double start_factor, double end_factor, int64_t total_steps, double *out);
 ag_status agx_ag_context_manual_seed(agx_err *agx_e, ag_context *ctx, uint64_t seed);
 ag_status agx_ag_context_seed(agx_err *agx_e, const ag_context *ctx, uint64_t *seed);
 ag_status agx_ag_context_rng_state(agx_err *agx_e, const ag_context *ctx, uint64_t *seed, uint64_t *offset);

@@ -46,5 +46,7 @@
 #include "ag/ops_norm.h"
 #include "ag/functional.h"
 #include "ag/interop.h"
+#include "ag/optim.h"
+#include "ag/io.h"
 
 #endif /* AG_AG_H */

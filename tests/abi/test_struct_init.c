@@ -18,7 +18,8 @@
   X(ag_function_def, AG_FUNCTION_DEF_INIT, ag_function_def_init)         \
   X(ag_functional_options, AG_FUNCTIONAL_OPTIONS_INIT, ag_functional_options_init) \
   X(ag_gradcheck_options, AG_GRADCHECK_OPTIONS_INIT, ag_gradcheck_options_init) \
-  X(ag_gradcheck_result, AG_GRADCHECK_RESULT_INIT, ag_gradcheck_result_init)
+  X(ag_gradcheck_result, AG_GRADCHECK_RESULT_INIT, ag_gradcheck_result_init) \
+  X(ag_optimizer_options, AG_OPTIMIZER_OPTIONS_INIT, ag_optimizer_options_init)
 
 /* The macro and the function give the same bytes, whatever the memory held
  * before; struct_size is the size of the struct and every other byte is 0. */

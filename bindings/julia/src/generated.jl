@@ -7,6 +7,8 @@ mutable struct ag_context end
 mutable struct ag_function_ctx end
 mutable struct ag_hook end
 mutable struct ag_node end
+mutable struct ag_optimizer end
+mutable struct ag_safetensors end
 mutable struct ag_scope end
 mutable struct ag_tensor end
 
@@ -50,6 +52,17 @@ const AG_REDUCTION_SUM = 2
 const AG_IGNORE_INDEX_DEFAULT = -100
 const AG_PAD_CONSTANT = 0
 const AG_PAD_REFLECT = 1
+const AG_OPTIM_SGD = 1
+const AG_OPTIM_ADAM = 2
+const AG_OPTIM_ADAMW = 3
+const AG_OPTIM_RMSPROP = 4
+const AG_OPTIM_ADAGRAD = 5
+const AG_OPTIM_ZERO_LR = 1
+const AG_OPTIM_ZERO_BETA1 = 2
+const AG_OPTIM_ZERO_BETA2 = 4
+const AG_OPTIM_ZERO_EPS = 8
+const AG_OPTIM_ZERO_ALPHA = 16
+const AG_OPTIM_ZERO_WEIGHT_DECAY = 32
 const AG_RNG_DEFAULT_SEED = UInt64(11400714819323198485)
 
 struct ag_backward_options
@@ -156,6 +169,25 @@ struct ag_dlpack_managed_tensor_versioned
     deleter::Ptr{Cvoid}
     flags::UInt64
     dl_tensor::ag_dlpack_tensor
+end
+
+struct ag_optimizer_options
+    struct_size::UInt32
+    zero_fields::UInt32
+    lr::Cdouble
+    momentum::Cdouble
+    dampening::Cdouble
+    weight_decay::Cdouble
+    beta1::Cdouble
+    beta2::Cdouble
+    eps::Cdouble
+    alpha::Cdouble
+    lr_decay::Cdouble
+    initial_accumulator_value::Cdouble
+    nesterov::Int32
+    amsgrad::Int32
+    centered::Int32
+    maximize::Int32
 end
 
 """Turn anomaly mode on (nonzero) or off (0) for the backward passes of `ctx`
@@ -999,6 +1031,74 @@ INT64_MAX (AG_RNG_DEFAULT_SEED) is given as its bit pattern.
 Thread-safe."""
 function ag_constant_value(name, out)
     ccall((:ag_constant_value, libag), Int32, (Cstring, Ptr{Int64}), name, out)
+end
+
+"""Write `num_tensors` named tensors (any strides; written row-major) to a
+safetensors file at `path`, replacing it: the data goes to a temporary
+file beside it that is renamed over `path` at the end, so a failed save
+leaves any old file intact.
+@param path             the file.
+@param names            `num_tensors` distinct UTF-8 names (not
+                        "__metadata__"); may be NULL when num_tensors is 0.
+@param tensors          the tensors; may be NULL when num_tensors is 0.
+@param num_tensors      >= 0.
+@param metadata_keys    `num_metadata` distinct strings for "__metadata__";
+                        may be NULL when num_metadata is 0.
+@param metadata_values  their values; may be NULL when num_metadata is 0.
+@param num_metadata     >= 0.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL path, names or tensors with
+        a count > 0, a NULL or duplicate name or key, invalid UTF-8, an
+        invalid tensor, the file cannot be written: the message carries
+        the system's reason); AG_ERR_OUT_OF_MEMORY.
+Thread-safe (the tensors must not be written meanwhile)."""
+function ag_safetensors_save(path, names, tensors, num_tensors, metadata_keys, metadata_values, num_metadata)
+    ccall((:ag_safetensors_save, libag), Int32, (Cstring, Ptr{Ptr{Cchar}}, Ptr{Ptr{ag_tensor}}, Int32, Ptr{Ptr{Cchar}}, Ptr{Ptr{Cchar}}, Int32), path, names, tensors, num_tensors, metadata_keys, metadata_values, num_metadata)
+end
+
+"""Map and check a safetensors file.
+@param[out] out  the loaded file (caller releases with ag_safetensors_release).
+@param ctx       the context of the tensors it hands out.
+@param path      the file.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, ctx or path, the file
+        cannot be opened or mapped, a bad file: see above);
+        AG_ERR_OUT_OF_MEMORY. A tensor of a dtype ag lacks (F16, I32, ...)
+        does not fail the load; ag_safetensors_get fails for it.
+Thread-safe."""
+function ag_safetensors_load(out, ctx, path)
+    ccall((:ag_safetensors_load, libag), Int32, (Ptr{Ptr{ag_safetensors}}, Ptr{ag_context}, Cstring), out, ctx, path)
+end
+
+"""Drop the caller's handle; NULL is a no-op. Tensors already handed out stay valid."""
+function ag_safetensors_release(file)
+    ccall((:ag_safetensors_release, libag), Cvoid, (Ptr{ag_safetensors},), file)
+end
+
+"""Number of tensors in the file; -1 for NULL or an invalid handle."""
+function ag_safetensors_count(file)
+    ccall((:ag_safetensors_count, libag), Int32, (Ptr{ag_safetensors},), file)
+end
+
+"""Name of tensor `index` (0 .. count-1; in the order of their data offsets).
+Borrowed: valid while `file` is. NULL for an invalid handle or index."""
+function ag_safetensors_name(file, index)
+    ccall((:ag_safetensors_name, libag), Cstring, (Ptr{ag_safetensors}, Int32), file, index)
+end
+
+"""The tensor named `name`: a leaf that does not require grad, sharing the
+mapped memory (writable, copy-on-write) when aligned, else a copy.
+@param[out] out  a new tensor (caller releases).
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid file, NULL out or
+        name, no tensor of that name, BOOL bytes other than 0 and 1);
+        AG_ERR_DTYPE (a dtype ag lacks, naming the tensor and the dtype);
+        AG_ERR_OUT_OF_MEMORY."""
+function ag_safetensors_get(file, name, out)
+    ccall((:ag_safetensors_get, libag), Int32, (Ptr{ag_safetensors}, Cstring, Ptr{Ptr{ag_tensor}}), file, name, out)
+end
+
+"""Value of "__metadata__" entry `key`. Borrowed: valid while `file` is.
+NULL when there is no such entry (or NULL / invalid arguments)."""
+function ag_safetensors_metadata(file, key)
+    ccall((:ag_safetensors_metadata, libag), Cstring, (Ptr{ag_safetensors}, Cstring), file, key)
 end
 
 """y = -x."""
@@ -2228,6 +2328,182 @@ parts added back onto x's positions.
         negative or a reflect pad is not below the dim's size."""
 function ag_op_pad(out, x, pads, npads, mode, value)
     ccall((:ag_op_pad, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Cdouble), out, x, pads, npads, mode, value)
+end
+
+"""Fill `opts` with the defaults (same bytes as AG_OPTIMIZER_OPTIONS_INIT). AG_ERR_INVALID_ARGUMENT for NULL."""
+function ag_optimizer_options_init(opts)
+    ccall((:ag_optimizer_options_init, libag), Int32, (Ptr{ag_optimizer_options},), opts)
+end
+
+"""Create an optimizer without parameters.
+@param[out] out  the new optimizer (caller releases with ag_optimizer_release).
+@param kind      AG_OPTIM_*.
+@param opts      the default hyper-parameters of its groups; NULL for defaults.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, unknown kind, bad
+        struct_size, a negative or NaN hyper-parameter, beta1/beta2/alpha
+        not in [0, 1), nesterov without momentum or with dampening, a field
+        the kind does not use set); AG_ERR_OUT_OF_MEMORY. Thread-safe."""
+function ag_optimizer_create(out, kind, opts)
+    ccall((:ag_optimizer_create, libag), Int32, (Ptr{Ptr{ag_optimizer}}, Int32, Ptr{ag_optimizer_options}), out, kind, opts)
+end
+
+"""Drop the optimizer, its state and its references to the parameters. NULL
+is a no-op; an invalid handle is ignored and recorded as this thread's
+last error."""
+function ag_optimizer_release(opt)
+    ccall((:ag_optimizer_release, libag), Cvoid, (Ptr{ag_optimizer},), opt)
+end
+
+"""Add a parameter group.
+@param opt     the optimizer.
+@param params  `num_params` leaf tensors (f32 or f64, contiguous, not
+               read-only, of one context), each in no group yet; the
+               optimizer takes a reference to each.
+@param opts    the group's own hyper-parameters (zero fields take the
+               kind's defaults, as in ag_optimizer_create); NULL for the
+               optimizer's.
+Adagrad's "sum" state is created here (filled with
+initial_accumulator_value), the other states at the first step that
+finds a gradient.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt or tensor, NULL params
+        with num_params > 0, num_params < 0, a tensor twice, bad options);
+        AG_ERR_DTYPE (not f32/f64); AG_ERR_GRAPH (not a leaf);
+        AG_ERR_UNSUPPORTED (not contiguous, read-only); AG_ERR_CONTEXT;
+        AG_ERR_OUT_OF_MEMORY. On failure nothing is added."""
+function ag_optimizer_add_param_group(opt, params, num_params, opts)
+    ccall((:ag_optimizer_add_param_group, libag), Int32, (Ptr{ag_optimizer}, Ptr{Ptr{ag_tensor}}, Int32, Ptr{ag_optimizer_options}), opt, params, num_params, opts)
+end
+
+"""Number of parameter groups of `opt`; -1 for NULL or an invalid handle."""
+function ag_optimizer_num_groups(opt)
+    ccall((:ag_optimizer_num_groups, libag), Int32, (Ptr{ag_optimizer},), opt)
+end
+
+"""Number of parameters of `opt` over all groups; -1 for NULL or an invalid handle."""
+function ag_optimizer_num_params(opt)
+    ccall((:ag_optimizer_num_params, libag), Int32, (Ptr{ag_optimizer},), opt)
+end
+
+"""One optimization step: every parameter with a gradient is updated in place
+(version counter bumped); parameters without one are skipped and their
+state is left alone, as in PyTorch. A gradient that is not contiguous is
+read through a contiguous copy.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt); AG_ERR_OUT_OF_MEMORY
+        (states and gradient copies are made before any parameter is
+        written, so then nothing has changed)."""
+function ag_optimizer_step(opt)
+    ccall((:ag_optimizer_step, libag), Int32, (Ptr{ag_optimizer},), opt)
+end
+
+"""Set the gradient of every parameter to none (PyTorch's
+zero_grad(set_to_none=True)): the next backward starts afresh.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt)."""
+function ag_optimizer_zero_grad(opt)
+    ccall((:ag_optimizer_zero_grad, libag), Int32, (Ptr{ag_optimizer},), opt)
+end
+
+"""Set the learning rate of group `group` (0-based), or of every group when
+`group` is -1 (for schedules).
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt, group out of range,
+        negative or NaN lr)."""
+function ag_optimizer_set_lr(opt, group, lr)
+    ccall((:ag_optimizer_set_lr, libag), Int32, (Ptr{ag_optimizer}, Int32, Cdouble), opt, group, lr)
+end
+
+"""The learning rate of group `group`.
+@param[out] out  the learning rate.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt, NULL out, group out of range)."""
+function ag_optimizer_get_lr(opt, group, out)
+    ccall((:ag_optimizer_get_lr, libag), Int32, (Ptr{ag_optimizer}, Int32, Ptr{Cdouble}), opt, group, out)
+end
+
+"""A copy of the state tensor `name` of parameter `param_index`: for SGD
+"momentum_buffer"; Adam and AdamW "exp_avg", "exp_avg_sq",
+"max_exp_avg_sq" (amsgrad); RMSprop "square_avg", "momentum_buffer"
+(momentum > 0), "grad_avg" (centered); Adagrad "sum". Same shape and
+dtype as the parameter.
+@param[out] out  a new tensor (caller releases), or NULL with AG_OK while
+                 the state does not exist yet (before the first step that
+                 updated the parameter).
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt, NULL out or name,
+        index out of range, a name the kind does not keep); AG_ERR_OUT_OF_MEMORY."""
+function ag_optimizer_get_state(opt, param_index, name, out)
+    ccall((:ag_optimizer_get_state, libag), Int32, (Ptr{ag_optimizer}, Int32, Cstring, Ptr{Ptr{ag_tensor}}), opt, param_index, name, out)
+end
+
+"""Restore the state tensor `name` (names as ag_optimizer_get_state) of
+parameter `param_index` from `value` (copied; same shape and dtype as the
+parameter, any strides). Setting "momentum_buffer" of SGD makes the next
+step use it instead of starting it from the gradient.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt or value, NULL name,
+        index out of range, unknown name); AG_ERR_SHAPE; AG_ERR_DTYPE;
+        AG_ERR_OUT_OF_MEMORY."""
+function ag_optimizer_set_state(opt, param_index, name, value)
+    ccall((:ag_optimizer_set_state, libag), Int32, (Ptr{ag_optimizer}, Int32, Cstring, Ptr{ag_tensor}), opt, param_index, name, value)
+end
+
+"""The step count of parameter `param_index`: how many steps updated it.
+@param[out] out  the count.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt, NULL out, index out of range)."""
+function ag_optimizer_get_step(opt, param_index, out)
+    ccall((:ag_optimizer_get_step, libag), Int32, (Ptr{ag_optimizer}, Int32, Ptr{Int64}), opt, param_index, out)
+end
+
+"""Restore the step count of parameter `param_index` (>= 0; it drives Adam's
+bias corrections and Adagrad's lr decay).
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt, index out of range, negative step)."""
+function ag_optimizer_set_step(opt, param_index, step)
+    ccall((:ag_optimizer_set_step, libag), Int32, (Ptr{ag_optimizer}, Int32, Int64), opt, param_index, step)
+end
+
+"""Scale the gradients of `params` in place so that their joint norm is at
+most max_norm (torch.nn.utils.clip_grad_norm_): total = the norm_type-norm
+of the per-gradient norms (norm_type INFINITY: the largest |element|);
+every gradient is multiplied by min(1, max_norm / (total + 1e-6)).
+Parameters without a gradient are skipped (total 0 when none has one).
+Norms are accumulated in double.
+@param params     `num_params` tensors; may be NULL when num_params is 0.
+@param[out] total_norm  the total norm before clipping; may be NULL.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid tensor, num_params < 0,
+        NULL params with num_params > 0, max_norm NaN or negative,
+        norm_type NaN or <= 0); AG_ERR_UNSUPPORTED (a read-only gradient);
+        AG_ERR_OUT_OF_MEMORY."""
+function ag_clip_grad_norm(params, num_params, max_norm, norm_type, total_norm)
+    ccall((:ag_clip_grad_norm, libag), Int32, (Ptr{Ptr{ag_tensor}}, Int32, Cdouble, Cdouble, Ptr{Cdouble}), params, num_params, max_norm, norm_type, total_norm)
+end
+
+"""Clamp every gradient element of `params` to [-clip_value, clip_value] in
+place (torch.nn.utils.clip_grad_value_); parameters without a gradient
+are skipped.
+@param params  `num_params` tensors; may be NULL when num_params is 0.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid tensor, num_params < 0,
+        NULL params with num_params > 0, clip_value NaN or negative);
+        AG_ERR_UNSUPPORTED (a read-only gradient)."""
+function ag_clip_grad_value(params, num_params, clip_value)
+    ccall((:ag_clip_grad_value, libag), Int32, (Ptr{Ptr{ag_tensor}}, Int32, Cdouble), params, num_params, clip_value)
+end
+
+"""StepLR: base_lr * gamma^floor(step / step_size).
+@param[out] out  the learning rate.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, step < 0, step_size < 1)."""
+function ag_lr_step_decay(base_lr, step, step_size, gamma, out)
+    ccall((:ag_lr_step_decay, libag), Int32, (Cdouble, Int64, Int64, Cdouble, Ptr{Cdouble}), base_lr, step, step_size, gamma, out)
+end
+
+"""CosineAnnealingLR: eta_min + (base_lr - eta_min) (1 + cos(pi step / t_max)) / 2.
+@param[out] out  the learning rate.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, step < 0, t_max < 1)."""
+function ag_lr_cosine_annealing(base_lr, eta_min, step, t_max, out)
+    ccall((:ag_lr_cosine_annealing, libag), Int32, (Cdouble, Cdouble, Int64, Int64, Ptr{Cdouble}), base_lr, eta_min, step, t_max, out)
+end
+
+"""LinearLR (linear warmup): base_lr * (start_factor + (end_factor -
+start_factor) min(step, total_steps) / total_steps).
+@param[out] out  the learning rate.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, step < 0, total_steps < 1,
+        start_factor not in (0, 1], end_factor not in [0, 1])."""
+function ag_lr_linear(base_lr, step, start_factor, end_factor, total_steps, out)
+    ccall((:ag_lr_linear, libag), Int32, (Cdouble, Int64, Cdouble, Cdouble, Int64, Ptr{Cdouble}), base_lr, step, start_factor, end_factor, total_steps, out)
 end
 
 """Seed the generator of `ctx` and reset its offset to 0 (PyTorch's

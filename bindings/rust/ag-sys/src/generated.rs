@@ -45,6 +45,24 @@ pub struct ag_node {
 }
 
 /// ```text
+/// Opaque optimizer handle.
+/// ```
+#[repr(C)]
+pub struct ag_optimizer {
+    _private: [u8; 0],
+    _marker: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+/// ```text
+/// Opaque handle of a loaded safetensors file.
+/// ```
+#[repr(C)]
+pub struct ag_safetensors {
+    _private: [u8; 0],
+    _marker: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+/// ```text
 /// Opaque handle scope.
 /// ```
 #[repr(C)]
@@ -172,6 +190,17 @@ pub const AG_REDUCTION_SUM: i32 = 2;
 pub const AG_IGNORE_INDEX_DEFAULT: i32 = -100;
 pub const AG_PAD_CONSTANT: i32 = 0;
 pub const AG_PAD_REFLECT: i32 = 1;
+pub const AG_OPTIM_SGD: i32 = 1;
+pub const AG_OPTIM_ADAM: i32 = 2;
+pub const AG_OPTIM_ADAMW: i32 = 3;
+pub const AG_OPTIM_RMSPROP: i32 = 4;
+pub const AG_OPTIM_ADAGRAD: i32 = 5;
+pub const AG_OPTIM_ZERO_LR: i32 = 1;
+pub const AG_OPTIM_ZERO_BETA1: i32 = 2;
+pub const AG_OPTIM_ZERO_BETA2: i32 = 4;
+pub const AG_OPTIM_ZERO_EPS: i32 = 8;
+pub const AG_OPTIM_ZERO_ALPHA: i32 = 16;
+pub const AG_OPTIM_ZERO_WEIGHT_DECAY: i32 = 32;
 pub const AG_RNG_DEFAULT_SEED: u64 = 11400714819323198485;
 
 // ---- structs ----
@@ -381,6 +410,48 @@ pub struct ag_dlpack_managed_tensor_versioned {
     /// AG_DLPACK_FLAG_*
     pub flags: u64,
     pub dl_tensor: ag_dlpack_tensor,
+}
+
+/// ```text
+/// Hyper-parameters of an optimizer or a parameter group. Append-only;
+/// struct_size first. A field left 0 takes the default of the kind (as in
+/// torch.optim) unless its AG_OPTIM_ZERO_* bit is set in zero_fields; fields
+/// a kind does not use must be 0.
+/// ```
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ag_optimizer_options {
+    pub struct_size: u32,
+    /// AG_OPTIM_ZERO_* bits
+    pub zero_fields: u32,
+    /// 0: 1e-3 (SGD, Adam, AdamW), 1e-2 (RMSprop, Adagrad)
+    pub lr: f64,
+    /// SGD, RMSprop; default 0
+    pub momentum: f64,
+    /// SGD; default 0
+    pub dampening: f64,
+    /// 0: 0, except AdamW: 1e-2 (decoupled)
+    pub weight_decay: f64,
+    /// Adam, AdamW; 0: 0.9
+    pub beta1: f64,
+    /// Adam, AdamW; 0: 0.999
+    pub beta2: f64,
+    /// 0: 1e-8 (Adam, AdamW, RMSprop), 1e-10 (Adagrad)
+    pub eps: f64,
+    /// RMSprop smoothing constant; 0: 0.99
+    pub alpha: f64,
+    /// Adagrad; default 0
+    pub lr_decay: f64,
+    /// Adagrad; default 0
+    pub initial_accumulator_value: f64,
+    /// SGD: Nesterov momentum (needs momentum > 0, dampening 0)
+    pub nesterov: i32,
+    /// Adam, AdamW
+    pub amsgrad: i32,
+    /// RMSprop
+    pub centered: i32,
+    /// every kind: ascend instead of descend
+    pub maximize: i32,
 }
 
 // ---- functions ----
@@ -1402,6 +1473,88 @@ unsafe extern "C" {
     /// Thread-safe.
     /// ```
     pub fn ag_constant_value(name: *const c_char, out: *mut i64) -> ag_status;
+
+    /// `ag_safetensors_save` (ag/io.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Write `num_tensors` named tensors (any strides; written row-major) to a
+    /// safetensors file at `path`, replacing it: the data goes to a temporary
+    /// file beside it that is renamed over `path` at the end, so a failed save
+    /// leaves any old file intact.
+    /// @param path             the file.
+    /// @param names            `num_tensors` distinct UTF-8 names (not
+    ///                         "__metadata__"); may be NULL when num_tensors is 0.
+    /// @param tensors          the tensors; may be NULL when num_tensors is 0.
+    /// @param num_tensors      >= 0.
+    /// @param metadata_keys    `num_metadata` distinct strings for "__metadata__";
+    ///                         may be NULL when num_metadata is 0.
+    /// @param metadata_values  their values; may be NULL when num_metadata is 0.
+    /// @param num_metadata     >= 0.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL path, names or tensors with
+    ///         a count > 0, a NULL or duplicate name or key, invalid UTF-8, an
+    ///         invalid tensor, the file cannot be written: the message carries
+    ///         the system's reason); AG_ERR_OUT_OF_MEMORY.
+    /// Thread-safe (the tensors must not be written meanwhile).
+    /// ```
+    pub fn ag_safetensors_save(path: *const c_char, names: *const *const c_char, tensors: *const *const ag_tensor, num_tensors: i32, metadata_keys: *const *const c_char, metadata_values: *const *const c_char, num_metadata: i32) -> ag_status;
+
+    /// `ag_safetensors_load` (ag/io.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Map and check a safetensors file.
+    /// @param[out] out  the loaded file (caller releases with ag_safetensors_release).
+    /// @param ctx       the context of the tensors it hands out.
+    /// @param path      the file.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, ctx or path, the file
+    ///         cannot be opened or mapped, a bad file: see above);
+    ///         AG_ERR_OUT_OF_MEMORY. A tensor of a dtype ag lacks (F16, I32, ...)
+    ///         does not fail the load; ag_safetensors_get fails for it.
+    /// Thread-safe.
+    /// ```
+    pub fn ag_safetensors_load(out: *mut *mut ag_safetensors, ctx: *mut ag_context, path: *const c_char) -> ag_status;
+
+    /// `ag_safetensors_release` (ag/io.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Drop the caller's handle; NULL is a no-op. Tensors already handed out stay valid.
+    /// ```
+    pub fn ag_safetensors_release(file: *mut ag_safetensors);
+
+    /// `ag_safetensors_count` (ag/io.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Number of tensors in the file; -1 for NULL or an invalid handle.
+    /// ```
+    pub fn ag_safetensors_count(file: *const ag_safetensors) -> i32;
+
+    /// `ag_safetensors_name` (ag/io.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Name of tensor `index` (0 .. count-1; in the order of their data offsets).
+    /// Borrowed: valid while `file` is. NULL for an invalid handle or index.
+    /// ```
+    pub fn ag_safetensors_name(file: *const ag_safetensors, index: i32) -> *const c_char;
+
+    /// `ag_safetensors_get` (ag/io.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The tensor named `name`: a leaf that does not require grad, sharing the
+    /// mapped memory (writable, copy-on-write) when aligned, else a copy.
+    /// @param[out] out  a new tensor (caller releases).
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid file, NULL out or
+    ///         name, no tensor of that name, BOOL bytes other than 0 and 1);
+    ///         AG_ERR_DTYPE (a dtype ag lacks, naming the tensor and the dtype);
+    ///         AG_ERR_OUT_OF_MEMORY.
+    /// ```
+    pub fn ag_safetensors_get(file: *const ag_safetensors, name: *const c_char, out: *mut *mut ag_tensor) -> ag_status;
+
+    /// `ag_safetensors_metadata` (ag/io.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Value of "__metadata__" entry `key`. Borrowed: valid while `file` is.
+    /// NULL when there is no such entry (or NULL / invalid arguments).
+    /// ```
+    pub fn ag_safetensors_metadata(file: *const ag_safetensors, key: *const c_char) -> *const c_char;
 
     /// `ag_op_neg` (ag/ops.h, since AG_0.1).
     ///
@@ -2936,6 +3089,220 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_pad(out: *mut *mut ag_tensor, x: *const ag_tensor, pads: *const i64, npads: i32, mode: i32, value: f64) -> ag_status;
 
+    /// `ag_optimizer_options_init` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Fill `opts` with the defaults (same bytes as AG_OPTIMIZER_OPTIONS_INIT). AG_ERR_INVALID_ARGUMENT for NULL.
+    /// ```
+    pub fn ag_optimizer_options_init(opts: *mut ag_optimizer_options) -> ag_status;
+
+    /// `ag_optimizer_create` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Create an optimizer without parameters.
+    /// @param[out] out  the new optimizer (caller releases with ag_optimizer_release).
+    /// @param kind      AG_OPTIM_*.
+    /// @param opts      the default hyper-parameters of its groups; NULL for defaults.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, unknown kind, bad
+    ///         struct_size, a negative or NaN hyper-parameter, beta1/beta2/alpha
+    ///         not in [0, 1), nesterov without momentum or with dampening, a field
+    ///         the kind does not use set); AG_ERR_OUT_OF_MEMORY. Thread-safe.
+    /// ```
+    pub fn ag_optimizer_create(out: *mut *mut ag_optimizer, kind: i32, opts: *const ag_optimizer_options) -> ag_status;
+
+    /// `ag_optimizer_release` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Drop the optimizer, its state and its references to the parameters. NULL
+    /// is a no-op; an invalid handle is ignored and recorded as this thread's
+    /// last error.
+    /// ```
+    pub fn ag_optimizer_release(opt: *mut ag_optimizer);
+
+    /// `ag_optimizer_add_param_group` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Add a parameter group.
+    /// @param opt     the optimizer.
+    /// @param params  `num_params` leaf tensors (f32 or f64, contiguous, not
+    ///                read-only, of one context), each in no group yet; the
+    ///                optimizer takes a reference to each.
+    /// @param opts    the group's own hyper-parameters (zero fields take the
+    ///                kind's defaults, as in ag_optimizer_create); NULL for the
+    ///                optimizer's.
+    /// Adagrad's "sum" state is created here (filled with
+    /// initial_accumulator_value), the other states at the first step that
+    /// finds a gradient.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt or tensor, NULL params
+    ///         with num_params > 0, num_params < 0, a tensor twice, bad options);
+    ///         AG_ERR_DTYPE (not f32/f64); AG_ERR_GRAPH (not a leaf);
+    ///         AG_ERR_UNSUPPORTED (not contiguous, read-only); AG_ERR_CONTEXT;
+    ///         AG_ERR_OUT_OF_MEMORY. On failure nothing is added.
+    /// ```
+    pub fn ag_optimizer_add_param_group(opt: *mut ag_optimizer, params: *const *mut ag_tensor, num_params: i32, opts: *const ag_optimizer_options) -> ag_status;
+
+    /// `ag_optimizer_num_groups` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Number of parameter groups of `opt`; -1 for NULL or an invalid handle.
+    /// ```
+    pub fn ag_optimizer_num_groups(opt: *const ag_optimizer) -> i32;
+
+    /// `ag_optimizer_num_params` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Number of parameters of `opt` over all groups; -1 for NULL or an invalid handle.
+    /// ```
+    pub fn ag_optimizer_num_params(opt: *const ag_optimizer) -> i32;
+
+    /// `ag_optimizer_step` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// One optimization step: every parameter with a gradient is updated in place
+    /// (version counter bumped); parameters without one are skipped and their
+    /// state is left alone, as in PyTorch. A gradient that is not contiguous is
+    /// read through a contiguous copy.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt); AG_ERR_OUT_OF_MEMORY
+    ///         (states and gradient copies are made before any parameter is
+    ///         written, so then nothing has changed).
+    /// ```
+    pub fn ag_optimizer_step(opt: *mut ag_optimizer) -> ag_status;
+
+    /// `ag_optimizer_zero_grad` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Set the gradient of every parameter to none (PyTorch's
+    /// zero_grad(set_to_none=True)): the next backward starts afresh.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt).
+    /// ```
+    pub fn ag_optimizer_zero_grad(opt: *mut ag_optimizer) -> ag_status;
+
+    /// `ag_optimizer_set_lr` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Set the learning rate of group `group` (0-based), or of every group when
+    /// `group` is -1 (for schedules).
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt, group out of range,
+    ///         negative or NaN lr).
+    /// ```
+    pub fn ag_optimizer_set_lr(opt: *mut ag_optimizer, group: i32, lr: f64) -> ag_status;
+
+    /// `ag_optimizer_get_lr` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The learning rate of group `group`.
+    /// @param[out] out  the learning rate.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt, NULL out, group out of range).
+    /// ```
+    pub fn ag_optimizer_get_lr(opt: *const ag_optimizer, group: i32, out: *mut f64) -> ag_status;
+
+    /// `ag_optimizer_get_state` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// A copy of the state tensor `name` of parameter `param_index`: for SGD
+    /// "momentum_buffer"; Adam and AdamW "exp_avg", "exp_avg_sq",
+    /// "max_exp_avg_sq" (amsgrad); RMSprop "square_avg", "momentum_buffer"
+    /// (momentum > 0), "grad_avg" (centered); Adagrad "sum". Same shape and
+    /// dtype as the parameter.
+    /// @param[out] out  a new tensor (caller releases), or NULL with AG_OK while
+    ///                  the state does not exist yet (before the first step that
+    ///                  updated the parameter).
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt, NULL out or name,
+    ///         index out of range, a name the kind does not keep); AG_ERR_OUT_OF_MEMORY.
+    /// ```
+    pub fn ag_optimizer_get_state(opt: *const ag_optimizer, param_index: i32, name: *const c_char, out: *mut *mut ag_tensor) -> ag_status;
+
+    /// `ag_optimizer_set_state` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Restore the state tensor `name` (names as ag_optimizer_get_state) of
+    /// parameter `param_index` from `value` (copied; same shape and dtype as the
+    /// parameter, any strides). Setting "momentum_buffer" of SGD makes the next
+    /// step use it instead of starting it from the gradient.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt or value, NULL name,
+    ///         index out of range, unknown name); AG_ERR_SHAPE; AG_ERR_DTYPE;
+    ///         AG_ERR_OUT_OF_MEMORY.
+    /// ```
+    pub fn ag_optimizer_set_state(opt: *mut ag_optimizer, param_index: i32, name: *const c_char, value: *const ag_tensor) -> ag_status;
+
+    /// `ag_optimizer_get_step` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The step count of parameter `param_index`: how many steps updated it.
+    /// @param[out] out  the count.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt, NULL out, index out of range).
+    /// ```
+    pub fn ag_optimizer_get_step(opt: *const ag_optimizer, param_index: i32, out: *mut i64) -> ag_status;
+
+    /// `ag_optimizer_set_step` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Restore the step count of parameter `param_index` (>= 0; it drives Adam's
+    /// bias corrections and Adagrad's lr decay).
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid opt, index out of range, negative step).
+    /// ```
+    pub fn ag_optimizer_set_step(opt: *mut ag_optimizer, param_index: i32, step: i64) -> ag_status;
+
+    /// `ag_clip_grad_norm` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Scale the gradients of `params` in place so that their joint norm is at
+    /// most max_norm (torch.nn.utils.clip_grad_norm_): total = the norm_type-norm
+    /// of the per-gradient norms (norm_type INFINITY: the largest |element|);
+    /// every gradient is multiplied by min(1, max_norm / (total + 1e-6)).
+    /// Parameters without a gradient are skipped (total 0 when none has one).
+    /// Norms are accumulated in double.
+    /// @param params     `num_params` tensors; may be NULL when num_params is 0.
+    /// @param[out] total_norm  the total norm before clipping; may be NULL.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid tensor, num_params < 0,
+    ///         NULL params with num_params > 0, max_norm NaN or negative,
+    ///         norm_type NaN or <= 0); AG_ERR_UNSUPPORTED (a read-only gradient);
+    ///         AG_ERR_OUT_OF_MEMORY.
+    /// ```
+    pub fn ag_clip_grad_norm(params: *const *mut ag_tensor, num_params: i32, max_norm: f64, norm_type: f64, total_norm: *mut f64) -> ag_status;
+
+    /// `ag_clip_grad_value` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Clamp every gradient element of `params` to [-clip_value, clip_value] in
+    /// place (torch.nn.utils.clip_grad_value_); parameters without a gradient
+    /// are skipped.
+    /// @param params  `num_params` tensors; may be NULL when num_params is 0.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid tensor, num_params < 0,
+    ///         NULL params with num_params > 0, clip_value NaN or negative);
+    ///         AG_ERR_UNSUPPORTED (a read-only gradient).
+    /// ```
+    pub fn ag_clip_grad_value(params: *const *mut ag_tensor, num_params: i32, clip_value: f64) -> ag_status;
+
+    /// `ag_lr_step_decay` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// StepLR: base_lr * gamma^floor(step / step_size).
+    /// @param[out] out  the learning rate.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, step < 0, step_size < 1).
+    /// ```
+    pub fn ag_lr_step_decay(base_lr: f64, step: i64, step_size: i64, gamma: f64, out: *mut f64) -> ag_status;
+
+    /// `ag_lr_cosine_annealing` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// CosineAnnealingLR: eta_min + (base_lr - eta_min) (1 + cos(pi step / t_max)) / 2.
+    /// @param[out] out  the learning rate.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, step < 0, t_max < 1).
+    /// ```
+    pub fn ag_lr_cosine_annealing(base_lr: f64, eta_min: f64, step: i64, t_max: i64, out: *mut f64) -> ag_status;
+
+    /// `ag_lr_linear` (ag/optim.h, since AG_0.2).
+    ///
+    /// ```text
+    /// LinearLR (linear warmup): base_lr * (start_factor + (end_factor -
+    /// start_factor) min(step, total_steps) / total_steps).
+    /// @param[out] out  the learning rate.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, step < 0, total_steps < 1,
+    ///         start_factor not in (0, 1], end_factor not in [0, 1]).
+    /// ```
+    pub fn ag_lr_linear(base_lr: f64, step: i64, start_factor: f64, end_factor: f64, total_steps: i64, out: *mut f64) -> ag_status;
+
     /// `ag_context_manual_seed` (ag/random.h, since AG_0.1).
     ///
     /// ```text
@@ -3364,6 +3731,188 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const c_char, *mut i64) -> ag_status>(p) })
     }
 
+    /// `ag_safetensors_save` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_safetensors_save() -> Option<unsafe extern "C" fn(*const c_char, *const *const c_char, *const *const ag_tensor, i32, *const *const c_char, *const *const c_char, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_safetensors_save");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const c_char, *const *const c_char, *const *const ag_tensor, i32, *const *const c_char, *const *const c_char, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_safetensors_load` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_safetensors_load() -> Option<unsafe extern "C" fn(*mut *mut ag_safetensors, *mut ag_context, *const c_char) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_safetensors_load");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_safetensors, *mut ag_context, *const c_char) -> ag_status>(p) })
+    }
+
+    /// `ag_safetensors_release` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_safetensors_release() -> Option<unsafe extern "C" fn(*mut ag_safetensors)> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_safetensors_release");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_safetensors)>(p) })
+    }
+
+    /// `ag_safetensors_count` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_safetensors_count() -> Option<unsafe extern "C" fn(*const ag_safetensors) -> i32> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_safetensors_count");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_safetensors) -> i32>(p) })
+    }
+
+    /// `ag_safetensors_name` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_safetensors_name() -> Option<unsafe extern "C" fn(*const ag_safetensors, i32) -> *const c_char> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_safetensors_name");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_safetensors, i32) -> *const c_char>(p) })
+    }
+
+    /// `ag_safetensors_get` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_safetensors_get() -> Option<unsafe extern "C" fn(*const ag_safetensors, *const c_char, *mut *mut ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_safetensors_get");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_safetensors, *const c_char, *mut *mut ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_safetensors_metadata` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_safetensors_metadata() -> Option<unsafe extern "C" fn(*const ag_safetensors, *const c_char) -> *const c_char> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_safetensors_metadata");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_safetensors, *const c_char) -> *const c_char>(p) })
+    }
+
+    /// `ag_optimizer_options_init` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_options_init() -> Option<unsafe extern "C" fn(*mut ag_optimizer_options) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_options_init");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_optimizer_options) -> ag_status>(p) })
+    }
+
+    /// `ag_optimizer_create` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_create() -> Option<unsafe extern "C" fn(*mut *mut ag_optimizer, i32, *const ag_optimizer_options) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_create");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_optimizer, i32, *const ag_optimizer_options) -> ag_status>(p) })
+    }
+
+    /// `ag_optimizer_release` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_release() -> Option<unsafe extern "C" fn(*mut ag_optimizer)> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_release");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_optimizer)>(p) })
+    }
+
+    /// `ag_optimizer_add_param_group` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_add_param_group() -> Option<unsafe extern "C" fn(*mut ag_optimizer, *const *mut ag_tensor, i32, *const ag_optimizer_options) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_add_param_group");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_optimizer, *const *mut ag_tensor, i32, *const ag_optimizer_options) -> ag_status>(p) })
+    }
+
+    /// `ag_optimizer_num_groups` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_num_groups() -> Option<unsafe extern "C" fn(*const ag_optimizer) -> i32> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_num_groups");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_optimizer) -> i32>(p) })
+    }
+
+    /// `ag_optimizer_num_params` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_num_params() -> Option<unsafe extern "C" fn(*const ag_optimizer) -> i32> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_num_params");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_optimizer) -> i32>(p) })
+    }
+
+    /// `ag_optimizer_step` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_step() -> Option<unsafe extern "C" fn(*mut ag_optimizer) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_step");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_optimizer) -> ag_status>(p) })
+    }
+
+    /// `ag_optimizer_zero_grad` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_zero_grad() -> Option<unsafe extern "C" fn(*mut ag_optimizer) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_zero_grad");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_optimizer) -> ag_status>(p) })
+    }
+
+    /// `ag_optimizer_set_lr` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_set_lr() -> Option<unsafe extern "C" fn(*mut ag_optimizer, i32, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_set_lr");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_optimizer, i32, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_optimizer_get_lr` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_get_lr() -> Option<unsafe extern "C" fn(*const ag_optimizer, i32, *mut f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_get_lr");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_optimizer, i32, *mut f64) -> ag_status>(p) })
+    }
+
+    /// `ag_optimizer_get_state` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_get_state() -> Option<unsafe extern "C" fn(*const ag_optimizer, i32, *const c_char, *mut *mut ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_get_state");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_optimizer, i32, *const c_char, *mut *mut ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_optimizer_set_state` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_set_state() -> Option<unsafe extern "C" fn(*mut ag_optimizer, i32, *const c_char, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_set_state");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_optimizer, i32, *const c_char, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_optimizer_get_step` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_get_step() -> Option<unsafe extern "C" fn(*const ag_optimizer, i32, *mut i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_get_step");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_optimizer, i32, *mut i64) -> ag_status>(p) })
+    }
+
+    /// `ag_optimizer_set_step` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_optimizer_set_step() -> Option<unsafe extern "C" fn(*mut ag_optimizer, i32, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_set_step");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_optimizer, i32, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_clip_grad_norm` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_clip_grad_norm() -> Option<unsafe extern "C" fn(*const *mut ag_tensor, i32, f64, f64, *mut f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_clip_grad_norm");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const *mut ag_tensor, i32, f64, f64, *mut f64) -> ag_status>(p) })
+    }
+
+    /// `ag_clip_grad_value` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_clip_grad_value() -> Option<unsafe extern "C" fn(*const *mut ag_tensor, i32, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_clip_grad_value");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const *mut ag_tensor, i32, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_lr_step_decay` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_lr_step_decay() -> Option<unsafe extern "C" fn(f64, i64, i64, f64, *mut f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_lr_step_decay");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(f64, i64, i64, f64, *mut f64) -> ag_status>(p) })
+    }
+
+    /// `ag_lr_cosine_annealing` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_lr_cosine_annealing() -> Option<unsafe extern "C" fn(f64, f64, i64, i64, *mut f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_lr_cosine_annealing");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(f64, f64, i64, i64, *mut f64) -> ag_status>(p) })
+    }
+
+    /// `ag_lr_linear` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_lr_linear() -> Option<unsafe extern "C" fn(f64, i64, f64, f64, i64, *mut f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_lr_linear");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(f64, i64, f64, f64, i64, *mut f64) -> ag_status>(p) })
+    }
+
 }
 
 // ---- tables for tests and bindings ----
@@ -3457,6 +4006,13 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_struct_size", "AG_0.2"),
     ("ag_struct_field_offset", "AG_0.2"),
     ("ag_constant_value", "AG_0.2"),
+    ("ag_safetensors_save", "AG_0.2"),
+    ("ag_safetensors_load", "AG_0.2"),
+    ("ag_safetensors_release", "AG_0.2"),
+    ("ag_safetensors_count", "AG_0.2"),
+    ("ag_safetensors_name", "AG_0.2"),
+    ("ag_safetensors_get", "AG_0.2"),
+    ("ag_safetensors_metadata", "AG_0.2"),
     ("ag_op_neg", "AG_0.1"),
     ("ag_op_exp", "AG_0.1"),
     ("ag_op_log", "AG_0.1"),
@@ -3609,6 +4165,25 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_flip", "AG_0.1"),
     ("ag_op_repeat", "AG_0.1"),
     ("ag_op_pad", "AG_0.1"),
+    ("ag_optimizer_options_init", "AG_0.2"),
+    ("ag_optimizer_create", "AG_0.2"),
+    ("ag_optimizer_release", "AG_0.2"),
+    ("ag_optimizer_add_param_group", "AG_0.2"),
+    ("ag_optimizer_num_groups", "AG_0.2"),
+    ("ag_optimizer_num_params", "AG_0.2"),
+    ("ag_optimizer_step", "AG_0.2"),
+    ("ag_optimizer_zero_grad", "AG_0.2"),
+    ("ag_optimizer_set_lr", "AG_0.2"),
+    ("ag_optimizer_get_lr", "AG_0.2"),
+    ("ag_optimizer_get_state", "AG_0.2"),
+    ("ag_optimizer_set_state", "AG_0.2"),
+    ("ag_optimizer_get_step", "AG_0.2"),
+    ("ag_optimizer_set_step", "AG_0.2"),
+    ("ag_clip_grad_norm", "AG_0.2"),
+    ("ag_clip_grad_value", "AG_0.2"),
+    ("ag_lr_step_decay", "AG_0.2"),
+    ("ag_lr_cosine_annealing", "AG_0.2"),
+    ("ag_lr_linear", "AG_0.2"),
     ("ag_context_manual_seed", "AG_0.1"),
     ("ag_context_seed", "AG_0.1"),
     ("ag_context_rng_state", "AG_0.1"),
@@ -3839,6 +4414,17 @@ pub const CONSTANT_VALUES: &[(&str, i64)] = &[
     ("AG_IGNORE_INDEX_DEFAULT", AG_IGNORE_INDEX_DEFAULT as i64),
     ("AG_PAD_CONSTANT", AG_PAD_CONSTANT as i64),
     ("AG_PAD_REFLECT", AG_PAD_REFLECT as i64),
+    ("AG_OPTIM_SGD", AG_OPTIM_SGD as i64),
+    ("AG_OPTIM_ADAM", AG_OPTIM_ADAM as i64),
+    ("AG_OPTIM_ADAMW", AG_OPTIM_ADAMW as i64),
+    ("AG_OPTIM_RMSPROP", AG_OPTIM_RMSPROP as i64),
+    ("AG_OPTIM_ADAGRAD", AG_OPTIM_ADAGRAD as i64),
+    ("AG_OPTIM_ZERO_LR", AG_OPTIM_ZERO_LR as i64),
+    ("AG_OPTIM_ZERO_BETA1", AG_OPTIM_ZERO_BETA1 as i64),
+    ("AG_OPTIM_ZERO_BETA2", AG_OPTIM_ZERO_BETA2 as i64),
+    ("AG_OPTIM_ZERO_EPS", AG_OPTIM_ZERO_EPS as i64),
+    ("AG_OPTIM_ZERO_ALPHA", AG_OPTIM_ZERO_ALPHA as i64),
+    ("AG_OPTIM_ZERO_WEIGHT_DECAY", AG_OPTIM_ZERO_WEIGHT_DECAY as i64),
     ("AG_RNG_DEFAULT_SEED", AG_RNG_DEFAULT_SEED as i64),
 ];
 
@@ -4043,6 +4629,31 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
             ("deleter", core::mem::offset_of!(ag_dlpack_managed_tensor_versioned, deleter), 16),
             ("flags", core::mem::offset_of!(ag_dlpack_managed_tensor_versioned, flags), 24),
             ("dl_tensor", core::mem::offset_of!(ag_dlpack_managed_tensor_versioned, dl_tensor), 32),
+        ],
+    },
+    StructLayout {
+        name: "ag_optimizer_options",
+        size: core::mem::size_of::<ag_optimizer_options>(),
+        align: core::mem::align_of::<ag_optimizer_options>(),
+        described_size: 104,
+        described_align: 8,
+        fields: &[
+            ("struct_size", core::mem::offset_of!(ag_optimizer_options, struct_size), 0),
+            ("zero_fields", core::mem::offset_of!(ag_optimizer_options, zero_fields), 4),
+            ("lr", core::mem::offset_of!(ag_optimizer_options, lr), 8),
+            ("momentum", core::mem::offset_of!(ag_optimizer_options, momentum), 16),
+            ("dampening", core::mem::offset_of!(ag_optimizer_options, dampening), 24),
+            ("weight_decay", core::mem::offset_of!(ag_optimizer_options, weight_decay), 32),
+            ("beta1", core::mem::offset_of!(ag_optimizer_options, beta1), 40),
+            ("beta2", core::mem::offset_of!(ag_optimizer_options, beta2), 48),
+            ("eps", core::mem::offset_of!(ag_optimizer_options, eps), 56),
+            ("alpha", core::mem::offset_of!(ag_optimizer_options, alpha), 64),
+            ("lr_decay", core::mem::offset_of!(ag_optimizer_options, lr_decay), 72),
+            ("initial_accumulator_value", core::mem::offset_of!(ag_optimizer_options, initial_accumulator_value), 80),
+            ("nesterov", core::mem::offset_of!(ag_optimizer_options, nesterov), 88),
+            ("amsgrad", core::mem::offset_of!(ag_optimizer_options, amsgrad), 92),
+            ("centered", core::mem::offset_of!(ag_optimizer_options, centered), 96),
+            ("maximize", core::mem::offset_of!(ag_optimizer_options, maximize), 100),
         ],
     },
 ];
