@@ -46,5 +46,6 @@
 #include "ag/ops_norm.h"
 #include "ag/functional.h"
 #include "ag/interop.h"
+#include "ag/budget.h"
 
 #endif /* AG_AG_H */
