@@ -24,6 +24,11 @@ var notBound = map[string]string{
 	"ag_scope_end":   "handle scopes conflict with Go-owned references",
 	"ag_scope_keep":  "handle scopes conflict with Go-owned references",
 	"ag_scope_depth": "handle scopes conflict with Go-owned references",
+	// The budgeted backward serves frame loops of C/C++ hosts.
+	"ag_backward_begin":  "budgeted backward not exposed yet",
+	"ag_backward_step":   "budgeted backward not exposed yet",
+	"ag_backward_end":    "budgeted backward not exposed yet",
+	"ag_backward_cancel": "budgeted backward not exposed yet",
 }
 
 // apiPath: AG_API_JSON (run_tests.sh sets it), else the committed copy.

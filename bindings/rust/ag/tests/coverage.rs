@@ -8,6 +8,10 @@ const EXCLUDED: &[(&str, &str)] = &[
     ("ag_scope_end", "as ag_scope_begin"),
     ("ag_scope_keep", "as ag_scope_begin"),
     ("ag_scope_depth", "as ag_scope_begin"),
+    ("ag_backward_begin", "the budgeted backward is for frame loops of C/C++ hosts; not exposed yet"),
+    ("ag_backward_step", "as ag_backward_begin"),
+    ("ag_backward_end", "as ag_backward_begin"),
+    ("ag_backward_cancel", "as ag_backward_begin"),
 ];
 
 fn sources() -> String {
