@@ -71,10 +71,11 @@ AG_API ag_status ag_backward_begin(ag_backward_job **job, ag_tensor *root, const
 /**
  * Run nodes of the job until none is left or a limit is reached: after
  * `max_nodes` nodes (0 = no limit), or once `max_ns` nanoseconds passed
- * since the call began (0 = no limit; checked after each node, so a step
- * overruns by at most one node). At least one node runs per call while any
- * is left; independent expensive nodes gathered to run side by side count
- * as one batch.
+ * since the call began (0 = no limit). The clock is read after each node,
+ * or every few nodes while nodes take well under a microsecond (reads some
+ * 1 to 4 us apart), so a step overruns by about that much or one node.
+ * At least one node runs per call while any is left; independent expensive
+ * nodes gathered to run side by side count as one batch.
  * @param done  receives 1 when every node has run (the job waits for
  *              ag_backward_end), else 0; may be NULL.
  * @return AG_OK (also for a job already done: nothing runs);
