@@ -51,6 +51,11 @@ var notBound = map[string]string{
 	"ag_safetensors_name":          "not wrapped yet (0.2)",
 	"ag_safetensors_release":       "not wrapped yet (0.2)",
 	"ag_safetensors_save":          "not wrapped yet (0.2)",
+	// The budgeted backward serves frame loops of C/C++ hosts.
+	"ag_backward_begin":  "budgeted backward not exposed yet",
+	"ag_backward_step":   "budgeted backward not exposed yet",
+	"ag_backward_end":    "budgeted backward not exposed yet",
+	"ag_backward_cancel": "budgeted backward not exposed yet",
 }
 
 // apiPath: AG_API_JSON (run_tests.sh sets it), else the committed copy.

@@ -173,9 +173,13 @@ var structLayouts = []structLayout{
 		{Name: "create_graph", Offset: 8, CgoOffset: unsafe.Offsetof(C.ag_grad_options{}.create_graph)},
 		{Name: "allow_unused", Offset: 12, CgoOffset: unsafe.Offsetof(C.ag_grad_options{}.allow_unused)},
 	}},
-	{Name: "ag_context_options", Size: 8, CgoSize: unsafe.Sizeof(C.ag_context_options{}), Fields: []fieldLayout{
+	{Name: "ag_context_options", Size: 40, CgoSize: unsafe.Sizeof(C.ag_context_options{}), Fields: []fieldLayout{
 		{Name: "struct_size", Offset: 0, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.struct_size)},
 		{Name: "num_threads", Offset: 4, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.num_threads)},
+		{Name: "alloc", Offset: 8, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.alloc)},
+		{Name: "free", Offset: 16, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.free)},
+		{Name: "user", Offset: 24, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.user)},
+		{Name: "destroy", Offset: 32, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.destroy)},
 	}},
 	{Name: "ag_memory_stats", Size: 48, CgoSize: unsafe.Sizeof(C.ag_memory_stats{}), Fields: []fieldLayout{
 		{Name: "struct_size", Offset: 0, CgoOffset: unsafe.Offsetof(C.ag_memory_stats{}.struct_size)},

@@ -11,6 +11,10 @@
 #include "_cgo_export.h"
 
 /* Functions of later symbol versions may be missing from the loaded library. */
+#pragma weak ag_backward_begin
+#pragma weak ag_backward_step
+#pragma weak ag_backward_end
+#pragma weak ag_backward_cancel
 #pragma weak ag_tensor_from_buffer
 #pragma weak ag_tensor_from_buffer_flags
 #pragma weak ag_tensor_data
@@ -67,6 +71,10 @@ static void agx_missing(agx_err *e, const char *name) {
 }
 
 int agx_has_symbol(const char *name) {
+  if (strcmp(name, "ag_backward_begin") == 0) return ag_backward_begin != NULL;
+  if (strcmp(name, "ag_backward_step") == 0) return ag_backward_step != NULL;
+  if (strcmp(name, "ag_backward_end") == 0) return ag_backward_end != NULL;
+  if (strcmp(name, "ag_backward_cancel") == 0) return ag_backward_cancel != NULL;
   if (strcmp(name, "ag_tensor_from_buffer") == 0) return ag_tensor_from_buffer != NULL;
   if (strcmp(name, "ag_tensor_from_buffer_flags") == 0) return ag_tensor_from_buffer_flags != NULL;
   if (strcmp(name, "ag_tensor_data") == 0) return ag_tensor_data != NULL;
@@ -191,6 +199,46 @@ ag_status agx_ag_tensor_retain_grad(agx_err *agx_e, ag_tensor *t) {
 
 ag_status agx_ag_grad_mode_set(agx_err *agx_e, int32_t enabled, int32_t *previous) {
   ag_status agx_s = ag_grad_mode_set(enabled, previous);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_backward_begin(agx_err *agx_e, ag_backward_job * *job, ag_tensor *root, const ag_tensor *grad_root, const ag_backward_options *opts) {
+  if (!ag_backward_begin) {
+    agx_missing(agx_e, "ag_backward_begin");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_backward_begin(job, root, grad_root, opts);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_backward_step(agx_err *agx_e, ag_backward_job *job, int64_t max_nodes, int64_t max_ns, int32_t *done) {
+  if (!ag_backward_step) {
+    agx_missing(agx_e, "ag_backward_step");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_backward_step(job, max_nodes, max_ns, done);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_backward_end(agx_err *agx_e, ag_backward_job *job) {
+  if (!ag_backward_end) {
+    agx_missing(agx_e, "ag_backward_end");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_backward_end(job);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_backward_cancel(agx_err *agx_e, ag_backward_job *job) {
+  if (!ag_backward_cancel) {
+    agx_missing(agx_e, "ag_backward_cancel");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_backward_cancel(job);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <ag/anomaly.h>
 #include <ag/autograd.h>
+#include <ag/budget.h>
 #include <ag/common.h>
 #include <ag/context.h>
 #include <ag/function.h>
@@ -50,6 +51,10 @@ ag_status agx_ag_grad(agx_err *agx_e, ag_tensor * *grads, const ag_tensor *const
 ag_status agx_ag_tensor_set_tag(agx_err *agx_e, ag_tensor *t, const char *tag);
 ag_status agx_ag_tensor_retain_grad(agx_err *agx_e, ag_tensor *t);
 ag_status agx_ag_grad_mode_set(agx_err *agx_e, int32_t enabled, int32_t *previous);
+ag_status agx_ag_backward_begin(agx_err *agx_e, ag_backward_job * *job, ag_tensor *root, const ag_tensor *grad_root, const ag_backward_options *opts);
+ag_status agx_ag_backward_step(agx_err *agx_e, ag_backward_job *job, int64_t max_nodes, int64_t max_ns, int32_t *done);
+ag_status agx_ag_backward_end(agx_err *agx_e, ag_backward_job *job);
+ag_status agx_ag_backward_cancel(agx_err *agx_e, ag_backward_job *job);
 ag_status agx_ag_context_options_init(agx_err *agx_e, ag_context_options *opts);
 ag_status agx_ag_context_create(agx_err *agx_e, ag_context * *out, const ag_context_options *opts);
 ag_status agx_ag_memory_stats_init(agx_err *agx_e, ag_memory_stats *stats);

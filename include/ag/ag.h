@@ -48,5 +48,6 @@
 #include "ag/interop.h"
 #include "ag/optim.h"
 #include "ag/io.h"
+#include "ag/budget.h"
 
 #endif /* AG_AG_H */

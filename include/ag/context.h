@@ -31,9 +31,31 @@ typedef struct ag_context_options {
    * of parallel kernels run in the denormal mode (FTZ/DAZ) of the thread
    * that created the context. */
   int32_t num_threads;
+  /* Host allocator (0.2), for engines that budget their memory. NULL alloc
+   * (the default) = ag's own caching allocator. When set, every byte of
+   * tensor data made for this context comes from alloc, also the few bytes
+   * of tiny tensors that ag otherwise keeps inside the storage header, and
+   * goes back through free with the same size; ag caches nothing. alloc
+   * returns memory of at least `size` bytes aligned to `align` (a power of
+   * two, 16 or 64), or NULL: the op then fails with AG_ERR_OUT_OF_MEMORY and
+   * nothing leaks. alloc and free may be called from any thread, also
+   * concurrently (ops on several threads, the arena's workers), and free also
+   * after ag_context_release, until the last tensor is gone. Host memory
+   * lent with ag_tensor_from_buffer/DLPack never goes through them.
+   * Still on the global heap (operator new / per-thread pools): tensor,
+   * storage and graph node headers (tens of bytes each, pooled per thread),
+   * shapes with more than 4 dims, kernel scratch (matmul packing, reductions),
+   * the backward engine's bookkeeping, hooks, error messages, the arena's
+   * threads. */
+  void *(*alloc)(uint64_t size, uint64_t align, void *user);
+  void (*free)(void *ptr, uint64_t size, void *user);
+  void *user; /* passed to alloc, free and destroy; may be NULL */
+  /* Called once with `user` when the context is freed (after the last
+   * free), if ag_context_create succeeded; may be NULL. */
+  void (*destroy)(void *user);
 } ag_context_options;
 
-#define AG_CONTEXT_OPTIONS_INIT {(uint32_t)sizeof(ag_context_options), 0}
+#define AG_CONTEXT_OPTIONS_INIT {(uint32_t)sizeof(ag_context_options), 0, NULL, NULL, NULL, NULL}
 
 /**
  * Fill `opts` with the defaults (the same bytes as AG_CONTEXT_OPTIONS_INIT).
@@ -49,7 +71,8 @@ AG_API ag_status ag_context_options_init(ag_context_options *opts) AG_NOEXCEPT;
  *                  past it keep their defaults); bytes past the fields this
  *                  library knows, in a larger struct, must be zero.
  * @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL `out`, bad struct_size,
- *         negative num_threads); AG_ERR_OUT_OF_MEMORY.
+ *         negative num_threads, only one of alloc and free set);
+ *         AG_ERR_OUT_OF_MEMORY.
  * Thread-safe. Any thread may use the context; tensors made on the calling
  * thread cost a little less while a handle to the context is held (their
  * references to it are counted without atomic operations).

@@ -1,10 +1,13 @@
 // requires_grad, gradients, detach, backward and grad mode.
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "api/guard.h"
 #include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
 #include "autograd/node.h"
+#include "core/handle.h"
 #include "engine/engine.h"
 #include "ops/ops.h"
 
@@ -47,6 +50,25 @@ std::vector<Tensor> input_list(const ag_tensor* const* inputs, int32_t n, const 
     out.push_back(std::move(t));
   }
   return out;
+}
+
+// The request of ag_backward and ag_backward_begin, checked.
+ExecuteRequest backward_request(ag_tensor* root, const ag_tensor* grad_root, const ag_backward_options* user_opts) {
+  Tensor r = api::tensor_ref(root, "root");
+  ag_backward_options opts = AG_BACKWARD_OPTIONS_INIT;
+  api::read_options(user_opts, opts);
+  if (!requires_grad(*r)) {
+    fail(AG_ERR_GRAPH, "the root does not require grad: no input of the ops that produced it requires grad, "
+                       "or grad mode was off");
+  }
+  ExecuteRequest req;
+  req.roots.push_back(r);
+  req.seeds.push_back(api::seed_for(r, grad_root, "grad_root", "root"));
+  req.inputs = input_list(opts.inputs, opts.num_inputs, *r);
+  req.accumulate = true;
+  req.opts.retain_graph = opts.retain_graph != 0;
+  req.opts.create_graph = opts.create_graph != 0;
+  return req;
 }
 
 }  // namespace
@@ -138,23 +160,85 @@ AG_API ag_status ag_backward_options_init(ag_backward_options* opts) noexcept {
 }
 
 AG_API ag_status ag_backward(ag_tensor* root, const ag_tensor* grad_root, const ag_backward_options* user_opts) noexcept {
-  return api::call("ag_backward", [&] {
-    Tensor r = api::tensor_ref(root, "root");
-    ag_backward_options opts = AG_BACKWARD_OPTIONS_INIT;
-    api::read_options(user_opts, opts);
-    if (!requires_grad(*r)) {
-      fail(AG_ERR_GRAPH, "the root does not require grad: no input of the ops that produced it requires grad, "
-                         "or grad mode was off");
-    }
-    ExecuteRequest req;
-    req.roots.push_back(r);
-    req.seeds.push_back(api::seed_for(r, grad_root, "grad_root", "root"));
-    req.inputs = input_list(opts.inputs, opts.num_inputs, *r);
-    req.accumulate = true;
-    req.opts.retain_graph = opts.retain_graph != 0;
-    req.opts.create_graph = opts.create_graph != 0;
-    execute(req);
+  return api::call("ag_backward", [&] { execute(backward_request(root, grad_root, user_opts)); });
+}
+
+}  // extern "C"
+
+// ---- the budgeted backward (ag/budget.h) ----
+
+namespace {
+
+constexpr uint32_t kJobTag = 0xA6B06E70u;
+
+// What an ag_backward_job handle points to: the engine's job, and the
+// failure that ended it, if one did.
+struct Job : HandleState<kJobTag> {
+  explicit Job(ExecuteRequest req) : job(std::move(req)) {}
+  BackwardJob job;
+  ag_status failed = AG_OK;
+  std::string message;
+};
+
+Job& job_arg(ag_backward_job* job) {
+  if (job == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "job is NULL");
+  Job* j = reinterpret_cast<Job*>(job);
+  if (!j->handle_valid()) fail(AG_ERR_INVALID_ARGUMENT, "job is not a live handle (ended or cancelled already?)");
+  return *j;
+}
+
+// Runs f on the job; a failure ends the job for good (its state is then
+// mid-node) and is repeated by every later call.
+template <class F>
+void run_job(Job& j, F&& f) {
+  if (j.failed != AG_OK) fail(j.failed, "the job failed earlier: ", j.message);
+  try {
+    f();
+  } catch (const Error& e) {
+    j.failed = e.code();
+    j.message = e.message();
+    throw;
+  } catch (const std::bad_alloc&) {
+    j.failed = AG_ERR_OUT_OF_MEMORY;
+    j.message = "out of memory";
+    throw;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+AG_API ag_status ag_backward_begin(ag_backward_job** job, ag_tensor* root, const ag_tensor* grad_root,
+                                   const ag_backward_options* opts) noexcept {
+  return api::call("ag_backward_begin", [&] {
+    api::check_out(job);
+    auto j = std::make_unique<Job>(backward_request(root, grad_root, opts));
+    *job = reinterpret_cast<ag_backward_job*>(j.release());
   });
+}
+
+AG_API ag_status ag_backward_step(ag_backward_job* job, int64_t max_nodes, int64_t max_ns, int32_t* done) noexcept {
+  return api::call("ag_backward_step", [&] {
+    Job& j = job_arg(job);
+    if (max_nodes < 0 || max_ns < 0) {
+      fail(AG_ERR_INVALID_ARGUMENT, "max_nodes ", max_nodes, " and max_ns ", max_ns, " must not be negative");
+    }
+    bool finished = false;
+    run_job(j, [&] { finished = j.job.step(max_nodes, max_ns); });
+    if (done) *done = finished ? 1 : 0;
+  });
+}
+
+AG_API ag_status ag_backward_end(ag_backward_job* job) noexcept {
+  return api::call("ag_backward_end", [&] {
+    std::unique_ptr<Job> j(&job_arg(job));  // freed whatever happens
+    run_job(*j, [&] { j->job.finish(); });
+  });
+}
+
+AG_API ag_status ag_backward_cancel(ag_backward_job* job) noexcept {
+  return api::call("ag_backward_cancel", [&] { delete &job_arg(job); });
 }
 
 AG_API ag_status ag_grad_options_init(ag_grad_options* opts) noexcept {

@@ -19,7 +19,13 @@ AG_API ag_status ag_context_create(ag_context** out, const ag_context_options* u
     ag_context_options opts = AG_CONTEXT_OPTIONS_INIT;
     api::read_options(user_opts, opts);
     if (opts.num_threads < 0) fail(AG_ERR_INVALID_ARGUMENT, "num_threads ", opts.num_threads, " is negative");
-    Context* c = new Context(opts.num_threads);
+    if ((opts.alloc == nullptr) != (opts.free == nullptr)) {
+      fail(AG_ERR_INVALID_ARGUMENT, "alloc is ", opts.alloc ? "set" : "NULL", " but free is ",
+           opts.free ? "set" : "NULL", "; set both or neither");
+    }
+    HostAllocator host;
+    if (opts.alloc) host = HostAllocator{opts.alloc, opts.free, opts.user, opts.destroy};
+    Context* c = new Context(opts.num_threads, host);
     c->handle_acquire();  // the caller's side keeps the reference from `new`
     c->begin_owner_counting();
     *out = reinterpret_cast<ag_context*>(c);

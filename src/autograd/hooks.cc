@@ -129,7 +129,14 @@ void check_replacement(const Hook& h, const Node& node, const Tensor& g, const I
 
 }  // namespace
 
-void run_tensor_hooks(Node& node, TensorList& grads) {
+void store_retained(TensorImpl& t, const Tensor& g) {
+  AutogradMeta* m = meta_of(t);
+  std::lock_guard<std::mutex> lock(m->mu);
+  // Shared, not copied: gradients are never written in place.
+  m->grad = m->grad ? grad_sum(m->grad, g) : g;
+}
+
+void run_tensor_hooks(Node& node, TensorList& grads, std::vector<DeferredGrad>* defer) {
   NodeHooks* hooks = node.hooks();
   if (!hooks) return;
   for (const Ref<Hook>& h : hooks->snapshot(Hook::Kind::Tensor)) {
@@ -148,10 +155,11 @@ void run_tensor_hooks(Node& node, TensorList& grads) {
     if (!grads[i]) continue;
     Tensor t = hooks->retained(static_cast<uint32_t>(i));
     if (!t) continue;
-    AutogradMeta* m = meta_of(*t);
-    std::lock_guard<std::mutex> lock(m->mu);
-    // Shared, not copied: gradients are never written in place.
-    m->grad = m->grad ? grad_sum(m->grad, grads[i]) : grads[i];
+    if (defer) {
+      defer->push_back({std::move(t), grads[i]});
+    } else {
+      store_retained(*t, grads[i]);
+    }
   }
 }
 

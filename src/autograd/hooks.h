@@ -83,9 +83,19 @@ struct NodeHooks {
   std::vector<Retained> retains;
 };
 
+// A retained gradient held back for later (a budgeted backward sums them in
+// at its end): the retaining tensor and the gradient.
+struct DeferredGrad {
+  Tensor tensor;
+  Tensor grad;
+};
+
 // Runs the Tensor hooks of `node` on grads (before the node) and stores
-// retained gradients. Does nothing when the node has no hooks.
-void run_tensor_hooks(Node& node, TensorList& grads);
+// retained gradients, or, given `defer`, appends them there instead. Does
+// nothing when the node has no hooks.
+void run_tensor_hooks(Node& node, TensorList& grads, std::vector<DeferredGrad>* defer = nullptr);
+// Sums g into the retained gradient of t (as run_tensor_hooks does).
+void store_retained(TensorImpl& t, const Tensor& g);
 // Runs node pre-hooks on the node's inputs.
 void run_node_pre_hooks(Node& node, TensorList& grads);
 // Runs node post-hooks on the node's outputs.

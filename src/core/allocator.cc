@@ -31,7 +31,10 @@ size_t CachingAllocator::class_bytes(size_t cls) {
   return base + sub * (base >> 2);
 }
 
-CachingAllocator::~CachingAllocator() { trim(); }
+CachingAllocator::~CachingAllocator() {
+  trim();
+  if (host_.destroy) host_.destroy(host_.user);
+}
 
 void CachingAllocator::note_in_use(int64_t delta) {
   const int64_t now = in_use_.fetch_add(delta, std::memory_order_relaxed) + delta;
@@ -42,6 +45,12 @@ void CachingAllocator::note_in_use(int64_t delta) {
 
 void* CachingAllocator::allocate(size_t bytes) {
   allocations_.fetch_add(1, std::memory_order_relaxed);
+  if (host_.alloc) {
+    void* p = host_.alloc(bytes, bytes <= kPooledLimit ? 16 : 64, host_.user);
+    if (p == nullptr) throw std::bad_alloc();
+    note_in_use(static_cast<int64_t>(bytes));
+    return p;
+  }
   if (bytes <= kPooledLimit) {
     note_in_use(static_cast<int64_t>(bytes));
     return pool_alloc(bytes);
@@ -65,6 +74,11 @@ void* CachingAllocator::allocate(size_t bytes) {
 }
 
 void CachingAllocator::deallocate(void* p, size_t bytes) noexcept {
+  if (host_.alloc) {
+    note_in_use(-static_cast<int64_t>(bytes));
+    host_.free(p, bytes, host_.user);
+    return;
+  }
   if (bytes <= kPooledLimit) {
     note_in_use(-static_cast<int64_t>(bytes));
     pool_free(p, bytes);

@@ -20,9 +20,21 @@ struct MemoryStats {
   int64_t cache_hits = 0;         // of those, served from the cache
 };
 
+// The host's allocator (ag_context_options.alloc/free/user/destroy). When
+// set, every block comes from it and nothing is cached or pooled.
+struct HostAllocator {
+  void* (*alloc)(uint64_t size, uint64_t align, void* user) = nullptr;
+  void (*free)(void* ptr, uint64_t size, void* user) = nullptr;
+  void* user = nullptr;
+  void (*destroy)(void* user) = nullptr;
+};
+
 class CachingAllocator {
  public:
   CachingAllocator() = default;
+  // Before the first allocation only.
+  void set_host(const HostAllocator& h) { host_ = h; }
+  bool has_host() const { return host_.alloc != nullptr; }
   ~CachingAllocator();
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
@@ -43,6 +55,7 @@ class CachingAllocator {
   static size_t class_bytes(size_t cls);
   void note_in_use(int64_t delta);
 
+  HostAllocator host_;
   mutable std::mutex mu_;
   std::vector<std::vector<void*>> cache_;  // by size class; guarded by mu_
   std::atomic<int64_t> in_use_{0};

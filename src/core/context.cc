@@ -30,10 +30,12 @@ struct Context::Arena {
 // TBB for workers. More slots than the machine has hardware threads would
 // make TBB print a warning and change nothing (the chunks, hence the
 // results, do not depend on the thread count).
-Context::Context(int num_threads)
+Context::Context(int num_threads, const HostAllocator& host)
     : num_threads_(num_threads > 0 ? num_threads : tbb::info::default_concurrency()),
       fp_mode_(FpMode::current()),
-      arena_(std::make_unique<Arena>(std::min(num_threads_, std::max(1, tbb::info::default_concurrency())))) {}
+      arena_(std::make_unique<Arena>(std::min(num_threads_, std::max(1, tbb::info::default_concurrency())))) {
+  allocator_.set_host(host);  // last: a throw above must not call host.destroy
+}
 
 Context::~Context() = default;
 

@@ -18,8 +18,9 @@ constexpr uint32_t kContextTag = 0xA6C0E7A1u;
 
 class Context : public RefCounted, public HandleState<kContextTag> {
  public:
-  // num_threads 0 means one per hardware thread.
-  explicit Context(int num_threads);
+  // num_threads 0 means one per hardware thread; `host`: the host's
+  // allocator for tensor data, if its alloc is set.
+  explicit Context(int num_threads, const HostAllocator& host = HostAllocator());
   ~Context() override;
 
   int num_threads() const { return num_threads_; }
@@ -68,6 +69,8 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   void* allocate(size_t nbytes) { return allocator_.allocate(nbytes); }
   void deallocate(void* p, size_t nbytes) noexcept { allocator_.deallocate(p, nbytes); }
   CachingAllocator& allocator() { return allocator_; }
+  // Whether tensor data comes from the host's allocator (then none is inline).
+  bool host_allocator() const { return allocator_.has_host(); }
 
   // The random generator's state: the Philox seed and the next free counter
   // block. Random ops reserve their blocks with reserve_random, which returns

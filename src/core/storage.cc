@@ -3,7 +3,9 @@
 namespace ag {
 
 Storage::Storage(Context* ctx, size_t nbytes) : ctx_(ctx), nbytes_(nbytes) {
-  data_ = nbytes <= kInlineBytes ? static_cast<void*>(inline_) : ctx->allocate(nbytes);
+  // With a host allocator every byte of data comes from the host.
+  const bool inline_data = nbytes == 0 || (nbytes <= kInlineBytes && !ctx->host_allocator());
+  data_ = inline_data ? static_cast<void*>(inline_) : ctx->allocate(nbytes);
   owner_side_ref_ = ctx->retain_storage_ref();  // after the allocation, which may throw
 }
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
+#include <mutex>
 #include <string>
 #include <queue>
 #include <vector>
@@ -104,6 +106,53 @@ thread_local SpareTasksGuard tl_spare_guard;
 class GraphTask;
 thread_local GraphTask* tl_current_task = nullptr;
 
+// Budgets of the run loop: none (ag_backward; compiled away), or a node
+// count and a deadline (a budgeted step).
+struct Unbudgeted {
+  bool spent(size_t) { return false; }
+};
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+// The clock is read after every node while nodes are slow, and every few
+// nodes when they take well under a microsecond each (a clock read costs as
+// much as a small node): reads stay some 1 to 4 us apart, so a step overruns
+// its time by about that much, or by one node.
+struct StepBudget {
+  StepBudget(int64_t nodes, int64_t ns) : max_nodes(nodes), deadline(ns > 0 ? now_ns() + ns : 0) {
+    last_read = deadline ? deadline - ns : 0;
+  }
+  int64_t max_nodes;  // 0 = none
+  int64_t deadline;   // steady clock, ns; 0 = none
+  int64_t ran = 0;
+  int64_t next_read = 1;  // the node count at which the clock is read next
+  int64_t stride = 1;
+  int64_t last_read;
+  bool spent(size_t n) {
+    ran += static_cast<int64_t>(n);
+    if (max_nodes > 0 && ran >= max_nodes) return true;
+    if (deadline == 0 || ran < next_read) return false;
+    const int64_t t = now_ns();
+    if (t >= deadline) return true;
+    const int64_t gap = t - last_read;
+    last_read = t;
+    if (gap < 1000 && stride < 64) {
+      stride *= 2;
+    } else if (gap > 4000 && stride > 1) {
+      stride /= 2;
+    }
+    next_read = ran + stride;
+    return false;
+  }
+};
+
+// A leaf's gradient held back by a budgeted pass until its end.
+struct DeferredLeaf {
+  Ref<Node> node;  // the leaf's AccumulateGrad
+  Tensor grad;
+};
+
 class GraphTask {
  public:
   explicit GraphTask(const BackwardOptions& opts)
@@ -170,23 +219,38 @@ class GraphTask {
 
   std::vector<Tensor>& captured() { return captured_; }
 
-  void execute() {
-    GraphTask* outer = tl_current_task;
-    tl_current_task = this;
-    struct Restore {
-      GraphTask* outer;
-      ~Restore() { tl_current_task = outer; }
-    } restore{outer};
-    TensorList grads, out;
-    // The root first; then a node that became ready while nothing else waits
-    // runs next without going through the queue: a chain never touches it.
+  // The root runs first; then a node that became ready while nothing else
+  // waits runs next without going through the queue: a chain never touches it.
+  void start() {
     next_ = 0;
     have_next_ = true;
+  }
+
+  // Makes this the pass that queue_final_callback reaches, for a scope.
+  struct Current {
+    explicit Current(GraphTask* t) : outer(tl_current_task) { tl_current_task = t; }
+    ~Current() { tl_current_task = outer; }
+    GraphTask* outer;
+  };
+
+  void execute() {
+    Current current(this);
+    Unbudgeted unbudgeted;
+    run_ready(unbudgeted);
+    run_callbacks();
+  }
+
+  // Runs ready nodes until none is left (returns true) or the budget is spent.
+  template <class Budget>
+  bool run_ready(Budget& budget) {
+    TensorList grads, out;
     for (;;) {
       // Expensive nodes gather until two or more can run side by side, or
       // nothing else is left to run.
       if (heavy_.size() >= 2) {
+        const size_t n = heavy_.size();
         run_wave();
+        if (budget.spent(n)) break;
         continue;
       }
       uint32_t index;
@@ -204,7 +268,12 @@ class GraphTask {
       }
       run_node(index, grads, out);
       send_outputs(index, out);
+      if (budget.spent(1)) break;
     }
+    return !(have_next_ || !ready_.empty() || !heavy_.empty());
+  }
+
+  void run_callbacks() {
     // Callbacks may queue more callbacks.
     for (size_t i = 0; i < callbacks_.size(); ++i) {
       try {
@@ -221,6 +290,44 @@ class GraphTask {
   void enable_parallel(Context* ctx) { parallel_ctx_ = ctx; }
 
   void queue(std::unique_ptr<FinalCallback> cb) { callbacks_.push_back(std::move(cb)); }
+
+  // Buffers what the pass would write into .grad (leaves, retained
+  // gradients) until apply_deferred: a budgeted pass.
+  void enable_defer() { defer_ = true; }
+
+  // Sums the buffered gradients in, as the nodes would have, and runs the
+  // leaves' post-accumulate hooks.
+  void apply_deferred() {
+    for (DeferredGrad& d : deferred_retained_) store_retained(*d.tensor, d.grad);
+    deferred_retained_.clear();
+    TensorList grads(1), out;
+    for (DeferredLeaf& d : deferred_leaves_) {
+      Node& node = *d.node;
+      grads[0] = std::move(d.grad);
+      try {
+        node.apply(grads, out);
+        if (node.hooks()) run_node_post_hooks(node, out, grads);
+      } catch (const Error& e) {
+        started_ = true;
+        throw interrupted(node, e);
+      }
+    }
+    deferred_leaves_.clear();
+  }
+
+  // Whether the pass walked node n (a budgeted pass's hold on its graph).
+  bool holds(const Node* n) const { return find(n) != NodeMap::kMissing; }
+  // Throws AG_ERR_GRAPH if a node of this pass other than a leaf's
+  // AccumulateGrad is walked by `other`.
+  void check_disjoint(const GraphTask& other) const {
+    for (size_t i = 1; i < tasks_.size(); ++i) {
+      const Node* n = tasks_[i].node;
+      if (!n->is_accumulate_grad() && other.holds(n)) {
+        fail(AG_ERR_GRAPH, "the graph's node ", n->name(),
+             " is held by an unfinished budgeted backward (ag_backward_begin); end or cancel that job first");
+      }
+    }
+  }
 
   // Iterative walk over every node reachable from the root; counts the edges
   // that point into each node. The tasks list doubles as the walk's stack:
@@ -268,14 +375,18 @@ class GraphTask {
       try {
         // Hooks and captures: one pointer check per node when there are none.
         const bool hooked = node.hooks() != nullptr;
-        if (hooked) run_tensor_hooks(node, grads);
+        if (hooked) run_tensor_hooks(node, grads, defer_ ? &deferred_retained_ : nullptr);
         if (restricted_) {
           for (const Capture& c : captures_[index]) captured_[c.target] = grads[c.input_nr];
         }
         if (run) {
           if (hooked) run_node_pre_hooks(node, grads);
-          node.apply(grads, out);
-          if (hooked) run_node_post_hooks(node, out, grads);
+          if (defer_ && node.is_accumulate_grad()) {
+            defer_leaf(node, grads);  // its post-hooks run with apply_deferred
+          } else {
+            node.apply(grads, out);
+            if (hooked) run_node_post_hooks(node, out, grads);
+          }
           check_outputs(node, out);
         }
       } catch (const Error& e) {
@@ -287,6 +398,10 @@ class GraphTask {
     }
     grads.clear();
     if (run && !opts_.retain_graph) node.release_variables();
+  }
+
+  [[gnu::noinline]] void defer_leaf(Node& node, TensorList& grads) {
+    if (grads[0]) deferred_leaves_.push_back({Ref<Node>::share(&node), std::move(grads[0])});
   }
 
   // One node of a wave: its gradients out, or how it failed.
@@ -409,6 +524,7 @@ class GraphTask {
     const NodeTask& t = tasks_[index];
     const Node& node = *t.node;
     if (t.contributions.empty() || node.hooks() != nullptr || node.runs_user_code()) return false;
+    if (defer_ && node.is_accumulate_grad()) return false;
     if (restricted_ && (!exec_[index] || !captures_[index].empty())) return false;
     int64_t elements = 0;
     for (const Contribution& c : t.contributions) elements += c.grad->numel();
@@ -477,38 +593,70 @@ class GraphTask {
   std::vector<uint32_t> heavy_;
   Context* parallel_ctx_ = nullptr;  // set: expensive nodes may run as tasks
   bool started_ = false;             // a node other than the root ran
+  bool defer_ = false;               // a budgeted pass: .grad writes wait
+  std::vector<DeferredLeaf> deferred_leaves_;
+  std::vector<DeferredGrad> deferred_retained_;
 };
 
-}  // namespace
+// The open budgeted passes, whose graphs other passes must not walk.
+std::mutex g_jobs_mu;
+std::vector<const GraphTask*> g_jobs;  // guarded by g_jobs_mu
+std::atomic<int> g_num_jobs{0};
 
-std::vector<Tensor> execute(const ExecuteRequest& req) {
-  std::vector<Edge> edges;
-  edges.reserve(req.roots.size());
-  for (const Tensor& r : req.roots) edges.push_back(gradient_edge(*r));
-  Ref<Node> graph_root = make_ref<GraphRoot>(edges, req.seeds);
+// Throws if `task` walked a node an open job holds; registers it as a job
+// itself if `job`.
+void check_jobs(const GraphTask& task, bool job) {
+  if (!job && g_num_jobs.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard<std::mutex> lock(g_jobs_mu);
+  for (const GraphTask* other : g_jobs) task.check_disjoint(*other);
+  if (job) {
+    g_jobs.push_back(&task);
+    g_num_jobs.fetch_add(1, std::memory_order_release);
+  }
+}
+
+void unregister_job(const GraphTask& task) {
+  std::lock_guard<std::mutex> lock(g_jobs_mu);
+  g_jobs.erase(std::find(g_jobs.begin(), g_jobs.end(), &task));
+  g_num_jobs.fetch_sub(1, std::memory_order_release);
+}
+
+BackwardOptions effective_options(const ExecuteRequest& req) {
   BackwardOptions o = req.opts;
   if (o.create_graph) o.retain_graph = true;
   if (!req.roots.empty()) o.detect_anomaly = req.roots[0]->context()->anomaly_mode();
-  GraphTask task(o);
+  return o;
+}
+
+Ref<Node> make_graph_root(const ExecuteRequest& req) {
+  std::vector<Edge> edges;
+  edges.reserve(req.roots.size());
+  for (const Tensor& r : req.roots) edges.push_back(gradient_edge(*r));
+  return make_ref<GraphRoot>(edges, req.seeds);
+}
+
+// Walks the graph and restricts the pass to the inputs' paths; a job is
+// checked against and registered with the open jobs.
+void prepare(GraphTask& task, const ExecuteRequest& req, const BackwardOptions& o, Node& graph_root, bool job) {
   if (!req.roots.empty() && !o.create_graph) {
     Context* ctx = req.roots[0]->context();
     if (ctx->num_threads() > 1) task.enable_parallel(ctx);
   }
-  task.count_dependencies(*graph_root);
-  std::vector<Edge> targets;
+  if (job) task.enable_defer();
+  task.count_dependencies(graph_root);
   if (!req.inputs.empty()) {
+    std::vector<Edge> targets;
     targets.reserve(req.inputs.size());
     for (const Tensor& t : req.inputs) targets.push_back(gradient_edge(*t));
     task.restrict_to(targets, req.accumulate);
   }
-  {
-    // Nodes run here, on the calling thread, so that user callbacks and
-    // thread-local state (grad mode) belong to the caller; expensive nodes
-    // without hooks or user code, and kernels that go parallel, enter the
-    // context's arena.
-    GradModeGuard mode(o.create_graph);
-    task.execute();
-  }
+  task.start();
+  check_jobs(task, job);  // last: a registered job is unregistered by its owner
+}
+
+// After the pass: the inputs' gradients, or, for backward with inputs, their
+// accumulation into non-leaf inputs' .grad.
+std::vector<Tensor> collect(GraphTask& task, const ExecuteRequest& req, const BackwardOptions& o) {
   std::vector<Tensor> result;
   if (req.inputs.empty()) return result;
   result = std::move(task.captured());
@@ -522,6 +670,68 @@ std::vector<Tensor> execute(const ExecuteRequest& req) {
     result.clear();
   }
   return result;
+}
+
+}  // namespace
+
+std::vector<Tensor> execute(const ExecuteRequest& req) {
+  Ref<Node> graph_root = make_graph_root(req);
+  const BackwardOptions o = effective_options(req);
+  GraphTask task(o);
+  prepare(task, req, o, *graph_root, false);
+  {
+    // Nodes run here, on the calling thread, so that user callbacks and
+    // thread-local state (grad mode) belong to the caller; expensive nodes
+    // without hooks or user code, and kernels that go parallel, enter the
+    // context's arena.
+    GradModeGuard mode(o.create_graph);
+    task.execute();
+  }
+  return collect(task, req, o);
+}
+
+struct BackwardJob::Impl {
+  explicit Impl(ExecuteRequest r)
+      : req(std::move(r)), opts(effective_options(req)), graph_root(make_graph_root(req)), task(opts) {}
+  ~Impl() {
+    if (registered) unregister_job(task);
+  }
+  ExecuteRequest req;  // keeps roots, seeds and inputs alive
+  BackwardOptions opts;
+  Ref<Node> graph_root;  // keeps the graph alive
+  GraphTask task;
+  bool registered = false;
+  bool done = false;
+};
+
+BackwardJob::BackwardJob(ExecuteRequest req) : impl_(std::make_unique<Impl>(std::move(req))) {
+  prepare(impl_->task, impl_->req, impl_->opts, *impl_->graph_root, true);
+  impl_->registered = true;
+}
+
+BackwardJob::~BackwardJob() = default;
+
+bool BackwardJob::step(int64_t max_nodes, int64_t max_ns) {
+  Impl& j = *impl_;
+  if (j.done) return true;
+  StepBudget budget(max_nodes, max_ns);
+  GraphTask::Current current(&j.task);
+  GradModeGuard mode(j.opts.create_graph);
+  j.done = j.task.run_ready(budget);
+  return j.done;
+}
+
+void BackwardJob::finish() {
+  Impl& j = *impl_;
+  GraphTask::Current current(&j.task);
+  GradModeGuard mode(j.opts.create_graph);
+  if (!j.done) {
+    Unbudgeted unbudgeted;
+    j.done = j.task.run_ready(unbudgeted);
+  }
+  j.task.apply_deferred();
+  j.task.run_callbacks();
+  collect(j.task, j.req, j.opts);
 }
 
 void run_backward(const Tensor& root, const Tensor& seed, const BackwardOptions& opts) {

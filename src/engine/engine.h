@@ -41,6 +41,31 @@ struct ExecuteRequest {
 // (null where none flowed). Throws ag::Error.
 std::vector<Tensor> execute(const ExecuteRequest& req);
 
+// A backward pass run in budgeted steps (ag/budget.h). It holds its graph
+// (a pass through one of its nodes fails meanwhile) and buffers what the
+// pass would write into .grad until finish(); destroying it unfinished
+// (cancel) writes nothing. One thread at a time.
+class BackwardJob {
+ public:
+  // Walks the graph; runs no node. Throws ag::Error.
+  explicit BackwardJob(ExecuteRequest req);
+  ~BackwardJob();
+  BackwardJob(const BackwardJob&) = delete;
+  BackwardJob& operator=(const BackwardJob&) = delete;
+  // Runs nodes until none is left (returns true) or max_nodes nodes ran or
+  // max_ns nanoseconds passed (0 = no limit; at least one node runs).
+  // Throws ag::Error.
+  bool step(int64_t max_nodes, int64_t max_ns);
+  // Runs what remains, sums the buffered gradients into .grad, runs the
+  // post-accumulate hooks and queued callbacks. Throws ag::Error.
+  void finish();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 // Nodes run as arena tasks beside other ready nodes since the process
 // started, over all passes (for tests and diagnostics).
 uint64_t nodes_run_as_tasks();

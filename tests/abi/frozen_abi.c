@@ -39,10 +39,15 @@ FROZEN(AG_MAX_DIMS == 16);
 FROZEN(sizeof(ag_status) == 4 && (ag_status)-1 < 0);
 FROZEN(sizeof(ag_dtype) == 4 && (ag_dtype)-1 < 0);
 
-/* ag_context_options: struct_size, num_threads. */
-FROZEN(sizeof(ag_context_options) == 8);
+/* ag_context_options: struct_size, num_threads (0.1, 8 bytes); alloc, free,
+ * user, destroy (0.2). */
 FROZEN(offsetof(ag_context_options, struct_size) == 0);
 FROZEN(offsetof(ag_context_options, num_threads) == 4);
+FROZEN(offsetof(ag_context_options, alloc) == 8);
+FROZEN(offsetof(ag_context_options, free) == 8 + sizeof(void *));
+FROZEN(offsetof(ag_context_options, user) == 8 + 2 * sizeof(void *));
+FROZEN(offsetof(ag_context_options, destroy) == 8 + 3 * sizeof(void *));
+FROZEN(sizeof(ag_context_options) == 8 + 4 * sizeof(void *));
 
 /* ag_backward_options: struct_size, retain_graph, create_graph, num_inputs, inputs. */
 FROZEN(offsetof(ag_backward_options, struct_size) == 0);

@@ -127,7 +127,8 @@ static void test_context_options_init(void) {
   CHECK_INIT_GIVES(ag_context_options, ag_context_options_init, 0xAB, a);
   CHECK(a.struct_size == sizeof(ag_context_options));
   CHECK(a.num_threads == 0);
-  CHECK(sizeof(ag_context_options) == 8); /* no padding, pinned layout */
+  CHECK(a.alloc == NULL && a.free == NULL && a.user == NULL && a.destroy == NULL);
+  CHECK(sizeof(ag_context_options) == 8 + 4 * sizeof(void *)); /* no padding, pinned layout */
 }
 
 static void test_backward_options_init(void) {

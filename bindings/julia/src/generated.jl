@@ -3,6 +3,7 @@
 const ag_dtype = Int32
 const ag_status = Int32
 
+mutable struct ag_backward_job end
 mutable struct ag_context end
 mutable struct ag_function_ctx end
 mutable struct ag_hook end
@@ -83,6 +84,10 @@ end
 struct ag_context_options
     struct_size::UInt32
     num_threads::Int32
+    alloc::Ptr{Cvoid}
+    free::Ptr{Cvoid}
+    user::Ptr{Cvoid}
+    destroy::Ptr{Cvoid}
 end
 
 struct ag_memory_stats
@@ -393,6 +398,62 @@ function ag_grad_mode_enabled()
     ccall((:ag_grad_mode_enabled, libag), Int32, ())
 end
 
+"""Start a backward pass of `root` that runs in ag_backward_step calls.
+Checks what ag_backward checks and walks the graph once (counting each
+node's dependencies, some 20 ns per node); runs no node.
+@param[out] job   the new job; the caller owns it and must pass it to
+                  ag_backward_end or ag_backward_cancel exactly once.
+@param root       as for ag_backward.
+@param grad_root  as for ag_backward; may be NULL.
+@param opts       as for ag_backward; NULL for defaults.
+@return AG_OK; the errors of ag_backward found before any node runs;
+  AG_ERR_GRAPH also when a node of the graph is held by another job.
+Thread-safe."""
+function ag_backward_begin(job, root, grad_root, opts)
+    ccall((:ag_backward_begin, libag), Int32, (Ptr{Ptr{ag_backward_job}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_backward_options}), job, root, grad_root, opts)
+end
+
+"""Run nodes of the job until none is left or a limit is reached: after
+`max_nodes` nodes (0 = no limit), or once `max_ns` nanoseconds passed
+since the call began (0 = no limit). The clock is read after each node,
+or every few nodes while nodes take well under a microsecond (reads some
+1 to 4 us apart), so a step overruns by about that much or one node.
+At least one node runs per call while any is left; independent expensive
+nodes gathered to run side by side count as one batch.
+@param done  receives 1 when every node has run (the job waits for
+             ag_backward_end), else 0; may be NULL.
+@return AG_OK (also for a job already done: nothing runs);
+  AG_ERR_INVALID_ARGUMENT (NULL or invalid job, negative limits);
+  the errors of a node, as for ag_backward (AG_ERR_VERSION, AG_ERR_GRAPH,
+  AG_ERR_CALLBACK, AG_ERR_OUT_OF_MEMORY): the job has then failed, every
+  later step and ag_backward_end return the same status, and no .grad
+  changed. Not thread-safe for one job (see the header comment)."""
+function ag_backward_step(job, max_nodes, max_ns, done)
+    ccall((:ag_backward_step, libag), Int32, (Ptr{ag_backward_job}, Int64, Int64, Ptr{Int32}), job, max_nodes, max_ns, done)
+end
+
+"""Finish the job: run whatever nodes remain (without a budget), sum the
+buffered gradients into their tensors' .grad, run the post-accumulate-grad
+hooks and queued callbacks, and release the job and everything it holds.
+The `job` handle is invalid afterwards, whatever the status.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid job); the status
+  of a step that failed earlier, or of a node that fails now (no .grad
+  changed); AG_ERR_CALLBACK from a post-accumulate hook or callback (as in
+  ag_backward, the gradients summed before it stay)."""
+function ag_backward_end(job)
+    ccall((:ag_backward_end, libag), Int32, (Ptr{ag_backward_job},), job)
+end
+
+"""Abandon the job: release it and everything it holds without touching any
+.grad; no hook or callback runs. Saved tensors of nodes that already ran
+are gone unless retain_graph was set (a later backward through the graph
+then fails with AG_ERR_GRAPH, naming the node). The `job` handle is
+invalid afterwards.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid job)."""
+function ag_backward_cancel(job)
+    ccall((:ag_backward_cancel, libag), Int32, (Ptr{ag_backward_job},), job)
+end
+
 """Version of the loaded library as AG_VERSION_NUMBER computes it
 (major * 10000 + minor * 100 + patch). Bindings compare it with the
 headers they were generated from. Thread-safe."""
@@ -442,7 +503,8 @@ end
                  past it keep their defaults); bytes past the fields this
                  library knows, in a larger struct, must be zero.
 @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL `out`, bad struct_size,
-        negative num_threads); AG_ERR_OUT_OF_MEMORY.
+        negative num_threads, only one of alloc and free set);
+        AG_ERR_OUT_OF_MEMORY.
 Thread-safe. Any thread may use the context; tensors made on the calling
 thread cost a little less while a handle to the context is held (their
 references to it are counted without atomic operations)."""

@@ -278,6 +278,9 @@ NOT_WRAPPED = {
     "ag_tensor_data_mut": "numpy views of ag_tensor_data are writable unless read-only",
     "ag_tensor_from_buffer": "from_numpy uses ag_tensor_from_buffer_flags (read-only arrays)",
     "ag_context_retain": "a Context object owns exactly one reference; it is never shared",
+    "ag_backward_begin": "the budgeted backward is for frame loops of C/C++ hosts; not exposed yet",
+    "ag_backward_step": "as ag_backward_begin", "ag_backward_end": "as ag_backward_begin",
+    "ag_backward_cancel": "as ag_backward_begin",
     "ag_function_ctx_num_saved": None, "ag_tensor_retain": None, "ag_tensor_release": None,
     # 0.2 optimizers and safetensors files: ag.optim is still the pure-Python version; to move onto these.
     "ag_lr_cosine_annealing": "C optimizers not wrapped yet (ag.optim is pure Python)",

@@ -18,6 +18,15 @@ pub type ag_status = i32;
 // ---- handles (opaque; only pointers to them exist) ----
 
 /// ```text
+/// Opaque handle of a backward pass in progress.
+/// ```
+#[repr(C)]
+pub struct ag_backward_job {
+    _private: [u8; 0],
+    _marker: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+/// ```text
 /// Opaque context handle.
 /// ```
 #[repr(C)]
@@ -241,6 +250,11 @@ pub struct ag_grad_options {
 pub struct ag_context_options {
     pub struct_size: u32,
     pub num_threads: i32,
+    pub alloc: ag_untyped_fn,
+    pub free: ag_untyped_fn,
+    /// passed to alloc, free and destroy; may be NULL
+    pub user: *mut c_void,
+    pub destroy: ag_untyped_fn,
 }
 
 /// ```text
@@ -704,6 +718,70 @@ unsafe extern "C" {
     /// ```
     pub fn ag_grad_mode_enabled() -> i32;
 
+    /// `ag_backward_begin` (ag/budget.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Start a backward pass of `root` that runs in ag_backward_step calls.
+    /// Checks what ag_backward checks and walks the graph once (counting each
+    /// node's dependencies, some 20 ns per node); runs no node.
+    /// @param[out] job   the new job; the caller owns it and must pass it to
+    ///                   ag_backward_end or ag_backward_cancel exactly once.
+    /// @param root       as for ag_backward.
+    /// @param grad_root  as for ag_backward; may be NULL.
+    /// @param opts       as for ag_backward; NULL for defaults.
+    /// @return AG_OK; the errors of ag_backward found before any node runs;
+    ///   AG_ERR_GRAPH also when a node of the graph is held by another job.
+    /// Thread-safe.
+    /// ```
+    pub fn ag_backward_begin(job: *mut *mut ag_backward_job, root: *mut ag_tensor, grad_root: *const ag_tensor, opts: *const ag_backward_options) -> ag_status;
+
+    /// `ag_backward_step` (ag/budget.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Run nodes of the job until none is left or a limit is reached: after
+    /// `max_nodes` nodes (0 = no limit), or once `max_ns` nanoseconds passed
+    /// since the call began (0 = no limit). The clock is read after each node,
+    /// or every few nodes while nodes take well under a microsecond (reads some
+    /// 1 to 4 us apart), so a step overruns by about that much or one node.
+    /// At least one node runs per call while any is left; independent expensive
+    /// nodes gathered to run side by side count as one batch.
+    /// @param done  receives 1 when every node has run (the job waits for
+    ///              ag_backward_end), else 0; may be NULL.
+    /// @return AG_OK (also for a job already done: nothing runs);
+    ///   AG_ERR_INVALID_ARGUMENT (NULL or invalid job, negative limits);
+    ///   the errors of a node, as for ag_backward (AG_ERR_VERSION, AG_ERR_GRAPH,
+    ///   AG_ERR_CALLBACK, AG_ERR_OUT_OF_MEMORY): the job has then failed, every
+    ///   later step and ag_backward_end return the same status, and no .grad
+    ///   changed. Not thread-safe for one job (see the header comment).
+    /// ```
+    pub fn ag_backward_step(job: *mut ag_backward_job, max_nodes: i64, max_ns: i64, done: *mut i32) -> ag_status;
+
+    /// `ag_backward_end` (ag/budget.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Finish the job: run whatever nodes remain (without a budget), sum the
+    /// buffered gradients into their tensors' .grad, run the post-accumulate-grad
+    /// hooks and queued callbacks, and release the job and everything it holds.
+    /// The `job` handle is invalid afterwards, whatever the status.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid job); the status
+    ///   of a step that failed earlier, or of a node that fails now (no .grad
+    ///   changed); AG_ERR_CALLBACK from a post-accumulate hook or callback (as in
+    ///   ag_backward, the gradients summed before it stay).
+    /// ```
+    pub fn ag_backward_end(job: *mut ag_backward_job) -> ag_status;
+
+    /// `ag_backward_cancel` (ag/budget.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Abandon the job: release it and everything it holds without touching any
+    /// .grad; no hook or callback runs. Saved tensors of nodes that already ran
+    /// are gone unless retain_graph was set (a later backward through the graph
+    /// then fails with AG_ERR_GRAPH, naming the node). The `job` handle is
+    /// invalid afterwards.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid job).
+    /// ```
+    pub fn ag_backward_cancel(job: *mut ag_backward_job) -> ag_status;
+
     /// `ag_version_number` (ag/common.h, since AG_0.1).
     ///
     /// ```text
@@ -770,7 +848,8 @@ unsafe extern "C" {
     ///                  past it keep their defaults); bytes past the fields this
     ///                  library knows, in a larger struct, must be zero.
     /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL `out`, bad struct_size,
-    ///         negative num_threads); AG_ERR_OUT_OF_MEMORY.
+    ///         negative num_threads, only one of alloc and free set);
+    ///         AG_ERR_OUT_OF_MEMORY.
     /// Thread-safe. Any thread may use the context; tensors made on the calling
     /// thread cost a little less while a handle to the context is held (their
     /// references to it are counted without atomic operations).
@@ -3626,6 +3705,34 @@ unsafe extern "C" {
 pub mod optional {
     use super::*;
 
+    /// `ag_backward_begin` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_backward_begin() -> Option<unsafe extern "C" fn(*mut *mut ag_backward_job, *mut ag_tensor, *const ag_tensor, *const ag_backward_options) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_backward_begin");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_backward_job, *mut ag_tensor, *const ag_tensor, *const ag_backward_options) -> ag_status>(p) })
+    }
+
+    /// `ag_backward_step` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_backward_step() -> Option<unsafe extern "C" fn(*mut ag_backward_job, i64, i64, *mut i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_backward_step");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_backward_job, i64, i64, *mut i32) -> ag_status>(p) })
+    }
+
+    /// `ag_backward_end` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_backward_end() -> Option<unsafe extern "C" fn(*mut ag_backward_job) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_backward_end");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_backward_job) -> ag_status>(p) })
+    }
+
+    /// `ag_backward_cancel` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_backward_cancel() -> Option<unsafe extern "C" fn(*mut ag_backward_job) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_backward_cancel");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_backward_job) -> ag_status>(p) })
+    }
+
     /// `ag_tensor_from_buffer` (since AG_0.2), or `None` when the loaded libag lacks it.
     pub fn ag_tensor_from_buffer() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut ag_context, ag_dtype, *const i64, *const i64, i32, *mut c_void, ag_deleter_fn, *mut c_void) -> ag_status> {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_tensor_from_buffer");
@@ -3941,6 +4048,10 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_tensor_retains_grad", "AG_0.1"),
     ("ag_grad_mode_set", "AG_0.1"),
     ("ag_grad_mode_enabled", "AG_0.1"),
+    ("ag_backward_begin", "AG_0.2"),
+    ("ag_backward_step", "AG_0.2"),
+    ("ag_backward_end", "AG_0.2"),
+    ("ag_backward_cancel", "AG_0.2"),
     ("ag_version_number", "AG_0.1"),
     ("ag_version_string", "AG_0.1"),
     ("ag_last_error_message", "AG_0.1"),
@@ -4472,11 +4583,15 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
         name: "ag_context_options",
         size: core::mem::size_of::<ag_context_options>(),
         align: core::mem::align_of::<ag_context_options>(),
-        described_size: 8,
-        described_align: 4,
+        described_size: 40,
+        described_align: 8,
         fields: &[
             ("struct_size", core::mem::offset_of!(ag_context_options, struct_size), 0),
             ("num_threads", core::mem::offset_of!(ag_context_options, num_threads), 4),
+            ("alloc", core::mem::offset_of!(ag_context_options, alloc), 8),
+            ("free", core::mem::offset_of!(ag_context_options, free), 16),
+            ("user", core::mem::offset_of!(ag_context_options, user), 24),
+            ("destroy", core::mem::offset_of!(ag_context_options, destroy), 32),
         ],
     },
     StructLayout {

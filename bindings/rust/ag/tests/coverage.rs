@@ -34,6 +34,10 @@ const EXCLUDED: &[(&str, &str)] = &[
     ("ag_safetensors_name", "as ag_safetensors_count"),
     ("ag_safetensors_release", "as ag_safetensors_count"),
     ("ag_safetensors_save", "as ag_safetensors_count"),
+    ("ag_backward_begin", "the budgeted backward is for frame loops of C/C++ hosts; not exposed yet"),
+    ("ag_backward_step", "as ag_backward_begin"),
+    ("ag_backward_end", "as ag_backward_begin"),
+    ("ag_backward_cancel", "as ag_backward_begin"),
 ];
 
 fn sources() -> String {
