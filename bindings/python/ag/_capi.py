@@ -60,7 +60,7 @@ CONSTANTS = {'AG_BOOL': 4,
  'AG_VERSION_MINOR': 2,
  'AG_VERSION_NUMBER': 200,
  'AG_VERSION_PATCH': 0}
-HANDLES = ['ag_context', 'ag_function_ctx', 'ag_hook', 'ag_node', 'ag_optimizer', 'ag_safetensors', 'ag_scope', 'ag_tensor']
+HANDLES = ['ag_backward_job', 'ag_context', 'ag_function_ctx', 'ag_hook', 'ag_node', 'ag_optimizer', 'ag_safetensors', 'ag_scope', 'ag_tensor']
 
 # ---- callback types ----
 ag_function_forward_fn = C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_void_p, C.POINTER(C.c_void_p), C.c_int32, C.POINTER(C.c_void_p), C.c_int32)
@@ -96,6 +96,10 @@ class ag_context_options(C.Structure):
     _fields_ = [
         ('struct_size', C.c_uint32),
         ('num_threads', C.c_int32),
+        ('alloc', C.c_void_p),
+        ('free', C.c_void_p),
+        ('user', C.c_void_p),
+        ('destroy', C.c_void_p),
     ]
 
 class ag_memory_stats(C.Structure):
@@ -223,10 +227,15 @@ STRUCTS = {'ag_backward_options': {'align': 8,
                                     'struct_size': 0},
                          'init_function': 'ag_backward_options_init',
                          'size': 24},
- 'ag_context_options': {'align': 4,
-                        'fields': {'num_threads': 4, 'struct_size': 0},
+ 'ag_context_options': {'align': 8,
+                        'fields': {'alloc': 8,
+                                   'destroy': 32,
+                                   'free': 16,
+                                   'num_threads': 4,
+                                   'struct_size': 0,
+                                   'user': 24},
                         'init_function': 'ag_context_options_init',
-                        'size': 8},
+                        'size': 40},
  'ag_dlpack_device': {'align': 4,
                       'fields': {'device_id': 4, 'device_type': 0},
                       'init_function': None,
@@ -356,6 +365,10 @@ FUNCTIONS = {
     'ag_tensor_retains_grad': (C.c_int32, [C.c_void_p]),
     'ag_grad_mode_set': (C.c_int32, [C.c_int32, C.POINTER(C.c_int32)]),
     'ag_grad_mode_enabled': (C.c_int32, []),
+    'ag_backward_begin': (C.c_int32, [C.POINTER(C.c_void_p), C.c_void_p, C.c_void_p, C.POINTER(ag_backward_options)]),
+    'ag_backward_step': (C.c_int32, [C.c_void_p, C.c_int64, C.c_int64, C.POINTER(C.c_int32)]),
+    'ag_backward_end': (C.c_int32, [C.c_void_p]),
+    'ag_backward_cancel': (C.c_int32, [C.c_void_p]),
     'ag_version_number': (C.c_int32, []),
     'ag_version_string': (C.c_char_p, []),
     'ag_last_error_message': (C.c_char_p, []),
@@ -657,6 +670,10 @@ META = {
     'ag_tensor_retains_grad': {'since': 'AG_0.1', 'status': False, 'op': None, 'returns': {'kind': 'scalar', 'base': 'int32_t', 'pointers': 0, 'ownership': None}, 'params': [{'name': 't', 'kind': 'handle', 'base': 'ag_tensor', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}], 'doc': '1 if `t` is a non-leaf that retains its gradient, else 0 (also for NULL).'},
     'ag_grad_mode_set': {'since': 'AG_0.1', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'enabled', 'kind': 'scalar', 'base': 'int32_t', 'pointers': 0, 'direction': 'in'}, {'name': 'previous', 'kind': 'scalar', 'base': 'int32_t', 'pointers': 1, 'direction': 'out', 'nullable': True}], 'doc': 'Turn grad mode on (1) or off (0) for the calling thread; with it off, ops\nrecord nothing (inference, optimizer updates). New threads start with it on.'},
     'ag_grad_mode_enabled': {'since': 'AG_0.1', 'status': False, 'op': None, 'returns': {'kind': 'scalar', 'base': 'int32_t', 'pointers': 0, 'ownership': None}, 'params': [], 'doc': '1 if grad mode is on for the calling thread, else 0.'},
+    'ag_backward_begin': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'job', 'kind': 'handle', 'base': 'ag_backward_job', 'pointers': 2, 'direction': 'out', 'ownership': 'new_reference'}, {'name': 'root', 'kind': 'handle', 'base': 'ag_tensor', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}, {'name': 'grad_root', 'kind': 'handle', 'base': 'ag_tensor', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed', 'nullable': True}, {'name': 'opts', 'kind': 'struct', 'base': 'ag_backward_options', 'pointers': 1, 'direction': 'in', 'nullable': True}], 'doc': "Start a backward pass of `root` that runs in ag_backward_step calls.\nChecks what ag_backward checks and walks the graph once (counting each\nnode's dependencies, some 20 ns per node); runs no node."},
+    'ag_backward_step': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'job', 'kind': 'handle', 'base': 'ag_backward_job', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}, {'name': 'max_nodes', 'kind': 'scalar', 'base': 'int64_t', 'pointers': 0, 'direction': 'in'}, {'name': 'max_ns', 'kind': 'scalar', 'base': 'int64_t', 'pointers': 0, 'direction': 'in'}, {'name': 'done', 'kind': 'scalar', 'base': 'int32_t', 'pointers': 1, 'direction': 'out', 'nullable': True}], 'doc': 'Run nodes of the job until none is left or a limit is reached: after\n`max_nodes` nodes (0 = no limit), or once `max_ns` nanoseconds passed\nsince the call began (0 = no limit). The clock is read after each node,\nor every few nodes while nodes take well under a microsecond (reads some\n1 to 4 us apart), so a step overruns by about that much or one node.\nAt least one node runs per call while any is left; independent expensive\nnodes gathered to run side by side count as one batch.'},
+    'ag_backward_end': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'job', 'kind': 'handle', 'base': 'ag_backward_job', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}], 'doc': "Finish the job: run whatever nodes remain (without a budget), sum the\nbuffered gradients into their tensors' .grad, run the post-accumulate-grad\nhooks and queued callbacks, and release the job and everything it holds.\nThe `job` handle is invalid afterwards, whatever the status."},
+    'ag_backward_cancel': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'job', 'kind': 'handle', 'base': 'ag_backward_job', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}], 'doc': 'Abandon the job: release it and everything it holds without touching any\n.grad; no hook or callback runs. Saved tensors of nodes that already ran\nare gone unless retain_graph was set (a later backward through the graph\nthen fails with AG_ERR_GRAPH, naming the node). The `job` handle is\ninvalid afterwards.'},
     'ag_version_number': {'since': 'AG_0.1', 'status': False, 'op': None, 'returns': {'kind': 'scalar', 'base': 'int32_t', 'pointers': 0, 'ownership': None}, 'params': [], 'doc': 'Version of the loaded library as AG_VERSION_NUMBER computes it\n(major * 10000 + minor * 100 + patch). Bindings compare it with the\nheaders they were generated from. Thread-safe.'},
     'ag_version_string': {'since': 'AG_0.1', 'status': False, 'op': None, 'returns': {'kind': 'scalar', 'base': 'char', 'pointers': 1, 'ownership': 'static'}, 'params': [], 'doc': 'Version of the loaded library as "major.minor.patch". Static string; never NULL.'},
     'ag_last_error_message': {'since': 'AG_0.1', 'status': False, 'op': None, 'returns': {'kind': 'scalar', 'base': 'char', 'pointers': 1, 'ownership': 'borrowed'}, 'params': [], 'doc': 'Message of the last failed ag call on this thread, naming the function and\nthe facts, e.g. "[ag_op_mul] cannot broadcast shapes (2,3) and (4)".\nNever NULL; "" before any failure. Successful calls do not clear it.\nBorrowed: valid until the next ag call on the same thread.'},
