@@ -63,14 +63,7 @@ HostLayout host_layout(DType dt, const int64_t* shape, const int64_t* strides, i
 Tensor wrap_host(Context& c, DType dt, const HostLayout& l, void* data, LentMemory& lent, bool read_only) {
   const int64_t n = numel_of(l.shape);
   if (n > 0 && data == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "data is NULL but the tensor has ", n, " elements");
-  Ref<Storage> s;
-  if (n > 0 && reinterpret_cast<uintptr_t>(data) % itemsize(dt) != 0) {
-    s = Storage::allocate(&c, l.extent_bytes);
-    std::memcpy(s->data(), data, l.extent_bytes);
-    if (read_only) s->mark_read_only();
-  } else {
-    s = Storage::wrap(&c, data, l.extent_bytes, lent, read_only);
-  }
+  Ref<Storage> s = Storage::wrap_or_copy(&c, data, l.extent_bytes, itemsize(dt), lent, read_only);
   return Tensor::adopt(new TensorImpl(std::move(s), dt, l.shape, l.strides, 0));
 }
 

@@ -1,5 +1,8 @@
 #include "core/storage.h"
 
+#include <cstdint>
+#include <cstring>
+
 namespace ag {
 
 Storage::Storage(Context* ctx, size_t nbytes) : ctx_(ctx), nbytes_(nbytes) {
@@ -34,6 +37,15 @@ Ref<Storage> Storage::wrap(Context* ctx, void* data, size_t nbytes, LentMemory& 
   Storage* s = new Storage(ctx, data, nbytes, read_only);  // may throw: `lent` keeps the deleter
   s->deleter_ = lent.release();
   return Ref<Storage>::adopt(s);
+}
+
+Ref<Storage> Storage::wrap_or_copy(Context* ctx, void* data, size_t nbytes, size_t align, LentMemory& lent,
+                                   bool read_only) {
+  if (nbytes == 0 || reinterpret_cast<uintptr_t>(data) % align == 0) return wrap(ctx, data, nbytes, lent, read_only);
+  Ref<Storage> s = allocate(ctx, nbytes);
+  std::memcpy(s->data(), data, nbytes);
+  s->read_only_ = read_only;
+  return s;
 }
 
 }  // namespace ag

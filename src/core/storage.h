@@ -53,6 +53,11 @@ class Storage : public RefCounted {
   // deleter (taken from `lent`); if this throws (std::bad_alloc), `lent`
   // still does.
   static Ref<Storage> wrap(Context* ctx, void* data, size_t nbytes, LentMemory& lent, bool read_only);
+  // As wrap when `data` is aligned to `align` (an element's size: all the
+  // kernels need); otherwise a copy in ctx's memory, and `lent` keeps the
+  // deleter, which then runs when the caller's call ends.
+  static Ref<Storage> wrap_or_copy(Context* ctx, void* data, size_t nbytes, size_t align, LentMemory& lent,
+                                   bool read_only);
   ~Storage() override;
 
   void* data() const { return data_; }
@@ -60,8 +65,6 @@ class Storage : public RefCounted {
   Context* context() const { return ctx_; }
   // Host memory imported read-only: every write path refuses it.
   bool read_only() const { return read_only_; }
-  // Only before the storage is shared (a fresh copy of read-only host data).
-  void mark_read_only() { read_only_ = true; }
   bool is_host_memory() const { return host_; }
 
   uint64_t version() const { return version_.load(std::memory_order_acquire); }

@@ -368,15 +368,9 @@ AG_API ag_status ag_safetensors_get(const ag_safetensors* file, const char* name
       }
     }
     const Dims strides = contiguous_strides(e->shape);
-    Ref<Storage> s;
-    if (reinterpret_cast<uintptr_t>(data) % itemsize(dt) != 0) {
-      s = Storage::allocate(f.ctx, nbytes);
-      if (nbytes) std::memcpy(s->data(), data, nbytes);
-    } else {
-      f.map->retain();
-      LentMemory lent(HostDeleter{&release_mapping, data, f.map});
-      s = Storage::wrap(f.ctx, data, nbytes, lent, false);
-    }
+    f.map->retain();  // given back by `lent` at once when the data is copied
+    LentMemory lent(HostDeleter{&release_mapping, data, f.map});
+    Ref<Storage> s = Storage::wrap_or_copy(f.ctx, data, nbytes, itemsize(dt), lent, false);
     *out = api::to_handle(Tensor::adopt(new TensorImpl(std::move(s), dt, e->shape, strides, 0)));
   });
 }
