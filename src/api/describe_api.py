@@ -193,11 +193,21 @@ def eval_constant(expr, known):
     return int(eval(e, {"__builtins__": {}}))
 
 
+# A row of ops.def: AG_OP(name, FAMILY, CHECK, FLAGS, (DOMAIN), (ATTRS)).
+OP_ROW = re.compile(r"^AG_OP\((\w+),\s*(\w+),\s*(\w+),\s*([\w |]+?),\s*\(([^)]*)\),\s*\(([^)]*)\)\)", re.M)
+
+
 def read_ops(path):
+    """The ops of ops.def: name, signature family, C function, gradient check, internal."""
     ops = []
     with open(path) as f:
-        for m in re.finditer(r"^AG_OP\((\w+),\s*(\w+)\)", f.read(), re.M):
-            ops.append({"name": m.group(1), "family": m.group(2), "function": "ag_op_" + m.group(1)})
+        text = f.read()
+    for m in OP_ROW.finditer(text):
+        flags = {x.strip() for x in m.group(4).split("|")} - {"0"}
+        ops.append({"name": m.group(1), "family": m.group(2), "function": "ag_op_" + m.group(1),
+                    "check": m.group(3), "internal": "INTERNAL" in flags})
+    if len(ops) != len(re.findall(r"^AG_OP\(", text, re.M)):
+        raise ApiError("%s: a row does not read as AG_OP(name, FAMILY, CHECK, FLAGS, (...), (...))" % path)
     return ops
 
 

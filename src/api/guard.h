@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "ag/ag.h"
 #include "api/scope.h"
@@ -117,6 +118,28 @@ inline Dims dims_arg(const int64_t* dims, int32_t n, const char* what = "dims", 
   if (n < 0 || n > kMaxDims) fail(AG_ERR_INVALID_ARGUMENT, count, " ", n, " is outside 0..", kMaxDims);
   if (n > 0 && dims == nullptr) fail(AG_ERR_INVALID_ARGUMENT, what, " is NULL but ", count, " is ", n);
   return Dims(dims, n);
+}
+
+// The tensors of a caller's array of n >= 1 handles, referenced for the call.
+inline std::vector<Tensor> tensors_arg(const ag_tensor* const* xs, int32_t n) {
+  if (n <= 0) fail(AG_ERR_INVALID_ARGUMENT, "expects at least one tensor, got n = ", n);
+  if (xs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "xs is NULL but n is ", n);
+  std::vector<Tensor> out;
+  for (int32_t i = 0; i < n; ++i) {
+    const std::string what = "xs[" + std::to_string(i) + "]";
+    out.push_back(tensor_ref(xs[i], what.c_str()));
+  }
+  return out;
+}
+
+// The dtype and shape of a new tensor, the shape checked for that dtype's item size.
+struct Spec {
+  DType dtype;
+  Dims shape;
+};
+inline Spec spec_arg(ag_dtype dtype, const int64_t* shape, int32_t ndim) {
+  const DType dt = dtype_arg(dtype);
+  return {dt, checked_shape(shape, ndim, itemsize(dt))};
 }
 
 // Reads a caller's option struct that starts with uint32_t struct_size into

@@ -25,12 +25,12 @@ Tensor greater(const Tensor& x, double v) { return gt(x, scalar_like(x, v)); }
 // sigmoid: dx = sigmoid_backward(g, y) = g y (1 - y).
 Tensor sigmoid(const Tensor& x) {
   return unary_op(x, K::Sigmoid, "SigmoidBackward", Save::Output,
-                  [](const Tensor& g, const Tensor& y, double, double) { return sigmoid_backward(g, y); });
+                  [](Tensor g, const Tensor& y, double, double) { return sigmoid_backward(g, y); });
 }
 
 // relu: dx = g where y > 0, else 0.
 Tensor relu(const Tensor& x) {
-  return unary_op(x, K::Relu, "ReluBackward", Save::Output, [](const Tensor& g, const Tensor& y, double, double) {
+  return unary_op(x, K::Relu, "ReluBackward", Save::Output, [](Tensor g, const Tensor& y, double, double) {
     return mul(g, inside(y, 0.0, std::numeric_limits<double>::infinity(), false));
   });
 }
@@ -39,7 +39,7 @@ Tensor relu(const Tensor& x) {
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
   return unary_op(
       x, K::LeakyRelu, "LeakyReluBackward", Save::Input,
-      [](const Tensor& g, const Tensor& x, double slope, double) {
+      [](Tensor g, const Tensor& x, double slope, double) {
         return where(greater(x, 0.0), g, mul_scalar(g, slope));
       },
       negative_slope);
@@ -49,7 +49,7 @@ Tensor leaky_relu(const Tensor& x, double negative_slope) {
 Tensor elu(const Tensor& x, double alpha) {
   return unary_op(
       x, K::Elu, "EluBackward", Save::Input,
-      [](const Tensor& g, const Tensor& x, double alpha, double) {
+      [](Tensor g, const Tensor& x, double alpha, double) {
         return where(greater(x, 0.0), g, mul(g, mul_scalar(exp(x), alpha)));
       },
       alpha);
@@ -57,7 +57,7 @@ Tensor elu(const Tensor& x, double alpha) {
 
 // selu: scale * elu(x, alpha) with fixed constants.
 Tensor selu(const Tensor& x) {
-  return unary_op(x, K::Selu, "SeluBackward", Save::Input, [](const Tensor& g, const Tensor& x, double, double) {
+  return unary_op(x, K::Selu, "SeluBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
     constexpr double kAlpha = 1.6732632423543772848170429916717, kScale = 1.0507009873554804934193349852946;
     return mul_scalar(where(greater(x, 0.0), g, mul(g, mul_scalar(exp(x), kAlpha))), kScale);
   });
@@ -66,7 +66,7 @@ Tensor selu(const Tensor& x) {
 // silu: y = x sigmoid(x); dx = silu_backward(g, x).
 Tensor silu(const Tensor& x) {
   return unary_op(x, K::Silu, "SiluBackward", Save::Input,
-                  [](const Tensor& g, const Tensor& x, double, double) { return silu_backward(g, x); });
+                  [](Tensor g, const Tensor& x, double, double) { return silu_backward(g, x); });
 }
 
 // softplus: y = log(1 + e^(beta x)) / beta, and x where beta x > threshold;
@@ -78,7 +78,7 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
   }
   return unary_op(
       x, K::Softplus, "SoftplusBackward", Save::Input,
-      [](const Tensor& g, const Tensor& x, double beta, double threshold) {
+      [](Tensor g, const Tensor& x, double beta, double threshold) {
         const Tensor bx = mul_scalar(x, beta);
         return where(greater(bx, threshold), g, mul(g, sigmoid(bx)));
       },
@@ -88,7 +88,7 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
 // mish: y = x tanh(softplus(x)); dx = mish_backward(g, x).
 Tensor mish(const Tensor& x) {
   return unary_op(x, K::Mish, "MishBackward", Save::Input,
-                  [](const Tensor& g, const Tensor& x, double, double) { return mish_backward(g, x); });
+                  [](Tensor g, const Tensor& x, double, double) { return mish_backward(g, x); });
 }
 
 // hardtanh: clamp to [min_val, max_val]; dx = g strictly inside, else 0.
@@ -98,7 +98,7 @@ Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
   }
   return unary_op(
       x, K::Clamp, "HardtanhBackward", Save::Input,
-      [](const Tensor& g, const Tensor& x, double lo, double hi) { return mul(g, inside(x, lo, hi, false)); }, min_val,
+      [](Tensor g, const Tensor& x, double lo, double hi) { return mul(g, inside(x, lo, hi, false)); }, min_val,
       max_val);
 }
 
@@ -108,7 +108,7 @@ Tensor clamp(const Tensor& x, double min, double max) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   return unary_op(
       x, K::Clamp, "ClampBackward", Save::Input,
-      [](const Tensor& g, const Tensor& x, double lo, double hi) {
+      [](Tensor g, const Tensor& x, double lo, double hi) {
         return mul(g, inside(x, std::isnan(lo) ? -inf : lo, std::isnan(hi) ? inf : hi, true));
       },
       min, max);
@@ -117,13 +117,13 @@ Tensor clamp(const Tensor& x, double min, double max) {
 // gelu: y = x Phi(x), Phi the standard normal CDF; dx = gelu_backward(g, x).
 Tensor gelu(const Tensor& x) {
   return unary_op(x, K::Gelu, "GeluBackward", Save::Input,
-                  [](const Tensor& g, const Tensor& x, double, double) { return gelu_backward(g, x); });
+                  [](Tensor g, const Tensor& x, double, double) { return gelu_backward(g, x); });
 }
 
 // gelu_tanh: y = x (1 + tanh(k (x + c x^3))) / 2; dx = gelu_tanh_backward(g, x).
 Tensor gelu_tanh(const Tensor& x) {
   return unary_op(x, K::GeluTanh, "GeluTanhBackward", Save::Input,
-                  [](const Tensor& g, const Tensor& x, double, double) { return gelu_tanh_backward(g, x); });
+                  [](Tensor g, const Tensor& x, double, double) { return gelu_tanh_backward(g, x); });
 }
 
 // The fused gradients z = g f'(x) of silu, mish, gelu and gelu_tanh (and

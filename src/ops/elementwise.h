@@ -1,15 +1,16 @@
 // A compact form for elementwise unary ops whose backward is one formula
 // g -> dx of the upstream gradient g, one saved tensor (the input or the
 // output) and up to two attributes, written with ag's ops so that
-// create_graph records it. Used by unary_math.cc and activation.cc.
+// create_graph records it. Used by unary.cc and activation.cc.
 #pragma once
 
 #include "ops/op_common.h"
 
 namespace ag::ops {
 
-// dx from the upstream gradient g, the saved tensor s and the attributes.
-using UnaryGradFn = Tensor (*)(const Tensor& g, const Tensor& s, double attr, double attr2);
+// dx from the upstream gradient g (given up by the node: a formula may pass
+// it on as a temporary), the saved tensor s and the attributes.
+using UnaryGradFn = Tensor (*)(Tensor g, const Tensor& s, double attr, double attr2);
 
 enum class Save { Input, Output, Nothing };
 
@@ -18,7 +19,7 @@ struct UnaryGradNode final : SavingNode<1> {
       : name_(name), fn_(fn), attr_(attr), attr2_(attr2) {}
   const char* name() const override { return name_; }
   void apply(TensorList& g, TensorList& out) override {
-    out[0] = saved[0].defined() ? fn_(g[0], saved[0].unpack(*this), attr_, attr2_) : fn_(g[0], Tensor(), attr_, attr2_);
+    out[0] = fn_(last_use(*this, g, 0), saved[0].defined() ? saved[0].unpack(*this) : Tensor(), attr_, attr2_);
   }
   const char* name_;
   UnaryGradFn fn_;

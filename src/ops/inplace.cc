@@ -115,6 +115,9 @@ void mul_(const Tensor& self, const Tensor& other) { binary_inplace(self, other,
 void div_(const Tensor& self, const Tensor& other) { binary_inplace(self, other, &div, true); }
 
 void fill_(const Tensor& self, double value) {
+  if (self->dtype() == DType::I64 && !(std::isfinite(value) && std::fabs(value) < 9.2233720368547758e18)) {
+    fail(AG_ERR_INVALID_ARGUMENT, "value ", value, " does not fit in i64");
+  }
   const bool record = check_inplace(self, nullptr);
   // The old values get a zero gradient: history through self * 0.
   Tensor result;

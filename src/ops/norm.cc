@@ -187,7 +187,7 @@ Tensor norm_weight_grad(const Tensor& g, const Tensor& x, int nd, double eps, bo
   kernels::fill(dt, partial->data(), chunks * n, 0.0);
   const Tensor gc = contiguous_data(g), xc = contiguous_data(x);
   const int64_t isz = static_cast<int64_t>(itemsize(dt));
-  ctx->parallel_chunks(chunks, 1, [&](int64_t b, int64_t e) {
+  for_ranges(ctx, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t first = c * per_chunk, count = std::min(per_chunk, rows - first);
       kernels::norm_weight_grad_rows(dt, center, gc->data() + first * n * isz, xc->data() + first * n * isz,

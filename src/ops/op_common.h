@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "autograd/grad_math.h"
 #include "autograd/grad_mode.h"
@@ -24,11 +25,19 @@ inline kernels::View view_of(const TensorImpl& t) { return kernels::View{t.data(
 // more, so that task dispatch (0.1-2 us) stays small against it.
 constexpr int64_t kElementwiseChunk = int64_t{1} << 16;
 
+// Runs kernel(begin, end) over [0, n) in chunks of per_chunk units, in
+// parallel in the context's arena where that pays. The one place where the
+// op files split work: every helper below and every op goes through it.
+template <class F>
+void for_ranges(Context* ctx, int64_t n, int64_t per_chunk, F&& kernel) {
+  ctx->parallel_chunks(n, per_chunk, std::forward<F>(kernel));
+}
+
 // Runs kernel(offset, length) over the n elements of contiguous tensors in
 // chunks, in parallel in the context's arena where that pays.
 template <class F>
 void for_chunks(Context* ctx, int64_t n, F&& kernel) {
-  ctx->parallel_chunks(n, kElementwiseChunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
+  for_ranges(ctx, n, kElementwiseChunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
 }
 
 // Runs kernel(row_begin, row_end) over the rows of dim `dim` of `shape` (a
@@ -43,7 +52,7 @@ void for_rows(Context* ctx, const Dims& shape, int dim, F&& kernel) {
     return;
   }
   const int64_t per_chunk = std::max<int64_t>(1, kElementwiseChunk / (n / rows));
-  ctx->parallel_chunks(rows, per_chunk, [&](int64_t b, int64_t e) { kernel(b, e); });
+  for_ranges(ctx, rows, per_chunk, [&](int64_t b, int64_t e) { kernel(b, e); });
 }
 
 // Runs kernel(sub_shape, in_offsets, out_offset) over chunks of whole slices
@@ -61,6 +70,42 @@ void for_slices(Context* ctx, const Dims& shape, const Dims* const (&strides)[N]
     int64_t in_off[N];
     for (int k = 0; k < N; ++k) in_off[k] = dim < shape.size() ? b * (*strides[k])[dim] : 0;
     kernel(sub, in_off, b * slice);
+  });
+}
+
+// Runs kernel(sub_shape, views, out_offset) over N inputs broadcast to
+// `shape`, for an elementwise kernel writing a contiguous output of that
+// shape (out_offset in elements): parallel chunks when every input is
+// contiguous with that shape, else slices of the broadcast views. The one
+// driver of the elementwise ops of 1, 2 or 3 inputs.
+template <int N, class F>
+void for_elementwise(const TensorImpl* const (&inputs)[N], const Dims& shape, F&& kernel) {
+  Context* ctx = inputs[0]->context();
+  bool flat = true;
+  for (const TensorImpl* t : inputs) flat = flat && t->shape() == shape && t->is_contiguous();
+  if (flat) {
+    const Dims unit{1};
+    for_chunks(ctx, numel_of(shape), [&](int64_t off, int64_t len) {
+      kernels::View v[N];
+      for (int k = 0; k < N; ++k) {
+        v[k] = kernels::View{inputs[k]->data() + off * static_cast<int64_t>(itemsize(inputs[k]->dtype())), &unit};
+      }
+      kernel(Dims{len}, v, off);
+    });
+    return;
+  }
+  Dims strides[N];
+  const Dims* stride_ptrs[N];
+  for (int k = 0; k < N; ++k) {
+    strides[k] = broadcast_strides(inputs[k]->shape(), inputs[k]->strides(), shape);
+    stride_ptrs[k] = &strides[k];
+  }
+  for_slices(ctx, shape, stride_ptrs, [&](const Dims& sub, const int64_t* in, int64_t out) {
+    kernels::View v[N];
+    for (int k = 0; k < N; ++k) {
+      v[k] = kernels::View{inputs[k]->data() + in[k] * static_cast<int64_t>(itemsize(inputs[k]->dtype())), &strides[k]};
+    }
+    kernel(sub, v, out);
   });
 }
 

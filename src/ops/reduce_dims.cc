@@ -51,7 +51,7 @@ Tensor sum_keep(const Tensor& x, const ReducedShape& r) {
   const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
   const int64_t in_row = x->numel() / rows, out_row = y->numel() / rows;
   const int64_t rows_per_chunk = std::max<int64_t>(1, kElementwiseChunk / in_row);
-  x->context()->parallel_chunks(rows, rows_per_chunk, [&](int64_t b, int64_t e) {
+  for_ranges(x->context(), rows, rows_per_chunk, [&](int64_t b, int64_t e) {
     Dims shape = x->shape(), keep = r.keep;
     shape[0] = keep[0] = e - b;
     kernels::sum_to(x->dtype(), shape, kernels::View{x->data() + b * x->strides()[0] * item, &x->strides()},

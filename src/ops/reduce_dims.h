@@ -45,7 +45,7 @@ void for_row_blocks(Context* ctx, const Split& s, F&& kernel) {
   const int64_t row = std::max<int64_t>(s.n, 1) * s.inner;
   if (row == 0 || s.outer == 0) return;
   const int64_t rows_per_chunk = std::max<int64_t>(1, kElementwiseChunk / row);
-  ctx->parallel_chunks(s.outer, rows_per_chunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
+  for_ranges(ctx, s.outer, rows_per_chunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
 }
 
 // A constant tensor (no graph) of x's shape and dtype holding f(x[i]) (f
