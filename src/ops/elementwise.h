@@ -26,16 +26,22 @@ struct UnaryGradNode final : SavingNode<1> {
   double attr_, attr2_;
 };
 
-// y = kernel k of x, recording `name` with backward fn when x requires grad.
-inline Tensor unary_op(const Tensor& x, kernels::UnaryKind k, const char* name, Save save, UnaryGradFn fn,
-                       double attr = 0.0, double attr2 = 0.0) {
-  Tensor y = unary_forward(x, k, attr, attr2);
+// Returns y, an elementwise function of x the caller computed (for an op
+// composed of kernels), recording `name` with backward fn when x requires grad.
+inline Tensor unary_record(const Tensor& x, Tensor y, const char* name, Save save, UnaryGradFn fn,
+                           double attr = 0.0, double attr2 = 0.0) {
   if (should_record({x.get()})) {
     auto n = record<UnaryGradNode>({x.get()}, y, name, fn, attr, attr2);
     if (save == Save::Input) n->saved[0].save(x, false);
     if (save == Save::Output) n->saved[0].save(y, true);
   }
   return y;
+}
+
+// y = kernel k of x, recording `name` with backward fn when x requires grad.
+inline Tensor unary_op(const Tensor& x, kernels::UnaryKind k, const char* name, Save save, UnaryGradFn fn,
+                       double attr = 0.0, double attr2 = 0.0) {
+  return unary_record(x, unary_forward(x, k, attr, attr2), name, save, fn, attr, attr2);
 }
 
 // Scalar constants of formulas: 0-dim tensors in t's dtype.
