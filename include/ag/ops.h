@@ -76,6 +76,8 @@ AG_API ag_status ag_op_expm1(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 AG_API ag_status ag_op_log1p(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /** y = log2 x (-inf at 0, NaN below 0). */
 AG_API ag_status ag_op_log2(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = log10 x (-inf at 0, NaN below 0), ln x / ln 10 rounded twice (within 2 ulp). Gradient 1 / (x ln 10). */
+AG_API ag_status ag_op_log10(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /** y = sqrt x, correctly rounded (NaN below 0). Gradient 1 / (2 y). */
 AG_API ag_status ag_op_sqrt(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /** y = 1 / sqrt x (inf at 0). */

@@ -400,7 +400,9 @@ class Describer:
     def function(self, f):
         name = f["name"]
         if name not in self.versions:
-            raise ApiError("%s (%s) is declared but not in src/ag.map" % (name, f["header"]))
+            newest = max(set(self.versions.values()), key=lambda v: [int(x) for x in re.findall(r"\d+", v)])
+            raise ApiError("%s (%s) is declared but not in src/ag.map: add `    %s;` to node %s "
+                           "(alphabetical)" % (name, f["header"], name, newest))
         params = [self.param(name, f["raw_params"], i, f["doc"], f["header_doc"]) for i in range(len(f["raw_params"]))]
         outs = [q for q in params if q["direction"] == "out"]
         if len(outs) == 1 and re.search(r"\bNULL with AG_OK\b", f["doc"]):

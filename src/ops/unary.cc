@@ -1,5 +1,5 @@
 // Elementwise math of one input: the unary driver (unary_forward) and neg,
-// exp, log, tanh, pow_scalar, abs, sign, expm1, log1p, log2, sqrt, rsqrt,
+// exp, log, tanh, pow_scalar, abs, sign, expm1, log1p, log2, log10, sqrt, rsqrt,
 // square, reciprocal, the trigonometric and hyperbolic functions, erf, and the
 // rounding ops (floor, ceil, round, trunc), whose gradient is zero. Each op is
 // its kernel plus a backward formula in ag's own ops (unary_op of
@@ -102,6 +102,15 @@ Tensor log2(const Tensor& x) {
   return unary_op(x, K::Log2, "Log2Backward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
     return div(g, mul_scalar(x, 0.69314718055994530941723212145818));
   });
+}
+
+// log10: y = ln x / ln 10 (the log kernel, then one rounding of the
+// product); dx = g / (x ln 10).
+Tensor log10(const Tensor& x) {
+  constexpr double ln10 = 2.30258509299404568401799145468436;
+  const Tensor y = binary_forward(unary_forward(x, K::Log), scalar_like(x, 1.0 / ln10), kernels::BinaryKind::Mul);
+  return unary_record(x, y, "Log10Backward", Save::Input,
+                      [](Tensor g, const Tensor& x, double, double) { return div(std::move(g), mul_scalar(x, ln10)); });
 }
 
 // sqrt: dx = g / (2 y).
