@@ -207,6 +207,11 @@ AG_API ag_status ag_op_atan2(ag_tensor **out, const ag_tensor *a, const ag_tenso
  */
 AG_API ag_status ag_op_fmod(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
 AG_API ag_status ag_op_remainder(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+/**
+ * y = sqrt(a^2 + b^2), computed so (it overflows to inf where a^2 + b^2 does,
+ * unlike C's hypot). Gradients: a / y for a, b / y for b (NaN at a = b = 0).
+ */
+AG_API ag_status ag_op_hypot(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
 
 /* ---- comparisons: bool result (AG_BOOL, 0 or 1), broadcasting ----
  * a == b, a != b, a < b, a <= b, a > b, a >= b. Any comparison with NaN is

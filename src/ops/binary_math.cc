@@ -1,6 +1,6 @@
 // Elementwise math of two inputs with NumPy broadcasting: pow, maximum,
-// minimum, atan2, fmod, remainder. Gradients are summed back to each input's
-// shape and follow PyTorch's conventions at the special points.
+// minimum, atan2, fmod, remainder, hypot. Gradients are summed back to each
+// input's shape and follow PyTorch's conventions at the special points.
 #include <limits>
 
 #include "ops/elementwise.h"
@@ -100,5 +100,30 @@ struct ModBackward final : BinaryNode {
 }  // namespace
 Tensor fmod(const Tensor& a, const Tensor& b) { return binary_op<ModBackward<false>>(a, b, K::Fmod); }
 Tensor remainder(const Tensor& a, const Tensor& b) { return binary_op<ModBackward<true>>(a, b, K::Remainder); }
+
+// hypot: y = sqrt(a^2 + b^2) through the square, add and sqrt kernels (so it
+// overflows where a^2 does); da = g a / y, db = g b / y. Saves a, b and y.
+namespace {
+struct HypotBackward final : SavingNode<3> {
+  const char* name() const override { return "HypotBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    const Tensor gr = div(g[0], saved[2].unpack(*this));
+    if (needs_input_grad(0)) out[0] = reduce_to(mul(gr, saved[0].unpack(*this)), input_shape(0));
+    if (needs_input_grad(1)) out[1] = reduce_to(mul(gr, saved[1].unpack(*this)), input_shape(1));
+  }
+};
+}  // namespace
+Tensor hypot(const Tensor& a, const Tensor& b) {
+  check_same(*a, *b);
+  using U = kernels::UnaryKind;
+  Tensor y = unary_forward(binary_forward(unary_forward(a, U::Square), unary_forward(b, U::Square), K::Add), U::Sqrt);
+  if (should_record({a.get(), b.get()})) {
+    auto n = record<HypotBackward>({a.get(), b.get()}, y);
+    n->saved[0].save(a, false);
+    n->saved[1].save(b, false);
+    n->saved[2].save(y, true);
+  }
+  return y;
+}
 
 }  // namespace ag::ops
