@@ -212,6 +212,11 @@ AG_API ag_status ag_op_remainder(ag_tensor **out, const ag_tensor *a, const ag_t
  * unlike C's hypot). Gradients: a / y for a, b / y for b (NaN at a = b = 0).
  */
 AG_API ag_status ag_op_hypot(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+/**
+ * y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+ * Gradients: e^(a - y) for a, e^(b - y) for b.
+ */
+AG_API ag_status ag_op_logaddexp(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
 
 /* ---- comparisons: bool result (AG_BOOL, 0 or 1), broadcasting ----
  * a == b, a != b, a < b, a <= b, a > b, a >= b. Any comparison with NaN is

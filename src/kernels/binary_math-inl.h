@@ -58,6 +58,18 @@ struct Atan2K {
   }
 };
 
+// logaddexp(a, b) = log(e^a + e^b) = max(a, b) + log1p(e^-|a - b|), which
+// cannot overflow; equal infinities give themselves, NaN if either is NaN.
+struct LogaddexpK {
+  template <class V>
+  HWY_INLINE V operator()(V a, V b) const {
+    const hn::DFromV<V> d;
+    const V r = hn::Add(hn::Max(a, b), Log1pK()(d, ExpK()(d, hn::Neg(hn::Abs(hn::Sub(a, b))))));
+    const V y = hn::IfThenElse(hn::And(hn::IsInf(a), hn::Eq(a, b)), a, r);
+    return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), y);
+  }
+};
+
 // g * y * (1 - y): the gradient of sigmoid from its output y. Unfused, so
 // every target rounds as the scalar formula does.
 struct SigmoidBackwardK {

@@ -1,6 +1,7 @@
 // Elementwise math of two inputs with NumPy broadcasting: pow, maximum,
-// minimum, atan2, fmod, remainder, hypot. Gradients are summed back to each
-// input's shape and follow PyTorch's conventions at the special points.
+// minimum, atan2, fmod, remainder, hypot, logaddexp. Gradients are summed
+// back to each input's shape and follow PyTorch's conventions at the special
+// points.
 #include <limits>
 
 #include "ops/elementwise.h"
@@ -119,6 +120,29 @@ Tensor hypot(const Tensor& a, const Tensor& b) {
   Tensor y = unary_forward(binary_forward(unary_forward(a, U::Square), unary_forward(b, U::Square), K::Add), U::Sqrt);
   if (should_record({a.get(), b.get()})) {
     auto n = record<HypotBackward>({a.get(), b.get()}, y);
+    n->saved[0].save(a, false);
+    n->saved[1].save(b, false);
+    n->saved[2].save(y, true);
+  }
+  return y;
+}
+
+// logaddexp: y = log(e^a + e^b) (its own kernel); da = g e^(a - y),
+// db = g e^(b - y). Saves a, b and y.
+namespace {
+struct LogaddexpBackward final : SavingNode<3> {
+  const char* name() const override { return "LogaddexpBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    const Tensor y = saved[2].unpack(*this);
+    if (needs_input_grad(0)) out[0] = reduce_to(mul(g[0], exp(sub(saved[0].unpack(*this), y))), input_shape(0));
+    if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], exp(sub(saved[1].unpack(*this), y))), input_shape(1));
+  }
+};
+}  // namespace
+Tensor logaddexp(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_forward(a, b, K::Logaddexp);
+  if (should_record({a.get(), b.get()})) {
+    auto n = record<LogaddexpBackward>({a.get(), b.get()}, y);
     n->saved[0].save(a, false);
     n->saved[1].save(b, false);
     n->saved[2].save(y, true);
