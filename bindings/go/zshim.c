@@ -37,6 +37,9 @@
 #pragma weak ag_safetensors_name
 #pragma weak ag_safetensors_get
 #pragma weak ag_safetensors_metadata
+#pragma weak ag_op_log10
+#pragma weak ag_op_hypot
+#pragma weak ag_op_logaddexp
 #pragma weak ag_optimizer_options_init
 #pragma weak ag_optimizer_create
 #pragma weak ag_optimizer_release
@@ -97,6 +100,9 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_safetensors_name") == 0) return ag_safetensors_name != NULL;
   if (strcmp(name, "ag_safetensors_get") == 0) return ag_safetensors_get != NULL;
   if (strcmp(name, "ag_safetensors_metadata") == 0) return ag_safetensors_metadata != NULL;
+  if (strcmp(name, "ag_op_log10") == 0) return ag_op_log10 != NULL;
+  if (strcmp(name, "ag_op_hypot") == 0) return ag_op_hypot != NULL;
+  if (strcmp(name, "ag_op_logaddexp") == 0) return ag_op_logaddexp != NULL;
   if (strcmp(name, "ag_optimizer_options_init") == 0) return ag_optimizer_options_init != NULL;
   if (strcmp(name, "ag_optimizer_create") == 0) return ag_optimizer_create != NULL;
   if (strcmp(name, "ag_optimizer_release") == 0) return ag_optimizer_release != NULL;
@@ -721,6 +727,16 @@ ag_status agx_ag_op_log2(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
   return agx_s;
 }
 
+ag_status agx_ag_op_log10(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_log10) {
+    agx_missing(agx_e, "ag_op_log10");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_log10(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
 ag_status agx_ag_op_sqrt(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
   ag_status agx_s = ag_op_sqrt(out, x);
   if (agx_s != AG_OK) agx_capture(agx_e);
@@ -957,6 +973,26 @@ ag_status agx_ag_op_fmod(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, c
 
 ag_status agx_ag_op_remainder(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
   ag_status agx_s = ag_op_remainder(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_hypot(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_hypot) {
+    agx_missing(agx_e, "ag_op_hypot");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_hypot(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_logaddexp(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_logaddexp) {
+    agx_missing(agx_e, "ag_op_logaddexp");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_logaddexp(out, a, b);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }

@@ -123,6 +123,7 @@ ag_status agx_ag_op_sign(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_expm1(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_log1p(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_log2(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
+ag_status agx_ag_op_log10(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_sqrt(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_rsqrt(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_square(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
@@ -163,6 +164,8 @@ ag_status agx_ag_op_minimum(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a
 ag_status agx_ag_op_atan2(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_fmod(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_remainder(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
+ag_status agx_ag_op_hypot(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
+ag_status agx_ag_op_logaddexp(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_eq(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_ne(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_lt(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);

@@ -295,6 +295,9 @@ AG_HPP_NORM_BACKWARD(layer_norm_backward)
 AG_HPP_NORM_BACKWARD(rms_norm_backward)
 AG_HPP_NORM_WEIGHT_GRAD(layer_norm_weight_grad)
 AG_HPP_NORM_WEIGHT_GRAD(rms_norm_weight_grad)
+AG_HPP_UNARY(log10)
+AG_HPP_BINARY(hypot)
+AG_HPP_BINARY(logaddexp)
 /* END generated */
 
 #undef AG_HPP_UNARY

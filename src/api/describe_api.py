@@ -204,8 +204,11 @@ def read_ops(path):
         text = f.read()
     for m in OP_ROW.finditer(text):
         flags = {x.strip() for x in m.group(4).split("|")} - {"0"}
-        ops.append({"name": m.group(1), "family": m.group(2), "function": "ag_op_" + m.group(1),
-                    "check": m.group(3), "internal": "INTERNAL" in flags})
+        op = {"name": m.group(1), "family": m.group(2), "function": "ag_op_" + m.group(1),
+              "check": m.group(3), "internal": "INTERNAL" in flags}
+        if m.group(5).strip():  # where a gradient check samples the inputs: [lo, hi(, lo2, hi2)]
+            op["domain"] = [float(x) for x in m.group(5).split(",")]
+        ops.append(op)
     if len(ops) != len(re.findall(r"^AG_OP\(", text, re.M)):
         raise ApiError("%s: a row does not read as AG_OP(name, FAMILY, CHECK, FLAGS, (...), (...))" % path)
     return ops

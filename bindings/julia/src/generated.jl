@@ -1246,6 +1246,11 @@ function ag_op_log2(out, x)
     ccall((:ag_op_log2, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
 
+"""y = log10 x (-inf at 0, NaN below 0), ln x / ln 10 rounded twice (within 2 ulp). Gradient 1 / (x ln 10)."""
+function ag_op_log10(out, x)
+    ccall((:ag_op_log10, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
 """y = sqrt x, correctly rounded (NaN below 0). Gradient 1 / (2 y)."""
 function ag_op_sqrt(out, x)
     ccall((:ag_op_sqrt, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
@@ -1499,50 +1504,50 @@ function ag_op_remainder(out, a, b)
     ccall((:ag_op_remainder, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
--trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+"""y = sqrt(a^2 + b^2), computed so (it overflows to inf where a^2 + b^2 does,
+unlike C's hypot). Gradients: a / y for a, b / y for b (NaN at a = b = 0)."""
+function ag_op_hypot(out, a, b)
+    ccall((:ag_op_hypot, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
+end
+
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
+function ag_op_logaddexp(out, a, b)
+    ccall((:ag_op_logaddexp, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
+end
+
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
 function ag_op_eq(out, a, b)
     ccall((:ag_op_eq, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
--trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
 function ag_op_ne(out, a, b)
     ccall((:ag_op_ne, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
--trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
 function ag_op_lt(out, a, b)
     ccall((:ag_op_lt, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
--trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
 function ag_op_le(out, a, b)
     ccall((:ag_op_le, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
--trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
 function ag_op_gt(out, a, b)
     ccall((:ag_op_gt, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
--trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
 function ag_op_ge(out, a, b)
     ccall((:ag_op_ge, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end

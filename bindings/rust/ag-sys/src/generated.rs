@@ -1750,6 +1750,13 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_log2(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
+    /// `ag_op_log10` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = log10 x (-inf at 0, NaN below 0), ln x / ln 10 rounded twice (within 2 ulp). Gradient 1 / (x ln 10).
+    /// ```
+    pub fn ag_op_log10(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
     /// `ag_op_sqrt` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
@@ -2083,63 +2090,67 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_remainder(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
+    /// `ag_op_hypot` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = sqrt(a^2 + b^2), computed so (it overflows to inf where a^2 + b^2 does,
+    /// unlike C's hypot). Gradients: a / y for a, b / y for b (NaN at a = b = 0).
+    /// ```
+    pub fn ag_op_hypot(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_logaddexp` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// ```
+    pub fn ag_op_logaddexp(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
     /// `ag_op_eq` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ag_op_eq(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_ne` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ag_op_ne(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_lt` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ag_op_lt(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_le` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ag_op_le(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_gt` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ag_op_gt(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_ge` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ag_op_ge(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
@@ -3887,6 +3898,27 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_safetensors, *const c_char) -> *const c_char>(p) })
     }
 
+    /// `ag_op_log10` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_log10() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_log10");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_hypot` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_hypot() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_hypot");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_logaddexp` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_logaddexp() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_logaddexp");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
     /// `ag_optimizer_options_init` (since AG_0.2), or `None` when the loaded libag lacks it.
     pub fn ag_optimizer_options_init() -> Option<unsafe extern "C" fn(*mut ag_optimizer_options) -> ag_status> {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_options_init");
@@ -4140,6 +4172,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_expm1", "AG_0.1"),
     ("ag_op_log1p", "AG_0.1"),
     ("ag_op_log2", "AG_0.1"),
+    ("ag_op_log10", "AG_0.2"),
     ("ag_op_sqrt", "AG_0.1"),
     ("ag_op_rsqrt", "AG_0.1"),
     ("ag_op_square", "AG_0.1"),
@@ -4180,6 +4213,8 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_atan2", "AG_0.1"),
     ("ag_op_fmod", "AG_0.1"),
     ("ag_op_remainder", "AG_0.1"),
+    ("ag_op_hypot", "AG_0.2"),
+    ("ag_op_logaddexp", "AG_0.2"),
     ("ag_op_eq", "AG_0.1"),
     ("ag_op_ne", "AG_0.1"),
     ("ag_op_lt", "AG_0.1"),
@@ -4481,6 +4516,9 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("rms_norm_weight_grad", "NORM_WEIGHT_GRAD", "ag_op_rms_norm_weight_grad"),
     ("batch_norm", "CUSTOM", "ag_op_batch_norm"),
     ("group_norm", "CUSTOM", "ag_op_group_norm"),
+    ("log10", "UNARY", "ag_op_log10"),
+    ("hypot", "BINARY", "ag_op_hypot"),
+    ("logaddexp", "BINARY", "ag_op_logaddexp"),
 ];
 
 /// Every constant as i64 (u64 ones as their bit pattern, as ag_constant_value gives them).

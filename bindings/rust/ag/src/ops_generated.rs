@@ -238,6 +238,16 @@ impl Tensor {
         check(unsafe { sys::ag_op_log2(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
+    /// `ag_op_log10`: y = log10 x (-inf at 0, NaN below 0), ln x / ln 10 rounded twice (within 2 ulp). Gradient 1 / (x ln 10).
+    ///
+    /// ```text
+    /// y = log10 x (-inf at 0, NaN below 0), ln x / ln 10 rounded twice (within 2 ulp). Gradient 1 / (x ln 10).
+    /// ```
+    pub fn log10(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_log10(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
     /// `ag_op_sqrt`: y = sqrt x, correctly rounded (NaN below 0). Gradient 1 / (2 y).
     ///
     /// ```text
@@ -691,78 +701,88 @@ impl Tensor {
         check(unsafe { sys::ag_op_remainder(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_eq`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// `ag_op_hypot`: y = sqrt(a^2 + b^2), computed so (it overflows to inf where a^2 + b^2 does, unlike C's hypot). Gradients: a / y for a, b / y for b (NaN at a = b = 0).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = sqrt(a^2 + b^2), computed so (it overflows to inf where a^2 + b^2 does,
+    /// unlike C's hypot). Gradients: a / y for a, b / y for b (NaN at a = b = 0).
+    /// ```
+    pub fn hypot(&self, b: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_hypot(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_logaddexp`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
+    ///
+    /// ```text
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// ```
+    pub fn logaddexp(&self, b: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_logaddexp(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_eq`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
+    ///
+    /// ```text
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn eq(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_eq(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_ne`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// `ag_op_ne`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ne(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_ne(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_lt`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// `ag_op_lt`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn lt(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_lt(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_le`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// `ag_op_le`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn le(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_le(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_gt`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// `ag_op_gt`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn gt(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_gt(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_ge`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// `ag_op_ge`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ge(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
