@@ -15,7 +15,7 @@
  * ypred = x extra[1] + extra[2]. loss = -sum_t sum(sequence[t+1] *
  * log_softmax(ypred_t)) / ((c-1) b). The state carries over from step to
  * step. The output layer does not feed back, so it runs once over the
- * stacked final hiddens of all steps (as the input scaling does).
+ * stacked final hiddens of all steps.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -29,7 +29,8 @@
 typedef struct {
   int l, c, b;
   double *main, *extra, *state, *seq; /* host inputs */
-  ag_tensor *t_main, *t_extra, *t_state, *t_in, *t_gold, *t_scale;
+  ag_tensor *t_main, *t_extra, *t_state, *t_gold, *t_scale;
+  ag_tensor **t_in; /* the c-1 input characters, (1, b) each */
   ag_tensor *grads[2];
   hlist hl; /* the handles of one evaluation */
 } lstm_t;
@@ -62,13 +63,19 @@ static void lstm_init(lstm_t *m, int l, int c, int b) {
   lstm_leaves(m);
   int64_t ss[2] = {2 * l, b}, sq[2] = {c - 1, b};
   m->t_state = mk(m->state, ss, 2);
-  m->t_in = mk(m->seq, sq, 2);
+  m->t_in = (ag_tensor **)xmalloc((size_t)(c - 1) * sizeof(ag_tensor *));
+  for (int t = 0; t < c - 1; ++t) {
+    int64_t s1[2] = {1, b};
+    m->t_in[t] = mk(m->seq + (size_t)t * b, s1, 2);
+  }
   m->t_gold = mk(m->seq + b, sq, 2);
   m->t_scale = mk_scalar(-1.0 / ((double)(c - 1) * b));
 }
 
 static void lstm_free(lstm_t *m) {
-  ag_tensor *ts[] = {m->t_main, m->t_extra, m->t_state, m->t_in, m->t_gold, m->t_scale, m->grads[0], m->grads[1]};
+  for (int t = 0; t < m->c - 1; ++t) ag_tensor_release(m->t_in[t]);
+  free(m->t_in);
+  ag_tensor *ts[] = {m->t_main, m->t_extra, m->t_state, m->t_gold, m->t_scale, m->grads[0], m->grads[1]};
   for (size_t i = 0; i < sizeof ts / sizeof ts[0]; ++i) ag_tensor_release(ts[i]);
   hl_free(&m->hl);
   free(m->main), free(m->extra), free(m->state), free(m->seq);
@@ -98,12 +105,14 @@ static ag_tensor *lstm_objective(lstm_t *m) {
     h[i] = row(hl, m->t_state, 2 * i);
     cell[i] = row(hl, m->t_state, 2 * i + 1);
   }
-  ag_tensor *x2, **hs = (ag_tensor **)xmalloc((size_t)(c - 1) * sizeof(ag_tensor *));
-  CK(ag_op_mul(&x2, m->t_in, row(hl, m->t_extra, 0)));
-  H(x2);
+  ag_tensor *w_in = row(hl, m->t_extra, 0), **hs = (ag_tensor **)xmalloc((size_t)(c - 1) * sizeof(ag_tensor *));
   const int64_t gate_sizes[2] = {3, 1}, one_each[3] = {1, 1, 1};
   for (int t = 0; t < c - 1; ++t) {
-    ag_tensor *x = row(hl, x2, t);
+    /* per step, as ADBench: a row sliced from one (c-1, b) product would cost
+     * a (c-1, b) zero fill per step in backward (slice backward) */
+    ag_tensor *x;
+    CK(ag_op_mul(&x, m->t_in[t], w_in));
+    H(x);
     for (int i = 0; i < l; ++i) {
       const ag_tensor *xs[4] = {x, h[i], x, h[i]};
       ag_tensor *xh, *z, *zb, *zs[2], *sg, *ch, *fio[3], *a, *bb, *tc;
