@@ -243,7 +243,9 @@ AG_DIST_API ag_status ag_dist_ddp_create(ag_dist_ddp **out, ag_dist_comm *comm, 
 
 /**
  * Remove the hooks and drop the object's references. NULL is a no-op. Not
- * collective; release it only between steps (after sync or skip_step).
+ * collective; release it between steps (after sync or skip_step). If a
+ * step is still pending after a timeout, its buffers are left allocated,
+ * since MPI may still write into them.
  */
 AG_DIST_API void ag_dist_ddp_release(ag_dist_ddp *ddp) AG_NOEXCEPT;
 
