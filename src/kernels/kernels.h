@@ -29,7 +29,7 @@ enum class UnaryKind {
 enum class BinaryKind {
   Add, Sub, Mul, Div, TanhBackward,
   Pow, Maximum, Minimum, Atan2, Fmod, Remainder, SigmoidBackward,
-  GreaterShare,  // 1 where a > b, 1/2 where a == b, else 0
+  GreaterShare,  // 0 where a < b, 1/2 where a == b, else 1 (NaN: 1)
   GeluBackward, GeluTanhBackward, SiluBackward, MishBackward,  // g * f'(x) for a = g, b = x
 };
 

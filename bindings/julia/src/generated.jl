@@ -1359,7 +1359,7 @@ function ag_op_sigmoid_backward(out, grad, s)
     ccall((:ag_op_sigmoid_backward, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, grad, s)
 end
 
-"""y = max(x, 0) (NaN stays NaN)."""
+"""y = max(x, 0) (NaN stays NaN). Gradient 0 where y <= 0, else 1 (also for NaN, as PyTorch)."""
 function ag_op_relu(out, x)
     ccall((:ag_op_relu, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
@@ -1369,12 +1369,15 @@ function ag_op_leaky_relu(out, x, negative_slope)
     ccall((:ag_op_leaky_relu, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, x, negative_slope)
 end
 
-"""y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1)."""
+"""y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1).
+Gradient 1 for x > 0, else alpha e^x; second derivative alpha e^x for
+x < 0, else 0 (at x = 0 too, as PyTorch; no overflow for large x)."""
 function ag_op_elu(out, x, alpha)
     ccall((:ag_op_elu, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, x, alpha)
 end
 
-"""y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805."""
+"""y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale =
+1.0507009873554805; derivatives as ag_op_elu's, times scale."""
 function ag_op_selu(out, x)
     ccall((:ag_op_selu, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
@@ -1386,7 +1389,8 @@ end
 
 """y = ln(1 + e^(beta x)) / beta, and y = x where beta * x > threshold
 (PyTorch's defaults: beta 1, threshold 20). Gradient sigmoid(beta x), 1
-above the threshold.
+above the threshold; at beta x = threshold the gradient is
+sigmoid(threshold) and the second derivative 0 (as PyTorch).
 @return AG_ERR_INVALID_ARGUMENT also when beta is 0 or NaN or threshold is NaN."""
 function ag_op_softplus(out, x, beta, threshold)
     ccall((:ag_op_softplus, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble, Cdouble), out, x, beta, threshold)
@@ -1398,7 +1402,7 @@ function ag_op_mish(out, x)
 end
 
 """y = x clamped to [min_val, max_val] (PyTorch's defaults: -1, 1). Gradient
-1 strictly inside, 0 at and beyond the bounds.
+1 strictly inside (and for NaN x, as PyTorch), 0 at and beyond the bounds.
 @return AG_ERR_INVALID_ARGUMENT also when min_val > max_val or a bound is NaN."""
 function ag_op_hardtanh(out, x, min_val, max_val)
     ccall((:ag_op_hardtanh, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble, Cdouble), out, x, min_val, max_val)
@@ -1406,7 +1410,8 @@ end
 
 """y = min(max(x, min), max). A NaN bound means "no bound" on that side (pass
 NAN for PyTorch's None). With min > max every element is max (as PyTorch).
-NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0."""
+NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0 (NaN x: 0,
+as PyTorch)."""
 function ag_op_clamp(out, x, min, max)
     ccall((:ag_op_clamp, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble, Cdouble), out, x, min, max)
 end
@@ -1461,19 +1466,22 @@ end
 
 """y = a ** b (C pow semantics, e.g. a negative base with a non-integral
 exponent is NaN). Gradients: b * a^(b-1) for a (0 where b = 0);
-a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch)."""
+a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch). Its derivatives
+in b are 0 there too (0^b = 0 for b > 0; PyTorch gives NaN from 0 * ln 0)."""
 function ag_op_pow(out, a, b)
     ccall((:ag_op_pow, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
 """y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
-split half and half between a and b (as PyTorch)."""
+split half and half between a and b; where the result is NaN both get the
+whole gradient; the input not selected gets 0, selected (as PyTorch)."""
 function ag_op_maximum(out, a, b)
     ccall((:ag_op_maximum, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
 """y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
-split half and half between a and b (as PyTorch)."""
+split half and half between a and b; where the result is NaN both get the
+whole gradient; the input not selected gets 0, selected (as PyTorch)."""
 function ag_op_minimum(out, a, b)
     ccall((:ag_op_minimum, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
@@ -1953,7 +1961,8 @@ without class weights.
               class probabilities of input's shape and dtype.
 @param reduction    AG_REDUCTION_NONE / MEAN / SUM. With class indices,
               MEAN divides by the number of targets not equal to
-              ignore_index (NaN if there is none); with probabilities, by
+              ignore_index (NaN if there is none, with gradient 0, as
+              PyTorch); with probabilities, by
               the number of items (numel / C).
 @param ignore_index targets equal to it add nothing and get zero gradient
               (class indices only; AG_IGNORE_INDEX_DEFAULT is PyTorch's -100).
@@ -2020,7 +2029,10 @@ end
 """Binary cross entropy of probabilities: -(t log p + (1 - t) log(1 - p)) with
 p = input in [0, 1] and t = target of the same shape and dtype; each log is
 clamped at -100 as in PyTorch, so p = 0 or 1 gives a finite loss. Then the
-reduction. Gradients flow to input and target.
+reduction. Gradients flow to input and target. The gradient is that of
+the clamped loss: the clamped log contributes 0, so p = 0 gives
+(1 - t) / (1 - p) and p = 1 gives -t / p (PyTorch divides p - t by
+max(p (1 - p), 1e-12) instead: about -t * 1e12 at p = 0).
 @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, an input outside
         [0, 1]: "[ag_op_binary_cross_entropy] input 1.5 at index 2 is
         outside [0, 1]"), AG_ERR_SHAPE (shapes differ), AG_ERR_DTYPE,
@@ -2031,7 +2043,8 @@ end
 
 """Binary cross entropy of logits x = input and targets t (same shape and
 dtype), computed stably as (1 - t) x + w (log(1 + exp(-|x|)) + max(-x, 0))
-with w = 1 + (pos_weight - 1) t; then the reduction.
+with w = 1 + (pos_weight - 1) t; then the reduction. The gradient for
+input is exact everywhere, x = 0 included: (1 - t) - w sigmoid(-x).
 @param pos_weight NULL, or weights of positive examples that broadcast to
        input's shape (typically one per class, shape (C)).
 Gradients flow to input, target and pos_weight.
@@ -2158,7 +2171,10 @@ end
 
 """y = product of x over `dims` (1 over an empty dim). Gradient: PyTorch's
 rule, exact with zeros: g * prod / x without zeros; with one zero in a
-slice, the product of the others at the zero and 0 elsewhere; 0 with more."""
+slice, the product of the others at the zero and 0 elsewhere; 0 with more.
+Second derivatives are exact with any number of zeros (PyTorch's prod over
+all dims has a constant zero gradient with two zeros; its prod over a dim
+agrees with ag)."""
 function ag_op_prod_dims(out, x, dims, ndims, keepdim)
     ccall((:ag_op_prod_dims, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32), out, x, dims, ndims, keepdim)
 end
@@ -2173,24 +2189,29 @@ end
 """y = sum((x - mean)^2) / max(0, N - correction) over `dims`, N the number of
 elements reduced into each output (correction 1: the unbiased sample
 variance, PyTorch's default; 0: the population variance). A divisor of 0
-gives inf or NaN. AG_ERR_INVALID_ARGUMENT also for a NaN correction."""
+gives inf or NaN. The gradient is 2 (x - mean) / (N - correction), also
+when correction > N (as PyTorch: 0 for a constant slice).
+AG_ERR_INVALID_ARGUMENT also for a NaN correction."""
 function ag_op_var_dims(out, x, dims, ndims, keepdim, correction)
     ccall((:ag_op_var_dims, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Cdouble), out, x, dims, ndims, keepdim, correction)
 end
 
-"""y = sqrt(var_dims(x, dims, correction)). The gradient is NaN where all
-elements of a slice are equal (as in PyTorch)."""
+"""y = sqrt(var_dims(x, dims, correction)). Where the variance is 0 (all
+elements of a slice equal) the gradient and second derivative are 0, as
+in PyTorch."""
 function ag_op_std_dims(out, x, dims, ndims, keepdim, correction)
     ccall((:ag_op_std_dims, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Cdouble), out, x, dims, ndims, keepdim, correction)
 end
 
 """y = the vector p-norm of x over `dims` (torch.linalg.vector_norm):
-p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0;
+p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0 (second
+  derivative 0 there too, as std's; PyTorch's is NaN, from 0 * inf);
 p = 1: sum |x|, gradient sign(x) (0 at 0);
 p = INFINITY / -INFINITY: max / min |x|, gradient sign(x) shared evenly
   among the elements that attain it (AG_ERR_SHAPE over an empty dim);
 p = 0: the number of nonzero elements, gradient 0;
-other p: (sum |x|^p)^(1/p).
+other p: (sum |x|^p)^(1/p); for p > 0 the gradient is 0 where y = 0,
+  and for 0 < p < 1 also at each zero element (as PyTorch).
 AG_ERR_INVALID_ARGUMENT also for a NaN p."""
 function ag_op_norm_dims(out, x, dims, ndims, keepdim, p)
     ccall((:ag_op_norm_dims, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Cdouble), out, x, dims, ndims, keepdim, p)
@@ -2230,7 +2251,8 @@ end
 
 """y_k = x_0 * ... * x_k along `dim`, multiplied in double. The gradient is
 exact with zeros (past the first zero of a slice it is 0; at it, the
-products that skip it). AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE."""
+products that skip it), and so are second derivatives, with any number of
+zeros. AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE."""
 function ag_op_cumprod(out, x, dim)
     ccall((:ag_op_cumprod, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), out, x, dim)
 end

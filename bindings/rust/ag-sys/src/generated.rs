@@ -1904,7 +1904,7 @@ unsafe extern "C" {
     /// `ag_op_relu` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = max(x, 0) (NaN stays NaN).
+    /// y = max(x, 0) (NaN stays NaN). Gradient 0 where y <= 0, else 1 (also for NaN, as PyTorch).
     /// ```
     pub fn ag_op_relu(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
@@ -1919,13 +1919,16 @@ unsafe extern "C" {
     ///
     /// ```text
     /// y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1).
+    /// Gradient 1 for x > 0, else alpha e^x; second derivative alpha e^x for
+    /// x < 0, else 0 (at x = 0 too, as PyTorch; no overflow for large x).
     /// ```
     pub fn ag_op_elu(out: *mut *mut ag_tensor, x: *const ag_tensor, alpha: f64) -> ag_status;
 
     /// `ag_op_selu` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805.
+    /// y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale =
+    /// 1.0507009873554805; derivatives as ag_op_elu's, times scale.
     /// ```
     pub fn ag_op_selu(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
@@ -1941,7 +1944,8 @@ unsafe extern "C" {
     /// ```text
     /// y = ln(1 + e^(beta x)) / beta, and y = x where beta * x > threshold
     /// (PyTorch's defaults: beta 1, threshold 20). Gradient sigmoid(beta x), 1
-    /// above the threshold.
+    /// above the threshold; at beta x = threshold the gradient is
+    /// sigmoid(threshold) and the second derivative 0 (as PyTorch).
     /// @return AG_ERR_INVALID_ARGUMENT also when beta is 0 or NaN or threshold is NaN.
     /// ```
     pub fn ag_op_softplus(out: *mut *mut ag_tensor, x: *const ag_tensor, beta: f64, threshold: f64) -> ag_status;
@@ -1957,7 +1961,7 @@ unsafe extern "C" {
     ///
     /// ```text
     /// y = x clamped to [min_val, max_val] (PyTorch's defaults: -1, 1). Gradient
-    /// 1 strictly inside, 0 at and beyond the bounds.
+    /// 1 strictly inside (and for NaN x, as PyTorch), 0 at and beyond the bounds.
     /// @return AG_ERR_INVALID_ARGUMENT also when min_val > max_val or a bound is NaN.
     /// ```
     pub fn ag_op_hardtanh(out: *mut *mut ag_tensor, x: *const ag_tensor, min_val: f64, max_val: f64) -> ag_status;
@@ -1967,7 +1971,8 @@ unsafe extern "C" {
     /// ```text
     /// y = min(max(x, min), max). A NaN bound means "no bound" on that side (pass
     /// NAN for PyTorch's None). With min > max every element is max (as PyTorch).
-    /// NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0.
+    /// NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0 (NaN x: 0,
+    /// as PyTorch).
     /// ```
     pub fn ag_op_clamp(out: *mut *mut ag_tensor, x: *const ag_tensor, min: f64, max: f64) -> ag_status;
 
@@ -2036,7 +2041,8 @@ unsafe extern "C" {
     /// ```text
     /// y = a ** b (C pow semantics, e.g. a negative base with a non-integral
     /// exponent is NaN). Gradients: b * a^(b-1) for a (0 where b = 0);
-    /// a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch).
+    /// a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch). Its derivatives
+    /// in b are 0 there too (0^b = 0 for b > 0; PyTorch gives NaN from 0 * ln 0).
     /// ```
     pub fn ag_op_pow(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
@@ -2044,7 +2050,8 @@ unsafe extern "C" {
     ///
     /// ```text
     /// y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
-    /// split half and half between a and b (as PyTorch).
+    /// split half and half between a and b; where the result is NaN both get the
+    /// whole gradient; the input not selected gets 0, selected (as PyTorch).
     /// ```
     pub fn ag_op_maximum(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
@@ -2052,7 +2059,8 @@ unsafe extern "C" {
     ///
     /// ```text
     /// y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
-    /// split half and half between a and b (as PyTorch).
+    /// split half and half between a and b; where the result is NaN both get the
+    /// whole gradient; the input not selected gets 0, selected (as PyTorch).
     /// ```
     pub fn ag_op_minimum(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
@@ -2640,7 +2648,8 @@ unsafe extern "C" {
     ///               class probabilities of input's shape and dtype.
     /// @param reduction    AG_REDUCTION_NONE / MEAN / SUM. With class indices,
     ///               MEAN divides by the number of targets not equal to
-    ///               ignore_index (NaN if there is none); with probabilities, by
+    ///               ignore_index (NaN if there is none, with gradient 0, as
+    ///               PyTorch); with probabilities, by
     ///               the number of items (numel / C).
     /// @param ignore_index targets equal to it add nothing and get zero gradient
     ///               (class indices only; AG_IGNORE_INDEX_DEFAULT is PyTorch's -100).
@@ -2719,7 +2728,10 @@ unsafe extern "C" {
     /// Binary cross entropy of probabilities: -(t log p + (1 - t) log(1 - p)) with
     /// p = input in [0, 1] and t = target of the same shape and dtype; each log is
     /// clamped at -100 as in PyTorch, so p = 0 or 1 gives a finite loss. Then the
-    /// reduction. Gradients flow to input and target.
+    /// reduction. Gradients flow to input and target. The gradient is that of
+    /// the clamped loss: the clamped log contributes 0, so p = 0 gives
+    /// (1 - t) / (1 - p) and p = 1 gives -t / p (PyTorch divides p - t by
+    /// max(p (1 - p), 1e-12) instead: about -t * 1e12 at p = 0).
     /// @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, an input outside
     ///         [0, 1]: "[ag_op_binary_cross_entropy] input 1.5 at index 2 is
     ///         outside [0, 1]"), AG_ERR_SHAPE (shapes differ), AG_ERR_DTYPE,
@@ -2732,7 +2744,8 @@ unsafe extern "C" {
     /// ```text
     /// Binary cross entropy of logits x = input and targets t (same shape and
     /// dtype), computed stably as (1 - t) x + w (log(1 + exp(-|x|)) + max(-x, 0))
-    /// with w = 1 + (pos_weight - 1) t; then the reduction.
+    /// with w = 1 + (pos_weight - 1) t; then the reduction. The gradient for
+    /// input is exact everywhere, x = 0 included: (1 - t) - w sigmoid(-x).
     /// @param pos_weight NULL, or weights of positive examples that broadcast to
     ///        input's shape (typically one per class, shape (C)).
     /// Gradients flow to input, target and pos_weight.
@@ -2882,6 +2895,9 @@ unsafe extern "C" {
     /// y = product of x over `dims` (1 over an empty dim). Gradient: PyTorch's
     /// rule, exact with zeros: g * prod / x without zeros; with one zero in a
     /// slice, the product of the others at the zero and 0 elsewhere; 0 with more.
+    /// Second derivatives are exact with any number of zeros (PyTorch's prod over
+    /// all dims has a constant zero gradient with two zeros; its prod over a dim
+    /// agrees with ag).
     /// ```
     pub fn ag_op_prod_dims(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32) -> ag_status;
 
@@ -2900,15 +2916,18 @@ unsafe extern "C" {
     /// y = sum((x - mean)^2) / max(0, N - correction) over `dims`, N the number of
     /// elements reduced into each output (correction 1: the unbiased sample
     /// variance, PyTorch's default; 0: the population variance). A divisor of 0
-    /// gives inf or NaN. AG_ERR_INVALID_ARGUMENT also for a NaN correction.
+    /// gives inf or NaN. The gradient is 2 (x - mean) / (N - correction), also
+    /// when correction > N (as PyTorch: 0 for a constant slice).
+    /// AG_ERR_INVALID_ARGUMENT also for a NaN correction.
     /// ```
     pub fn ag_op_var_dims(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32, correction: f64) -> ag_status;
 
     /// `ag_op_std_dims` (ag/ops_reduce.h, since AG_0.1).
     ///
     /// ```text
-    /// y = sqrt(var_dims(x, dims, correction)). The gradient is NaN where all
-    /// elements of a slice are equal (as in PyTorch).
+    /// y = sqrt(var_dims(x, dims, correction)). Where the variance is 0 (all
+    /// elements of a slice equal) the gradient and second derivative are 0, as
+    /// in PyTorch.
     /// ```
     pub fn ag_op_std_dims(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32, correction: f64) -> ag_status;
 
@@ -2916,12 +2935,14 @@ unsafe extern "C" {
     ///
     /// ```text
     /// y = the vector p-norm of x over `dims` (torch.linalg.vector_norm):
-    /// p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0;
+    /// p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0 (second
+    ///   derivative 0 there too, as std's; PyTorch's is NaN, from 0 * inf);
     /// p = 1: sum |x|, gradient sign(x) (0 at 0);
     /// p = INFINITY / -INFINITY: max / min |x|, gradient sign(x) shared evenly
     ///   among the elements that attain it (AG_ERR_SHAPE over an empty dim);
     /// p = 0: the number of nonzero elements, gradient 0;
-    /// other p: (sum |x|^p)^(1/p).
+    /// other p: (sum |x|^p)^(1/p); for p > 0 the gradient is 0 where y = 0,
+    ///   and for 0 < p < 1 also at each zero element (as PyTorch).
     /// AG_ERR_INVALID_ARGUMENT also for a NaN p.
     /// ```
     pub fn ag_op_norm_dims(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32, p: f64) -> ag_status;
@@ -2973,7 +2994,8 @@ unsafe extern "C" {
     /// ```text
     /// y_k = x_0 * ... * x_k along `dim`, multiplied in double. The gradient is
     /// exact with zeros (past the first zero of a slice it is 0; at it, the
-    /// products that skip it). AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE.
+    /// products that skip it), and so are second derivatives, with any number of
+    /// zeros. AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE.
     /// ```
     pub fn ag_op_cumprod(out: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64) -> ag_status;
 
