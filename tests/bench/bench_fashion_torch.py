@@ -5,7 +5,7 @@ relu, max_pool 2, linear 32*7*7->10), nn.Linear's and nn.Conv2d's default
 init (or, with --init FILE, the initial parameters that bench_fashion
 --init-out FILE saved, so both engines start from the same values), Adam
 lr 1e-3, batches of 64 in file order without shuffling, inputs scaled to
-[0, 1]. Times the training steps only (batches sliced from tensors prepared
+[0, 1]. Times the training steps only (wall and CPU time) (batches sliced from tensors prepared
 up front) and prints one JSON line like bench_fashion.
 
 Usage: bench_fashion_torch.py [--model mlp|cnn] [--data DIR] [--epochs N]
@@ -80,25 +80,27 @@ def main():
     if a.init:
         net.load_state_dict(read_safetensors(a.init))
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-    batch, steps, seconds, loss = 64, 0, 0.0, None
+    batch, steps, seconds, cpu_seconds, loss = 64, 0, 0.0, 0.0, None
     per_epoch = x_train.shape[0] // batch
     for _ in range(a.epochs):
         for s in range(per_epoch):
             if a.steps and steps >= a.steps:
                 break
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             xb, yb = x_train[s * batch:(s + 1) * batch], y_train[s * batch:(s + 1) * batch]
             loss = torch.nn.functional.cross_entropy(net(xb), yb)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             seconds += time.perf_counter() - t0
+            cpu_seconds += time.process_time() - c0
             steps += 1
     with torch.no_grad():
         right = sum((net(x_test[i:i + 1000]).argmax(1) == y_test[i:i + 1000]).sum().item()
                     for i in range(0, x_test.shape[0], 1000))
     print(json.dumps({"engine": "torch %s" % torch.__version__, "model": a.model, "threads": a.threads,
                       "epochs": a.epochs, "steps": steps, "ms_per_step": round(1e3 * seconds / steps, 4),
+                      "cpu_ms_per_step": round(1e3 * cpu_seconds / steps, 4),
                       "test_accuracy": round(right / x_test.shape[0], 4), "last_loss": round(loss.item(), 4),
                       "init": "shared" if a.init else "torch"}))
 
