@@ -62,7 +62,13 @@ int fm_load(fm_data *d, const char *dir, const char *prefix) {
   d->n = fm_be32(img + 4);
   d->images = malloc((size_t)d->n * FM_IN);
   d->labels = malloc((size_t)d->n);
-  if (!d->images || !d->labels) return 1;
+  if (!d->images || !d->labels) {
+    fprintf(stderr, "out of memory loading %s/%s-*\n", dir, prefix);
+    fm_free_data(d);
+    free(img);
+    free(lab);
+    return 1;
+  }
   memcpy(d->images, img + 16, (size_t)d->n * FM_IN);
   memcpy(d->labels, lab + 8, (size_t)d->n);
   free(img);
@@ -73,6 +79,7 @@ int fm_load(fm_data *d, const char *dir, const char *prefix) {
 void fm_free_data(fm_data *d) {
   free(d->images);
   free(d->labels);
+  d->images = d->labels = NULL;
 }
 
 int fm_batch(const fm_data *d, ag_context *ctx, int64_t first, int64_t n, ag_tensor **x, ag_tensor **y) {

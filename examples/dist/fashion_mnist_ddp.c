@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
   if (fm_load(&train, dir, "train") || fm_load(&test, dir, "t10k")) goto done;
   DDP_TRY(ag_dist_comm_from_mpi(&comm, &mpi_world));
   /* A rank-dependent seed, to show that the broadcast makes the replicas equal. */
-  DDP_TRY(fm_init(&m, 1, (uint64_t)rank) ? AG_ERR_INVALID_ARGUMENT : AG_OK);
+  DDP_TRY(fm_init(&m, FM_MLP, 1, (uint64_t)rank) ? AG_ERR_INVALID_ARGUMENT : AG_OK);
   DDP_TRY(ag_dist_broadcast_params(comm, m.params, 2 * FM_LAYERS, 0));
   opts.bucket_bytes = bucket_bytes;
   DDP_TRY(ag_dist_ddp_create(&ddp, comm, m.params, 2 * FM_LAYERS, &opts));

@@ -9,6 +9,7 @@ mutable struct ag_function_ctx end
 mutable struct ag_hook end
 mutable struct ag_node end
 mutable struct ag_optimizer end
+mutable struct ag_profile end
 mutable struct ag_safetensors end
 mutable struct ag_scope end
 mutable struct ag_tensor end
@@ -193,6 +194,12 @@ struct ag_optimizer_options
     amsgrad::Int32
     centered::Int32
     maximize::Int32
+end
+
+struct ag_profiler_options
+    struct_size::UInt32
+    record_calls::Int32
+    max_events::Int64
 end
 
 """Turn anomaly mode on (nonzero) or off (0) for the backward passes of `ctx`
@@ -2588,6 +2595,95 @@ start_factor) min(step, total_steps) / total_steps).
         start_factor not in (0, 1], end_factor not in [0, 1])."""
 function ag_lr_linear(base_lr, step, start_factor, end_factor, total_steps, out)
     ccall((:ag_lr_linear, libag), Int32, (Cdouble, Int64, Cdouble, Cdouble, Int64, Ptr{Cdouble}), base_lr, step, start_factor, end_factor, total_steps, out)
+end
+
+"""Write the defaults (= AG_PROFILER_OPTIONS_INIT) into *opts.
+@param[out] opts  the options.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL opts)."""
+function ag_profiler_options_init(opts)
+    ccall((:ag_profiler_options_init, libag), Int32, (Ptr{ag_profiler_options},), opts)
+end
+
+"""Start recording on ctx; the timeline's zero is now.
+@param ctx      the context.
+@param options  NULL for defaults.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid ctx, a profiler already
+        running on ctx, struct_size, max_events < 0); AG_ERR_OUT_OF_MEMORY.
+Thread-safe."""
+function ag_profiler_start(ctx, options)
+    ccall((:ag_profiler_start, libag), Int32, (Ptr{ag_context}, Ptr{ag_profiler_options}), ctx, options)
+end
+
+"""Stop the profiler of ctx and hand out what it recorded: events ordered by
+start time (an enclosing span before what it encloses).
+@param[out] out  new profile handle; release with ag_profile_release.
+@param ctx       the context.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, invalid ctx, no
+        profiler running on ctx); AG_ERR_OUT_OF_MEMORY (the profiler is
+        stopped and its events are lost).
+Thread-safe."""
+function ag_profiler_stop(out, ctx)
+    ccall((:ag_profiler_stop, libag), Int32, (Ptr{Ptr{ag_profile}}, Ptr{ag_context}), out, ctx)
+end
+
+"""Events in the profile; -1 for NULL or invalid."""
+function ag_profile_num_events(profile)
+    ccall((:ag_profile_num_events, libag), Int64, (Ptr{ag_profile},), profile)
+end
+
+"""Events the profile did not keep (past max_events); -1 for NULL or invalid."""
+function ag_profile_num_dropped(profile)
+    ccall((:ag_profile_num_dropped, libag), Int64, (Ptr{ag_profile},), profile)
+end
+
+"""Event `index` (0 .. num_events-1) of the profile.
+@param profile            the profile.
+@param index              which event.
+@param[out] name          borrowed name, valid while the profile lives:
+                          "backward", a node's name or a function's;
+                          may be NULL.
+@param[out] category      static "backward", "node" or "call"; may be NULL.
+@param[out] start_ns      start, in ns since ag_profiler_start; may be NULL.
+@param[out] duration_ns   duration in ns (>= 0); may be NULL.
+@param[out] thread        1, 2, ... by the order in which threads first
+                          recorded; may be NULL.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid profile, index out
+        of range). Out-params untouched on failure."""
+function ag_profile_event(profile, index, name, category, start_ns, duration_ns, thread)
+    ccall((:ag_profile_event, libag), Int32, (Ptr{ag_profile}, Int64, Ptr{Ptr{Cchar}}, Ptr{Ptr{Cchar}}, Ptr{Int64}, Ptr{Int64}, Ptr{Int32}), profile, index, name, category, start_ns, duration_ns, thread)
+end
+
+"""The profile as Chrome trace JSON (UTF-8):
+  {"traceEvents": [{"name": "MmBackward", "cat": "node", "ph": "X",
+    "ts": 12.345, "dur": 6.789, "pid": 1, "tid": 1,
+    "args": {"sequence_nr": 7, "tag": "layer1", "pass": 3}}, ...,
+   and "M" (metadata) events naming the process and threads],
+   "displayTimeUnit": "ns", "otherData": {"dropped_events": 0}}
+ts and dur are microseconds with ns precision. Node args carry
+sequence_nr, pass and, when set, tag; a backward's args its pass.
+Buffer protocol of ag_graph_export: with AG_OK and AG_ERR_BUFFER_TOO_SMALL,
+*needed receives the bytes the text needs, including the terminating NUL;
+if capacity >= *needed the text and a NUL are written to buf, else buf is
+untouched (buf NULL and capacity 0 ask for the size).
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid profile, NULL
+        needed, NULL buf with capacity > 0); AG_ERR_BUFFER_TOO_SMALL;
+        AG_ERR_OUT_OF_MEMORY."""
+function ag_profile_chrome_trace(profile, buf, capacity, needed)
+    ccall((:ag_profile_chrome_trace, libag), Int32, (Ptr{ag_profile}, Ptr{Cchar}, Csize_t, Ptr{Csize_t}), profile, buf, capacity, needed)
+end
+
+"""Write the Chrome trace JSON of ag_profile_chrome_trace to the file `path`
+(replaced if it exists).
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid profile, NULL
+        path, the file cannot be written: the message carries the
+        system's reason); AG_ERR_OUT_OF_MEMORY."""
+function ag_profile_write_chrome_trace(profile, path)
+    ccall((:ag_profile_write_chrome_trace, libag), Int32, (Ptr{ag_profile}, Cstring), profile, path)
+end
+
+"""Free the profile; NULL is a no-op."""
+function ag_profile_release(profile)
+    ccall((:ag_profile_release, libag), Cvoid, (Ptr{ag_profile},), profile)
 end
 
 """Seed the generator of `ctx` and reset its offset to 0 (PyTorch's

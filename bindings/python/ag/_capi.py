@@ -60,7 +60,7 @@ CONSTANTS = {'AG_BOOL': 4,
  'AG_VERSION_MINOR': 2,
  'AG_VERSION_NUMBER': 200,
  'AG_VERSION_PATCH': 0}
-HANDLES = ['ag_backward_job', 'ag_context', 'ag_function_ctx', 'ag_hook', 'ag_node', 'ag_optimizer', 'ag_safetensors', 'ag_scope', 'ag_tensor']
+HANDLES = ['ag_backward_job', 'ag_context', 'ag_function_ctx', 'ag_hook', 'ag_node', 'ag_optimizer', 'ag_profile', 'ag_safetensors', 'ag_scope', 'ag_tensor']
 
 # ---- callback types ----
 ag_function_forward_fn = C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_void_p, C.POINTER(C.c_void_p), C.c_int32, C.POINTER(C.c_void_p), C.c_int32)
@@ -219,6 +219,13 @@ class ag_optimizer_options(C.Structure):
         ('maximize', C.c_int32),
     ]
 
+class ag_profiler_options(C.Structure):
+    _fields_ = [
+        ('struct_size', C.c_uint32),
+        ('record_calls', C.c_int32),
+        ('max_events', C.c_int64),
+    ]
+
 STRUCTS = {'ag_backward_options': {'align': 8,
                          'fields': {'create_graph': 8,
                                     'inputs': 16,
@@ -339,7 +346,11 @@ STRUCTS = {'ag_backward_options': {'align': 8,
                                      'weight_decay': 32,
                                      'zero_fields': 4},
                           'init_function': 'ag_optimizer_options_init',
-                          'size': 104}}
+                          'size': 104},
+ 'ag_profiler_options': {'align': 8,
+                         'fields': {'max_events': 8, 'record_calls': 4, 'struct_size': 0},
+                         'init_function': 'ag_profiler_options_init',
+                         'size': 16}}
 
 # ---- functions: name -> (restype, argtypes) ----
 FUNCTIONS = {
@@ -612,6 +623,15 @@ FUNCTIONS = {
     'ag_lr_step_decay': (C.c_int32, [C.c_double, C.c_int64, C.c_int64, C.c_double, C.POINTER(C.c_double)]),
     'ag_lr_cosine_annealing': (C.c_int32, [C.c_double, C.c_double, C.c_int64, C.c_int64, C.POINTER(C.c_double)]),
     'ag_lr_linear': (C.c_int32, [C.c_double, C.c_int64, C.c_double, C.c_double, C.c_int64, C.POINTER(C.c_double)]),
+    'ag_profiler_options_init': (C.c_int32, [C.POINTER(ag_profiler_options)]),
+    'ag_profiler_start': (C.c_int32, [C.c_void_p, C.POINTER(ag_profiler_options)]),
+    'ag_profiler_stop': (C.c_int32, [C.POINTER(C.c_void_p), C.c_void_p]),
+    'ag_profile_num_events': (C.c_int64, [C.c_void_p]),
+    'ag_profile_num_dropped': (C.c_int64, [C.c_void_p]),
+    'ag_profile_event': (C.c_int32, [C.c_void_p, C.c_int64, C.POINTER(C.POINTER(C.c_char)), C.POINTER(C.POINTER(C.c_char)), C.POINTER(C.c_int64), C.POINTER(C.c_int64), C.POINTER(C.c_int32)]),
+    'ag_profile_chrome_trace': (C.c_int32, [C.c_void_p, C.c_char_p, C.c_size_t, C.POINTER(C.c_size_t)]),
+    'ag_profile_write_chrome_trace': (C.c_int32, [C.c_void_p, C.c_char_p]),
+    'ag_profile_release': (None, [C.c_void_p]),
     'ag_context_manual_seed': (C.c_int32, [C.c_void_p, C.c_uint64]),
     'ag_context_seed': (C.c_int32, [C.c_void_p, C.POINTER(C.c_uint64)]),
     'ag_context_rng_state': (C.c_int32, [C.c_void_p, C.POINTER(C.c_uint64), C.POINTER(C.c_uint64)]),
@@ -917,6 +937,15 @@ META = {
     'ag_lr_step_decay': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'base_lr', 'kind': 'scalar', 'base': 'double', 'pointers': 0, 'direction': 'in'}, {'name': 'step', 'kind': 'scalar', 'base': 'int64_t', 'pointers': 0, 'direction': 'in'}, {'name': 'step_size', 'kind': 'scalar', 'base': 'int64_t', 'pointers': 0, 'direction': 'in'}, {'name': 'gamma', 'kind': 'scalar', 'base': 'double', 'pointers': 0, 'direction': 'in'}, {'name': 'out', 'kind': 'scalar', 'base': 'double', 'pointers': 1, 'direction': 'out'}], 'doc': 'StepLR: base_lr * gamma^floor(step / step_size).'},
     'ag_lr_cosine_annealing': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'base_lr', 'kind': 'scalar', 'base': 'double', 'pointers': 0, 'direction': 'in'}, {'name': 'eta_min', 'kind': 'scalar', 'base': 'double', 'pointers': 0, 'direction': 'in'}, {'name': 'step', 'kind': 'scalar', 'base': 'int64_t', 'pointers': 0, 'direction': 'in'}, {'name': 't_max', 'kind': 'scalar', 'base': 'int64_t', 'pointers': 0, 'direction': 'in'}, {'name': 'out', 'kind': 'scalar', 'base': 'double', 'pointers': 1, 'direction': 'out'}], 'doc': 'CosineAnnealingLR: eta_min + (base_lr - eta_min) (1 + cos(pi step / t_max)) / 2.'},
     'ag_lr_linear': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'base_lr', 'kind': 'scalar', 'base': 'double', 'pointers': 0, 'direction': 'in'}, {'name': 'step', 'kind': 'scalar', 'base': 'int64_t', 'pointers': 0, 'direction': 'in'}, {'name': 'start_factor', 'kind': 'scalar', 'base': 'double', 'pointers': 0, 'direction': 'in'}, {'name': 'end_factor', 'kind': 'scalar', 'base': 'double', 'pointers': 0, 'direction': 'in'}, {'name': 'total_steps', 'kind': 'scalar', 'base': 'int64_t', 'pointers': 0, 'direction': 'in'}, {'name': 'out', 'kind': 'scalar', 'base': 'double', 'pointers': 1, 'direction': 'out'}], 'doc': 'LinearLR (linear warmup): base_lr * (start_factor + (end_factor -\nstart_factor) min(step, total_steps) / total_steps).'},
+    'ag_profiler_options_init': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'opts', 'kind': 'struct', 'base': 'ag_profiler_options', 'pointers': 1, 'direction': 'inout'}], 'doc': 'Write the defaults (= AG_PROFILER_OPTIONS_INIT) into *opts.'},
+    'ag_profiler_start': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'ctx', 'kind': 'handle', 'base': 'ag_context', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}, {'name': 'options', 'kind': 'struct', 'base': 'ag_profiler_options', 'pointers': 1, 'direction': 'in', 'nullable': True}], 'doc': "Start recording on ctx; the timeline's zero is now."},
+    'ag_profiler_stop': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'out', 'kind': 'handle', 'base': 'ag_profile', 'pointers': 2, 'direction': 'out', 'ownership': 'new_reference'}, {'name': 'ctx', 'kind': 'handle', 'base': 'ag_context', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}], 'doc': 'Stop the profiler of ctx and hand out what it recorded: events ordered by\nstart time (an enclosing span before what it encloses).'},
+    'ag_profile_num_events': {'since': 'AG_0.2', 'status': False, 'op': None, 'returns': {'kind': 'scalar', 'base': 'int64_t', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'profile', 'kind': 'handle', 'base': 'ag_profile', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}], 'doc': 'Events in the profile; -1 for NULL or invalid.'},
+    'ag_profile_num_dropped': {'since': 'AG_0.2', 'status': False, 'op': None, 'returns': {'kind': 'scalar', 'base': 'int64_t', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'profile', 'kind': 'handle', 'base': 'ag_profile', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}], 'doc': 'Events the profile did not keep (past max_events); -1 for NULL or invalid.'},
+    'ag_profile_event': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'profile', 'kind': 'handle', 'base': 'ag_profile', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}, {'name': 'index', 'kind': 'scalar', 'base': 'int64_t', 'pointers': 0, 'direction': 'in'}, {'name': 'name', 'kind': 'scalar', 'base': 'char', 'pointers': 2, 'direction': 'out', 'nullable': True}, {'name': 'category', 'kind': 'scalar', 'base': 'char', 'pointers': 2, 'direction': 'out', 'nullable': True}, {'name': 'start_ns', 'kind': 'scalar', 'base': 'int64_t', 'pointers': 1, 'direction': 'out', 'nullable': True}, {'name': 'duration_ns', 'kind': 'scalar', 'base': 'int64_t', 'pointers': 1, 'direction': 'out', 'nullable': True}, {'name': 'thread', 'kind': 'scalar', 'base': 'int32_t', 'pointers': 1, 'direction': 'out', 'nullable': True}], 'doc': 'Event `index` (0 .. num_events-1) of the profile.'},
+    'ag_profile_chrome_trace': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'profile', 'kind': 'handle', 'base': 'ag_profile', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}, {'name': 'buf', 'kind': 'scalar', 'base': 'char', 'pointers': 1, 'direction': 'out', 'length': 'capacity', 'string': False}, {'name': 'capacity', 'kind': 'scalar', 'base': 'size_t', 'pointers': 0, 'direction': 'in'}, {'name': 'needed', 'kind': 'scalar', 'base': 'size_t', 'pointers': 1, 'direction': 'out'}], 'doc': 'The profile as Chrome trace JSON (UTF-8):\n  {"traceEvents": [{"name": "MmBackward", "cat": "node", "ph": "X",\n    "ts": 12.345, "dur": 6.789, "pid": 1, "tid": 1,\n    "args": {"sequence_nr": 7, "tag": "layer1", "pass": 3}}, ...,\n   and "M" (metadata) events naming the process and threads],\n   "displayTimeUnit": "ns", "otherData": {"dropped_events": 0}}\nts and dur are microseconds with ns precision. Node args carry\nsequence_nr, pass and, when set, tag; a backward\'s args its pass.\nBuffer protocol of ag_graph_export: with AG_OK and AG_ERR_BUFFER_TOO_SMALL,\n*needed receives the bytes the text needs, including the terminating NUL;\nif capacity >= *needed the text and a NUL are written to buf, else buf is\nuntouched (buf NULL and capacity 0 ask for the size).'},
+    'ag_profile_write_chrome_trace': {'since': 'AG_0.2', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'profile', 'kind': 'handle', 'base': 'ag_profile', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}, {'name': 'path', 'kind': 'scalar', 'base': 'char', 'pointers': 1, 'direction': 'in', 'string': True}], 'doc': 'Write the Chrome trace JSON of ag_profile_chrome_trace to the file `path`\n(replaced if it exists).'},
+    'ag_profile_release': {'since': 'AG_0.2', 'status': False, 'op': None, 'returns': {'kind': 'scalar', 'base': 'void', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'profile', 'kind': 'handle', 'base': 'ag_profile', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}], 'doc': 'Free the profile; NULL is a no-op.'},
     'ag_context_manual_seed': {'since': 'AG_0.1', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'ctx', 'kind': 'handle', 'base': 'ag_context', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}, {'name': 'seed', 'kind': 'scalar', 'base': 'uint64_t', 'pointers': 0, 'direction': 'in'}], 'doc': "Seed the generator of `ctx` and reset its offset to 0 (PyTorch's\nmanual_seed). Thread-safe."},
     'ag_context_seed': {'since': 'AG_0.1', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'ctx', 'kind': 'handle', 'base': 'ag_context', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}, {'name': 'seed', 'kind': 'scalar', 'base': 'uint64_t', 'pointers': 1, 'direction': 'out'}], 'doc': "Read the seed of the generator of `ctx` (the last one set, or\nAG_RNG_DEFAULT_SEED) into `*seed` (PyTorch's initial_seed). Thread-safe."},
     'ag_context_rng_state': {'since': 'AG_0.1', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'ctx', 'kind': 'handle', 'base': 'ag_context', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}, {'name': 'seed', 'kind': 'scalar', 'base': 'uint64_t', 'pointers': 1, 'direction': 'out'}, {'name': 'offset', 'kind': 'scalar', 'base': 'uint64_t', 'pointers': 1, 'direction': 'out'}], 'doc': 'Read the whole generator state of `ctx`, seed and offset, as one snapshot.\nThread-safe.'},

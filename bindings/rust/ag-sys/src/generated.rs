@@ -63,6 +63,15 @@ pub struct ag_optimizer {
 }
 
 /// ```text
+/// Opaque handle of a recorded profile (ag_profiler_stop).
+/// ```
+#[repr(C)]
+pub struct ag_profile {
+    _private: [u8; 0],
+    _marker: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+/// ```text
 /// Opaque handle of a loaded safetensors file.
 /// ```
 #[repr(C)]
@@ -466,6 +475,20 @@ pub struct ag_optimizer_options {
     pub centered: i32,
     /// every kind: ascend instead of descend
     pub maximize: i32,
+}
+
+/// ```text
+/// Options of ag_profiler_start (ABI.md, section 4).
+/// ```
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ag_profiler_options {
+    /// sizeof(ag_profiler_options)
+    pub struct_size: u32,
+    /// != 0: also time C API calls (default 0)
+    pub record_calls: i32,
+    /// events kept at most; 0 = 1000000 (default)
+    pub max_events: i64,
 }
 
 // ---- functions ----
@@ -3404,6 +3427,113 @@ unsafe extern "C" {
     /// ```
     pub fn ag_lr_linear(base_lr: f64, step: i64, start_factor: f64, end_factor: f64, total_steps: i64, out: *mut f64) -> ag_status;
 
+    /// `ag_profiler_options_init` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Write the defaults (= AG_PROFILER_OPTIONS_INIT) into *opts.
+    /// @param[out] opts  the options.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL opts).
+    /// ```
+    pub fn ag_profiler_options_init(opts: *mut ag_profiler_options) -> ag_status;
+
+    /// `ag_profiler_start` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Start recording on ctx; the timeline's zero is now.
+    /// @param ctx      the context.
+    /// @param options  NULL for defaults.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid ctx, a profiler already
+    ///         running on ctx, struct_size, max_events < 0); AG_ERR_OUT_OF_MEMORY.
+    /// Thread-safe.
+    /// ```
+    pub fn ag_profiler_start(ctx: *mut ag_context, options: *const ag_profiler_options) -> ag_status;
+
+    /// `ag_profiler_stop` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Stop the profiler of ctx and hand out what it recorded: events ordered by
+    /// start time (an enclosing span before what it encloses).
+    /// @param[out] out  new profile handle; release with ag_profile_release.
+    /// @param ctx       the context.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, invalid ctx, no
+    ///         profiler running on ctx); AG_ERR_OUT_OF_MEMORY (the profiler is
+    ///         stopped and its events are lost).
+    /// Thread-safe.
+    /// ```
+    pub fn ag_profiler_stop(out: *mut *mut ag_profile, ctx: *mut ag_context) -> ag_status;
+
+    /// `ag_profile_num_events` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Events in the profile; -1 for NULL or invalid.
+    /// ```
+    pub fn ag_profile_num_events(profile: *const ag_profile) -> i64;
+
+    /// `ag_profile_num_dropped` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Events the profile did not keep (past max_events); -1 for NULL or invalid.
+    /// ```
+    pub fn ag_profile_num_dropped(profile: *const ag_profile) -> i64;
+
+    /// `ag_profile_event` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Event `index` (0 .. num_events-1) of the profile.
+    /// @param profile            the profile.
+    /// @param index              which event.
+    /// @param[out] name          borrowed name, valid while the profile lives:
+    ///                           "backward", a node's name or a function's;
+    ///                           may be NULL.
+    /// @param[out] category      static "backward", "node" or "call"; may be NULL.
+    /// @param[out] start_ns      start, in ns since ag_profiler_start; may be NULL.
+    /// @param[out] duration_ns   duration in ns (>= 0); may be NULL.
+    /// @param[out] thread        1, 2, ... by the order in which threads first
+    ///                           recorded; may be NULL.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid profile, index out
+    ///         of range). Out-params untouched on failure.
+    /// ```
+    pub fn ag_profile_event(profile: *const ag_profile, index: i64, name: *mut *const c_char, category: *mut *const c_char, start_ns: *mut i64, duration_ns: *mut i64, thread: *mut i32) -> ag_status;
+
+    /// `ag_profile_chrome_trace` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The profile as Chrome trace JSON (UTF-8):
+    ///   {"traceEvents": [{"name": "MmBackward", "cat": "node", "ph": "X",
+    ///     "ts": 12.345, "dur": 6.789, "pid": 1, "tid": 1,
+    ///     "args": {"sequence_nr": 7, "tag": "layer1", "pass": 3}}, ...,
+    ///    and "M" (metadata) events naming the process and threads],
+    ///    "displayTimeUnit": "ns", "otherData": {"dropped_events": 0}}
+    /// ts and dur are microseconds with ns precision. Node args carry
+    /// sequence_nr, pass and, when set, tag; a backward's args its pass.
+    /// Buffer protocol of ag_graph_export: with AG_OK and AG_ERR_BUFFER_TOO_SMALL,
+    /// *needed receives the bytes the text needs, including the terminating NUL;
+    /// if capacity >= *needed the text and a NUL are written to buf, else buf is
+    /// untouched (buf NULL and capacity 0 ask for the size).
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid profile, NULL
+    ///         needed, NULL buf with capacity > 0); AG_ERR_BUFFER_TOO_SMALL;
+    ///         AG_ERR_OUT_OF_MEMORY.
+    /// ```
+    pub fn ag_profile_chrome_trace(profile: *const ag_profile, buf: *mut c_char, capacity: usize, needed: *mut usize) -> ag_status;
+
+    /// `ag_profile_write_chrome_trace` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Write the Chrome trace JSON of ag_profile_chrome_trace to the file `path`
+    /// (replaced if it exists).
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid profile, NULL
+    ///         path, the file cannot be written: the message carries the
+    ///         system's reason); AG_ERR_OUT_OF_MEMORY.
+    /// ```
+    pub fn ag_profile_write_chrome_trace(profile: *const ag_profile, path: *const c_char) -> ag_status;
+
+    /// `ag_profile_release` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Free the profile; NULL is a no-op.
+    /// ```
+    pub fn ag_profile_release(profile: *mut ag_profile);
+
     /// `ag_context_manual_seed` (ag/random.h, since AG_0.1).
     ///
     /// ```text
@@ -4042,6 +4172,69 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(f64, i64, f64, f64, i64, *mut f64) -> ag_status>(p) })
     }
 
+    /// `ag_profiler_options_init` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profiler_options_init() -> Option<unsafe extern "C" fn(*mut ag_profiler_options) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profiler_options_init");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_profiler_options) -> ag_status>(p) })
+    }
+
+    /// `ag_profiler_start` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profiler_start() -> Option<unsafe extern "C" fn(*mut ag_context, *const ag_profiler_options) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profiler_start");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_context, *const ag_profiler_options) -> ag_status>(p) })
+    }
+
+    /// `ag_profiler_stop` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profiler_stop() -> Option<unsafe extern "C" fn(*mut *mut ag_profile, *mut ag_context) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profiler_stop");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_profile, *mut ag_context) -> ag_status>(p) })
+    }
+
+    /// `ag_profile_num_events` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profile_num_events() -> Option<unsafe extern "C" fn(*const ag_profile) -> i64> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profile_num_events");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_profile) -> i64>(p) })
+    }
+
+    /// `ag_profile_num_dropped` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profile_num_dropped() -> Option<unsafe extern "C" fn(*const ag_profile) -> i64> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profile_num_dropped");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_profile) -> i64>(p) })
+    }
+
+    /// `ag_profile_event` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profile_event() -> Option<unsafe extern "C" fn(*const ag_profile, i64, *mut *const c_char, *mut *const c_char, *mut i64, *mut i64, *mut i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profile_event");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_profile, i64, *mut *const c_char, *mut *const c_char, *mut i64, *mut i64, *mut i32) -> ag_status>(p) })
+    }
+
+    /// `ag_profile_chrome_trace` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profile_chrome_trace() -> Option<unsafe extern "C" fn(*const ag_profile, *mut c_char, usize, *mut usize) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profile_chrome_trace");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_profile, *mut c_char, usize, *mut usize) -> ag_status>(p) })
+    }
+
+    /// `ag_profile_write_chrome_trace` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profile_write_chrome_trace() -> Option<unsafe extern "C" fn(*const ag_profile, *const c_char) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profile_write_chrome_trace");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_profile, *const c_char) -> ag_status>(p) })
+    }
+
+    /// `ag_profile_release` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profile_release() -> Option<unsafe extern "C" fn(*mut ag_profile)> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profile_release");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_profile)>(p) })
+    }
+
 }
 
 // ---- tables for tests and bindings ----
@@ -4317,6 +4510,15 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_lr_step_decay", "AG_0.2"),
     ("ag_lr_cosine_annealing", "AG_0.2"),
     ("ag_lr_linear", "AG_0.2"),
+    ("ag_profiler_options_init", "AG_0.2"),
+    ("ag_profiler_start", "AG_0.2"),
+    ("ag_profiler_stop", "AG_0.2"),
+    ("ag_profile_num_events", "AG_0.2"),
+    ("ag_profile_num_dropped", "AG_0.2"),
+    ("ag_profile_event", "AG_0.2"),
+    ("ag_profile_chrome_trace", "AG_0.2"),
+    ("ag_profile_write_chrome_trace", "AG_0.2"),
+    ("ag_profile_release", "AG_0.2"),
     ("ag_context_manual_seed", "AG_0.1"),
     ("ag_context_seed", "AG_0.1"),
     ("ag_context_rng_state", "AG_0.1"),
@@ -4791,6 +4993,18 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
             ("amsgrad", core::mem::offset_of!(ag_optimizer_options, amsgrad), 92),
             ("centered", core::mem::offset_of!(ag_optimizer_options, centered), 96),
             ("maximize", core::mem::offset_of!(ag_optimizer_options, maximize), 100),
+        ],
+    },
+    StructLayout {
+        name: "ag_profiler_options",
+        size: core::mem::size_of::<ag_profiler_options>(),
+        align: core::mem::align_of::<ag_profiler_options>(),
+        described_size: 16,
+        described_align: 8,
+        fields: &[
+            ("struct_size", core::mem::offset_of!(ag_profiler_options, struct_size), 0),
+            ("record_calls", core::mem::offset_of!(ag_profiler_options, record_calls), 4),
+            ("max_events", core::mem::offset_of!(ag_profiler_options, max_events), 8),
         ],
     },
 ];
