@@ -982,7 +982,7 @@ func (x *Tensor) Rsqrt() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Selu calls ag_op_selu: y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805.
+// Selu calls ag_op_selu: y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805; derivatives as ag_op_elu's, times scale.
 func (x *Tensor) Selu() (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_selu", "x", x, false)

@@ -11,13 +11,19 @@ void Lent::reset() {
   TensorImpl* p = impl(h_);
   h_ = nullptr;
   // The callback may have released it already (a misuse): then nothing is ours.
-  if (p->handle_valid() && p->handle_release()) p->release();
+  if (!p->handle_valid()) return;
+  // Lent while a scope was open, the handle was recorded there: take the
+  // record back, as ag_tensor_release does, or the scope's end would
+  // release the tensor's owner's reference.
+  if (tl_innermost_scope) scope_forget(p);
+  if (p->handle_release()) p->release();
 }
 
 Tensor take_returned(ag_tensor* h, const std::string& what) {
   TensorImpl* p = impl(h);
   if (!p->handle_valid()) fail(AG_ERR_CALLBACK, what, " returned a tensor handle that is not live (released?)");
   Tensor t = Tensor::share(p);
+  if (tl_innermost_scope) scope_forget(p);  // ag, not the open scope, owns it now
   if (p->handle_release()) p->release();
   return t;
 }

@@ -105,7 +105,10 @@ class Headers:
     def __init__(self, include_dir):
         self.functions, self.structs, self.handles, self.callbacks = [], [], [], []
         self.aliases, self.constants, self.init_macros = {}, [], {}
-        names = sorted(f for f in os.listdir(os.path.join(include_dir, "ag")) if f.endswith(".h"))
+        # libag's headers are ag.h and those it includes; other headers beside
+        # them (ag/dist.h) belong to separate libraries.
+        with open(os.path.join(include_dir, "ag", "ag.h")) as f:
+            names = sorted(["ag.h"] + re.findall(r'^#include "ag/(\w+\.h)"', f.read(), re.M))
         for name in names:
             with open(os.path.join(include_dir, "ag", name)) as f:
                 self.read("ag/" + name, f.read())

@@ -12,6 +12,7 @@
 #include "api/scope.h"
 #include "core/context.h"
 #include "core/error.h"
+#include "core/profiler.h"
 #include "core/tensor_impl.h"
 
 namespace ag::api {
@@ -24,6 +25,7 @@ const char* last_error() noexcept;
 
 template <class F>
 ag_status call(const char* fn, F&& body) noexcept {
+  CallTimer timer(fn);  // ag/profile.h; one relaxed load when no profiler runs
   try {
     body();
     return AG_OK;
@@ -92,6 +94,7 @@ inline Context& context_arg(const ag_context* c) {
 // innermost handle scope, if one is open).
 inline ag_tensor* to_handle(Tensor t) {
   TensorImpl* p = t.get();
+  if (profiling_anywhere()) note_profiled_context(p->context());
   Scope* scope = scope_reserve();
   // A fresh op result is reachable only through t.
   const bool first = p->sole_owner() ? p->handle_acquire_sole() : p->handle_acquire();
@@ -105,6 +108,19 @@ inline ag_tensor* to_handle(Tensor t) {
 // `root_name` name both in messages; `kind` says what r is ("a root").
 Tensor seed_for(const Tensor& r, const ag_tensor* given, const char* what, const char* root_name,
                 const char* kind = "a root");
+
+// The buffer protocol of ag_graph_export: *needed = bytes with the NUL;
+// text and NUL copied when they fit, else AG_ERR_BUFFER_TOO_SMALL. `what`
+// names the text in the message.
+inline void copy_text(const std::string& text, char* buf, size_t capacity, size_t* needed, const char* what) {
+  if (needed == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "needed is NULL");
+  if (buf == nullptr && capacity > 0) fail(AG_ERR_INVALID_ARGUMENT, "buf is NULL but capacity is ", capacity);
+  *needed = text.size() + 1;
+  if (capacity < text.size() + 1) {
+    fail(AG_ERR_BUFFER_TOO_SMALL, what, " needs ", text.size() + 1, " bytes (with the NUL), capacity is ", capacity);
+  }
+  std::memcpy(buf, text.c_str(), text.size() + 1);
+}
 
 inline DType dtype_arg(ag_dtype d) {
   if (!dtype_valid(d)) fail(AG_ERR_DTYPE, "dtype ", d, " is not one of AG_F32, AG_F64, AG_I64, AG_BOOL");

@@ -148,14 +148,15 @@ struct MishBackwardK {
   }
 };
 
-// 1 where a > b, 1/2 where a == b, else 0 (NaN: 0): the share of the
-// gradient of maximum(a, b) that goes to a (PyTorch splits ties evenly).
+// 0 where a < b, 1/2 where a == b, else 1 (also when a or b is NaN): the
+// share of the gradient of maximum(a, b) that goes to a (PyTorch splits ties
+// evenly and passes the whole gradient to both inputs of a NaN result).
 struct GreaterShareK {
   template <class V>
   HWY_INLINE V operator()(V a, V b) const {
     const hn::DFromV<V> d;
     const V half = hn::Set(d, 0.5);
-    return hn::IfThenElse(hn::Gt(a, b), hn::Set(d, 1), hn::IfThenElseZero(hn::Eq(a, b), half));
+    return hn::IfThenZeroElse(hn::Lt(a, b), hn::IfThenElse(hn::Eq(a, b), half, hn::Set(d, 1)));
   }
 };
 

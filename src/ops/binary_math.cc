@@ -49,8 +49,12 @@ struct PowBackward final : BinaryNode {
 Tensor pow(const Tensor& a, const Tensor& b) { return binary_op<PowBackward>(a, b, K::Pow); }
 
 namespace {
-// Share of the gradient for a in maximum(a, b): 1, 1/2 at ties, 0 (constant).
-Tensor greater_share(const Tensor& a, const Tensor& b) { return binary_forward(a, b, K::GreaterShare); }
+// The gradient for a in maximum(a, b): g, g/2 at ties, 0 where a < b (a
+// select: a NaN g there gives 0), g to both for a NaN result, as PyTorch.
+Tensor greater_share(const Tensor& g, const Tensor& a, const Tensor& b) {
+  const Tensor share = binary_forward(a, b, K::GreaterShare);  // constant
+  return zero_where(eq(share, scalar_like(share, 0.0)), mul(g, share));
+}
 
 // maximum (kMax) or minimum: the gradient goes to the selected input, half
 // to each at ties.
@@ -60,8 +64,8 @@ struct ExtremumBackward final : BinaryNode {
   const char* name() const override { return kMax ? "MaximumBackward" : "MinimumBackward"; }
   void apply(TensorList& g, TensorList& out) override {
     const Tensor a = saved[0].unpack(*this), b = saved[1].unpack(*this);
-    if (needs_input_grad(0)) out[0] = reduce_to(mul(g[0], kMax ? greater_share(a, b) : greater_share(b, a)), input_shape(0));
-    if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], kMax ? greater_share(b, a) : greater_share(a, b)), input_shape(1));
+    if (needs_input_grad(0)) out[0] = reduce_to(kMax ? greater_share(g[0], a, b) : greater_share(g[0], b, a), input_shape(0));
+    if (needs_input_grad(1)) out[1] = reduce_to(kMax ? greater_share(g[0], b, a) : greater_share(g[0], a, b), input_shape(1));
   }
 };
 }  // namespace

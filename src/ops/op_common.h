@@ -194,6 +194,11 @@ inline Tensor inside(const Tensor& x, double lo, double hi, bool closed) {
   return unary_forward(x, closed ? kernels::UnaryKind::InsideClosed : kernels::UnaryKind::InsideOpen, lo, hi);
 }
 
+// g where `drop` (bool) is false, else 0: a select, not a product with a 0/1
+// mask, so that a NaN or inf arriving in g where the mask is 0 gives 0 (as
+// PyTorch's masked backwards do). Differentiable in g (double backward).
+inline Tensor zero_where(const Tensor& drop, const Tensor& g) { return where(drop, scalar_like(g, 0.0), g); }
+
 // Gradient of a broadcast input: summed back to its shape when it differs.
 inline Tensor reduce_to(const Tensor& g, const Dims& shape) {
   return g->shape() == shape ? g : sum_to_size(g, shape);

@@ -66,7 +66,8 @@ struct SelectBackward final : SavingNode<1> {
   void apply(TensorList& g, TensorList& out) override {
     const Tensor indices = saved[0].unpack(*this);
     const Tensor mask = onehot_along(indices, shape, dim, g[0]->dtype(), g[0]->context());
-    out[0] = mul(expand(reshape(g[0], keep), shape), mask);
+    // A select, not a product: a NaN in g reaches only the selected element.
+    out[0] = zero_where(eq(mask, scalar_like(mask, 0.0)), expand(reshape(g[0], keep), shape));
   }
   const char* name_;
   Dims shape, keep;

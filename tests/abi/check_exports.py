@@ -7,7 +7,7 @@ Fails (exit 1, printing the differences) unless these four sets of function
 names are equal:
   - functions the shared library exports (nm -D --defined-only, type T);
   - functions in the global sections of the version script (src/ag.map);
-  - functions declared with AG_API in the public headers (include/ag/*.h);
+  - functions declared with AG_API in libag's public headers (ag.h and those it includes);
   - functions in the table of ABI.md (rows starting with "| `ag_") together
     with the ops of src/ops/ops.def (ag_op_<name> of the AG_OP rows,
     ag_op_<name>_ of the AG_INPLACE rows), which ABI.md leaves to the headers.
@@ -112,10 +112,17 @@ def map_functions(map_path, problems):
     return funcs
 
 
+def libag_headers(include_dir):
+    """ag.h and the headers it includes: libag's. Others beside them (ag/dist.h)
+    belong to separate libraries with checks of their own."""
+    with open(os.path.join(include_dir, "ag.h"), encoding="utf-8") as f:
+        return sorted(["ag.h"] + re.findall(r'^#include "ag/(\w+\.h)"', f.read(), re.M))
+
+
 def header_functions(include_dir, problems):
     """Returns {name: header} for every function declared with AG_API."""
     funcs = {}
-    headers = sorted(f for f in os.listdir(include_dir) if f.endswith(".h"))
+    headers = libag_headers(include_dir)
     if not headers:
         problems.append("no headers in %s" % include_dir)
     decl_re = re.compile(r"\bAG_API\b([^;{}]*?)\b(ag_[A-Za-z0-9_]+)\s*\(")
@@ -176,7 +183,7 @@ def map_hint(name, mapped):
 def init_macros(include_dir):
     """Returns the AG_X_INIT macros the headers define."""
     macros = set()
-    for h in sorted(f for f in os.listdir(include_dir) if f.endswith(".h")):
+    for h in libag_headers(include_dir):
         with open(os.path.join(include_dir, h), encoding="utf-8") as f:
             macros.update(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(AG_[A-Z0-9_]+_INIT)\b", f.read(), flags=re.M))
     return macros
