@@ -362,11 +362,11 @@ ag_status safetensors(ag_context* ctx, Values& vals, const char* path) {
   ag_status st = ag_safetensors_get(f, "b", &lb);
   if (st == AG_OK) st = ag_safetensors_get(f, "a", &la);
   const char* meta = ag_safetensors_metadata(f, "format");
+  vals.v[vals.n++] = meta && std::strcmp(meta, "pt") == 0;
   ag_safetensors_release(f);
   h.add(la);
   h.add(lb);
   TRY(st);
-  vals.v[vals.n++] = meta && std::strcmp(meta, "pt") == 0;
   TRY(read(vals, la));
   return read(vals, lb);
 }
