@@ -466,7 +466,16 @@ static void step_create(Prog *p) {
   if (st == AG_OK && (how & 4)) ag_tensor_requires_grad(p->t[u8(p) % NT], 1);
 }
 
+/* Option structs sit at the start of zeroed room, so that a struct_size
+ * larger than the struct (a newer caller's) stays within the caller's memory. */
+#define ROOM 256
+static uint32_t fz_struct_size(Prog *p) { return (uint32_t)(fz_int(p) & (ROOM - 1)); }
+
 static void step_backward(Prog *p) {
+  union {
+    ag_backward_options o;
+    unsigned char room[ROOM];
+  } u;
   ag_backward_options bo;
   ag_tensor *in_v[FZ_ARR];
   ag_tensor *root = fz_tensor(p), *seed = (u8(p) & 3) == 3 ? fz_tensor(p) : NULL;
@@ -478,8 +487,10 @@ static void step_backward(Prog *p) {
     bo.num_inputs = fz_count(p);
     bo.inputs = fz_tensors(p, in_v);
   }
-  if ((f & 0xf8) == 0xf8) bo.struct_size = (uint32_t)fz_int(p);
-  fz_check_status(p, ag_backward(root, seed, (f & 0xf0) == 0xe0 ? NULL : &bo), "ag_backward");
+  if ((f & 0xf8) == 0xf8) bo.struct_size = fz_struct_size(p);
+  memset(&u, 0, sizeof u);
+  u.o = bo;
+  fz_check_status(p, ag_backward(root, seed, (f & 0xf0) == 0xe0 ? NULL : &u.o), "ag_backward");
 }
 
 static void step_grad(Prog *p) {
@@ -816,24 +827,33 @@ static void step_data(Prog *p) {
 static void step_misc(Prog *p) {
   const uint8_t f = u8(p);
   ag_context *c = fz_ctx(p);
-  ag_memory_stats ms;
+  union {
+    ag_memory_stats ms;
+    unsigned char room[ROOM];
+  } u;
   int32_t prev = 0;
   switch (f % 4) {
     case 0: ag_grad_mode_set((f >> 2) & 1, (f & 8) ? NULL : &prev); break;
     case 1:
-      ag_memory_stats_init(&ms);
-      if (f & 4) ms.struct_size = (uint32_t)fz_int(p);
-      fz_check_status(p, ag_context_memory_stats(c, &ms), "ag_context_memory_stats");
+      memset(&u, 0, sizeof u);
+      ag_memory_stats_init(&u.ms);
+      if (f & 4) u.ms.struct_size = fz_struct_size(p);
+      fz_check_status(p, ag_context_memory_stats(c, &u.ms), "ag_context_memory_stats");
       break;
     case 2: fz_check_status(p, ag_context_trim(c), "ag_context_trim"); break;
     default: {
-      ag_context_options o;
+      union {
+        ag_context_options o;
+        unsigned char room[ROOM];
+      } o;
       ag_context *extra = NULL;
-      ag_context_options_init(&o);
-      o.num_threads = (int32_t)fz_int(p);
-      if (f & 4) o.alloc = NULL, o.free = host_free; /* only one of the two */
-      if (f & 8) o.struct_size = (uint32_t)fz_int(p);
-      if (o.num_threads >= 0 && o.num_threads <= 2 && ag_context_create(&extra, &o) == AG_OK) ag_context_release(extra);
+      memset(&o, 0, sizeof o);
+      ag_context_options_init(&o.o);
+      o.o.num_threads = (int32_t)fz_int(p);
+      if (f & 4) o.o.alloc = NULL, o.o.free = host_free; /* only one of the two */
+      if (f & 8) o.o.struct_size = fz_struct_size(p);
+      if (o.o.num_threads >= 0 && o.o.num_threads <= 2 && ag_context_create(&extra, &o.o) == AG_OK)
+        ag_context_release(extra);
     }
   }
 }
