@@ -13,6 +13,9 @@
  * passed as the seed of a create_graph backward through that abs. The leaf
  * received a gradient whose graph saved the leaf itself (as the seed) and
  * so owned it: leaf, storage, nodes and the context were never freed.
+ *
+ * set_grad_self_cycle.bin: ag_tensor_set_grad(x, x) made x its own gradient,
+ * so x owned itself and was never freed (with its context).
  */
 #include "harness.h"
 
@@ -74,6 +77,25 @@ static void test_leaf_without_requires_grad_as_create_graph_seed(void) {
   ag_context_release(ctx);
 }
 
+/* ---- set_grad_self_cycle.bin as plain calls ------------------------------------------ */
+
+static void test_tensor_cannot_be_its_own_gradient(void) {
+  ag_context *ctx = NEW_CTX_THREADS(1);
+  ag_tensor *x, *g = SENT_T;
+  ag_memory_stats ms = AG_MEMORY_STATS_INIT;
+  const int64_t shape[1] = {64}; /* past the bytes kept inside the header: counted below */
+  REQUIRE(ctx);
+  REQUIRE_OK(ag_tensor_zeros(&x, ctx, AG_F64, shape, 1));
+  CHECK_ERR(ag_tensor_set_grad(x, x), AG_ERR_INVALID_ARGUMENT, "ag_tensor_set_grad");
+  CHECK_MSG_HAS("its own gradient");
+  CHECK_OK(ag_tensor_grad(&g, x));
+  CHECK(g == NULL);
+  REL(x);
+  CHECK_OK(ag_context_memory_stats(ctx, &ms));
+  CHECK(ms.bytes_in_use == 0); /* x went */
+  ag_context_release(ctx);
+}
+
 int main(int argc, char **argv) {
   /* arguments: the program files; the test filter comes from AG_TEST_FILTER */
   g_files = (const char *const *)(argv + 1);
@@ -81,5 +103,6 @@ int main(int argc, char **argv) {
   h_init(1, argv);
   RUN(test_replay_regression_programs);
   RUN(test_leaf_without_requires_grad_as_create_graph_seed);
+  RUN(test_tensor_cannot_be_its_own_gradient);
   return h_finish();
 }

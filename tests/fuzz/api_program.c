@@ -63,6 +63,7 @@ typedef struct Prog {
   ag_safetensors *file;
   int live_callbacks; /* user_data blocks whose destroy has not run */
   const char *violation;
+  int trace; /* AG_FUZZ_TRACE set: each step's name on stderr, to read a replay */
 } Prog;
 
 typedef struct {
@@ -150,6 +151,7 @@ static void fz_sentinels(ag_tensor **v, int n) {
 
 static void fz_check_status(Prog *p, ag_status st, const char *fn) {
   const char *m;
+  if (p->trace) fprintf(stderr, "  %s: %s %s\n", fn, ag_status_name(st), st ? ag_last_error_message() : "");
   fz_expect(p, st <= 0 && st >= AG_ERR_INTERNAL, "a status outside the list of ABI.md");
   fz_expect(p, st != AG_ERR_INTERNAL, "AG_ERR_INTERNAL (a bug in ag, says ABI.md)");
   if (st == AG_OK) return;
@@ -165,10 +167,15 @@ static void fz_check_status(Prog *p, ag_status st, const char *fn) {
  * that has one for this handle, so the slot of that record inherits i's. */
 static void rel_slot(Prog *p, int i) {
   ag_tensor *h = p->t[i];
-  int j, inner = i;
+  int j, inner = i, others = 0;
   if (!h) return;
-  for (j = 0; j < NT; j++)
+  for (j = 0; j < NT; j++) {
     if (p->t[j] == h && p->depth[j] > p->depth[inner]) inner = j;
+    others += j != i && p->t[j] == h;
+  }
+  /* ABI.md: a non-leaf that retains a recorded gradient may form a cycle
+   * through it; the caller clears it before letting go. */
+  if (!others && !ag_tensor_is_leaf(h) && ag_tensor_retains_grad(h)) ag_tensor_set_grad(h, NULL);
   p->depth[inner] = p->depth[i];
   p->t[i] = NULL;
   p->depth[i] = 0;
@@ -178,6 +185,11 @@ static void rel_slot(Prog *p, int i) {
 static void keep(Prog *p, ag_tensor *h) {
   const int i = u8(p) % NT;
   if (!h) return;
+  if (p->t[i] == h) { /* the slot's own handle again: of its two records, the inner goes */
+    ag_tensor_release(h);
+    if (p->nsc < p->depth[i]) p->depth[i] = p->nsc;
+    return;
+  }
   rel_slot(p, i);
   p->t[i] = h;
   p->depth[i] = p->nsc;
@@ -221,6 +233,7 @@ static void generic_call(Prog *p) {
     else
       hi = mid;
   }
+  if (p->trace) fprintf(stderr, "[%zu] %s\n", p->n, FZ_CALLS[lo == FZ_NCALLS ? 0 : lo].name);
   FZ_CALLS[lo == FZ_NCALLS ? 0 : lo].call(p);
 }
 
@@ -860,6 +873,7 @@ static void step_misc(Prog *p) {
 
 static void run_step(Prog *p) {
   const uint8_t op = u8(p);
+  if (p->trace && op >= 0x80) fprintf(stderr, "[%zu] step %d\n", p->n, op % 16);
   if (op < 0x80) {
     generic_call(p);
     return;
@@ -905,6 +919,7 @@ const char *ag_fuzz_run_program(const uint8_t *data, size_t size) {
   memset(p, 0, sizeof *p);
   p->p = data;
   p->n = size;
+  p->trace = getenv("AG_FUZZ_TRACE") != NULL;
   head = u8(p);
   make_context(p, 0, 1 + (head & 1), periods[(head >> 2) & 7]);
   if (head & 2) make_context(p, 1, 1, 0);
