@@ -19,7 +19,7 @@ if [ ! -f "$dir/build.ninja" ]; then
   # clang's static sanitizer runtime.
   CC=clang CXX=clang++ meson setup "$dir" -Dfuzz=true -Dtests=false -Dexamples=false \
     -Ddefault_library=static -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=false \
-    --buildtype=debugoptimized >/dev/null
+    -Doptimization=1 -Ddebug=true >/dev/null
 fi
 ninja -C "$dir" -j"${FUZZ_BUILD_JOBS:-2}" tests/fuzz/fuzz_api_program >/dev/null
 mkdir -p "$dir/fuzz-corpus" "$dir/fuzz-findings"
