@@ -27,7 +27,7 @@
 namespace {
 
 constexpr int kThreads = 4;
-constexpr int kIters = 120;
+constexpr int kIters = 400;
 constexpr int64_t kN = 8;
 
 struct Host {
