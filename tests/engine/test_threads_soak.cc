@@ -11,7 +11,7 @@
 // Checked after the join: the shared gradient equals the sum the threads
 // contributed (integers in f64, exact in any order), the post-accumulate hook
 // ran once per backward, each thread's own results match the closed form,
-// and every block and context is freed.
+// and every block and context is freed. AG_SOAK_ITERS=N soaks longer.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -27,7 +27,12 @@
 namespace {
 
 constexpr int kThreads = 4;
-constexpr int kIters = 400;
+// AG_SOAK_ITERS=N runs a longer soak (the default keeps CI bounded).
+const int kIters = [] {
+  const char* env = std::getenv("AG_SOAK_ITERS");
+  const int n = env ? std::atoi(env) : 0;
+  return n > 0 ? n : 400;
+}();
 constexpr int64_t kN = 8;
 
 struct Host {
