@@ -129,6 +129,7 @@ void Context::release_shared(bool owner_side) noexcept {
 
 void Context::parallel_impl(int64_t n, int64_t chunk, void (*fn)(void*, int64_t, int64_t), void* arg) {
   const int64_t chunks = (n + chunk - 1) / chunk;
+  dispatches_.fetch_add(1, std::memory_order_relaxed);
   arena_->arena.execute([&] {
     tbb::parallel_for(
         tbb::blocked_range<int64_t>(0, chunks, 1),

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "core/allocator.h"
 #include "core/handle.h"
+#include "core/parallel.h"
 #include "core/refcount.h"
 
 namespace ag {
@@ -25,10 +27,12 @@ class Context : public RefCounted, public HandleState<kContextTag> {
 
   int num_threads() const { return num_threads_; }
 
-  // Runs fn(begin, end) over [0, n) cut into chunks of `chunk` elements, in
-  // parallel in the arena when the context has more than one thread and
-  // there is more than one chunk, else inline. The chunks never depend on the
-  // thread count, so results do not either.
+  // ag's one parallel loop. Runs fn(begin, end) over [0, n) cut into
+  // chunks of `chunk` elements, in parallel when the context has more than
+  // one thread and there is more than one chunk, else inline on the calling
+  // thread without touching the arena. The chunks never depend on the thread
+  // count, so results do not either. Exceptions of fn reach the caller (the
+  // one of the lowest chunk when several fail).
   template <class F>
   void parallel_chunks(int64_t n, int64_t chunk, F&& fn) {
     if (num_threads_ == 1 || n <= chunk) {
@@ -37,6 +41,15 @@ class Context : public RefCounted, public HandleState<kContextTag> {
     }
     parallel_impl(n, chunk, [](void* p, int64_t b, int64_t e) { (*static_cast<F*>(p))(b, e); }, &fn);
   }
+  // The same over n elements of work class w, in chunks of its grain
+  // (core/parallel.h): inline up to one grain.
+  template <class F>
+  void parallel_for(int64_t n, Work w, F&& fn) {
+    parallel_chunks(n, grain(w), std::forward<F>(fn));
+  }
+  // Loops that went parallel (more than one chunk on a context of more than
+  // one thread) since the context was created; for tests.
+  uint64_t parallel_dispatches() const { return dispatches_.load(std::memory_order_relaxed); }
 
   // The references that tensor storage holds on its context: one per
   // storage, taken and dropped once per op. While the thread that created
@@ -136,6 +149,7 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   mutable std::mutex rng_mutex_;
   RngState rng_{kDefaultSeed, 0};
   std::atomic<bool> anomaly_mode_{false};
+  std::atomic<uint64_t> dispatches_{0};
 
   // Owner-side counting (see retain_storage_ref), last and after a gap: the
   // owner writes it on every op, other threads the reference count in the

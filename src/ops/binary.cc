@@ -14,10 +14,10 @@ namespace {
                                            TensorImpl& y) {
   const int64_t n = y.numel();
   const size_t item = itemsize(a->dtype());
-  if (n > kElementwiseChunk && a->shape() == shape && b->shape() == shape && a->is_contiguous() &&
+  if (n > grain(work_of(k)) && a->shape() == shape && b->shape() == shape && a->is_contiguous() &&
       b->is_contiguous()) {
     const Dims unit{1};
-    for_chunks(a->context(), n, [&](int64_t off, int64_t len) {
+    for_chunks(a->context(), n, work_of(k), [&](int64_t off, int64_t len) {
       kernels::binary(k, a->dtype(), Dims{len}, kernels::View{a->data() + off * item, &unit},
                       kernels::View{b->data() + off * item, &unit}, y.data() + off * item);
     });
@@ -26,7 +26,7 @@ namespace {
   const Dims sa = broadcast_strides(a->shape(), a->strides(), shape);
   const Dims sb = broadcast_strides(b->shape(), b->strides(), shape);
   const Dims* strides[2] = {&sa, &sb};
-  for_slices(a->context(), shape, strides, [&](const Dims& sub, const int64_t* in, int64_t out) {
+  for_slices(a->context(), shape, strides, work_of(k), [&](const Dims& sub, const int64_t* in, int64_t out) {
     kernels::binary(k, a->dtype(), sub, kernels::View{a->data() + in[0] * item, &sa},
                     kernels::View{b->data() + in[1] * item, &sb}, y.data() + out * item);
   });
@@ -40,7 +40,7 @@ void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const 
       kernels::binary_scalar(k, a->dtype(), a->data(), b->data(), y.data())) {
     return;
   }
-  if (y.numel() <= kElementwiseChunk && a->shape() == b->shape()) {
+  if (y.numel() <= grain(work_of(k)) && a->shape() == b->shape()) {
     // The common small case: no broadcast, one kernel call over the whole
     // shape (the same call the general path makes for it).
     kernels::binary(k, a->dtype(), shape, view_of(*a), view_of(*b), y.data());

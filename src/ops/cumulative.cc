@@ -13,7 +13,7 @@ Tensor scan(kernels::ScanKind k, const Tensor& x, int d, bool reverse) {
   Tensor y = empty(x->context(), x->dtype(), x->shape());
   const int64_t row_bytes = s.n * s.inner * static_cast<int64_t>(itemsize(x->dtype()));
   if (s.n == 0) return y;
-  for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
+  for_row_blocks(x->context(), s, Work::Reduction, [&](int64_t first, int64_t rows) {
     kernels::scan_dim(k, x->dtype(), reverse, xc->data() + first * row_bytes, rows, s.n, s.inner,
                       y->data() + first * row_bytes);
   });

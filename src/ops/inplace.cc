@@ -46,8 +46,8 @@ bool check_inplace(const Tensor& self, const TensorImpl* other) {
 // Writes src (broadcast to self's shape) into self.
 void write(const Tensor& self, const TensorImpl& src) {
   const Dims strides = broadcast_strides(src.shape(), src.strides(), self->shape());
-  kernels::copy(src.dtype(), self->shape(), kernels::View{src.data(), &strides}, self->dtype(), self->data(),
-                self->strides());
+  copy_into(self->context(), src.dtype(), self->shape(), kernels::View{src.data(), &strides}, self->dtype(),
+            self->data(), self->strides());
 }
 
 // Makes result's node self's history: self now stands where result stood.
@@ -93,7 +93,7 @@ void binary_inplace(const Tensor& self, const Tensor& other, BinaryOp op, bool s
     if (n > kElementwiseChunk && other->shape() == self->shape() && other->is_contiguous()) {
       const size_t item = itemsize(self->dtype());
       const Dims unit{1};
-      for_chunks(self->context(), n, [&](int64_t off, int64_t len) {
+      for_chunks(self->context(), n, Work::Elementwise, [&](int64_t off, int64_t len) {
         kernels::binary(kind_of(op), self->dtype(), Dims{len}, kernels::View{self->data() + off * item, &unit},
                         kernels::View{other->data() + off * item, &unit}, self->data() + off * item);
       });
@@ -120,7 +120,7 @@ void fill_(const Tensor& self, double value) {
   Tensor result;
   if (record) result = mul(self, scalar_like(self, 0.0));
   if (self->is_contiguous()) {
-    kernels::fill(self->dtype(), self->data(), self->numel(), value);
+    fill_into(self->context(), self->dtype(), self->data(), self->numel(), value);
   } else {
     write(self, *full(self->context(), self->dtype(), Dims(), value));
   }
@@ -160,7 +160,7 @@ void clamp_(const Tensor& self, double min, double max) {
   Tensor mask;
   if (record) mask = empty(self->context(), self->dtype(), self->shape());
   const size_t item = itemsize(self->dtype());
-  for_chunks(self->context(), n, [&](int64_t off, int64_t len) {
+  for_chunks(self->context(), n, Work::Elementwise, [&](int64_t off, int64_t len) {
     kernels::clamp(self->dtype(), work->data() + off * item, work->data() + off * item,
                    mask ? mask->data() + off * item : nullptr, len, min, max);
   });

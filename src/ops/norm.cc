@@ -65,7 +65,7 @@ NormOutputs norm_rows_forward(const Tensor& x, int nd, const Tensor& w, const Te
   s.n = n;
   const int64_t isz = static_cast<int64_t>(itemsize(dt));
   if (n == 0) return r;  // empty rows: nothing to normalize (their stats are never read)
-  for_row_blocks(ctx, s, [&](int64_t first, int64_t rows) {
+  for_row_blocks(ctx, s, Work::Reduction, [&](int64_t first, int64_t rows) {
     kernels::norm_rows(dt, center, xc->data() + first * n * isz, wc ? wc->data() : nullptr, bc ? bc->data() : nullptr,
                        r.y->data() + first * n * isz, center ? r.mean->data() + first * isz : nullptr,
                        r.rstd->data() + first * isz, rows, n, eps);
@@ -115,7 +115,7 @@ Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& w, int nd, 
   s.outer = n > 0 ? x->numel() / n : 0;
   s.n = n;
   const int64_t isz = static_cast<int64_t>(itemsize(dt));
-  for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
+  for_row_blocks(x->context(), s, Work::Reduction, [&](int64_t first, int64_t rows) {
     const int64_t off = first * n * isz;
     kernels::norm_backward_rows(dt, center, gc->data() + off, xc->data() + off, wc ? wc->data() : nullptr,
                                 mean && center ? (*mean)->data() + first * isz : nullptr,
@@ -181,7 +181,7 @@ Tensor norm_weight_grad(const Tensor& g, const Tensor& x, int nd, double eps, bo
   for (int i = x->ndim() - nd; i < x->ndim(); ++i) ns.push_back(x->shape()[i]);
   const int64_t n = numel_of(ns);
   const int64_t rows = n > 0 ? x->numel() / n : 0;
-  const int64_t per_chunk = std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(n, 1));
+  const int64_t per_chunk = units_per_chunk(Work::Reduction, n);
   const int64_t chunks = (rows + per_chunk - 1) / per_chunk;
   Tensor partial = empty(ctx, dt, Dims{chunks, n});
   kernels::fill(dt, partial->data(), chunks * n, 0.0);

@@ -44,13 +44,13 @@ namespace {
 Tensor sum_keep(const Tensor& x, const ReducedShape& r) {
   Tensor y = empty(x->context(), x->dtype(), r.keep);
   const int64_t rows = x->ndim() > 0 ? x->shape()[0] : 1;
-  if (x->numel() <= kElementwiseChunk || rows < 2 || r.keep[0] != rows) {
+  if (x->numel() <= grain(Work::Reduction) || rows < 2 || r.keep[0] != rows) {
     kernels::sum_to(x->dtype(), x->shape(), view_of(*x), r.keep, y->data());
     return y;
   }
   const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
   const int64_t in_row = x->numel() / rows, out_row = y->numel() / rows;
-  const int64_t rows_per_chunk = std::max<int64_t>(1, kElementwiseChunk / in_row);
+  const int64_t rows_per_chunk = units_per_chunk(Work::Reduction, in_row);
   x->context()->parallel_chunks(rows, rows_per_chunk, [&](int64_t b, int64_t e) {
     Dims shape = x->shape(), keep = r.keep;
     shape[0] = keep[0] = e - b;

@@ -37,14 +37,14 @@ inline Split split_at(const Dims& shape, int d) {
 }
 
 // Calls kernel(first_row, rows) over the outer rows of s, in parallel chunks
-// of about kElementwiseChunk elements when large. The chunking depends only
+// of about one grain of work class w when large. The chunking depends only
 // on the shape, and rows are independent, so results do not depend on the
 // thread count.
 template <class F>
-void for_row_blocks(Context* ctx, const Split& s, F&& kernel) {
+void for_row_blocks(Context* ctx, const Split& s, Work w, F&& kernel) {
   const int64_t row = std::max<int64_t>(s.n, 1) * s.inner;
   if (row == 0 || s.outer == 0) return;
-  const int64_t rows_per_chunk = std::max<int64_t>(1, kElementwiseChunk / row);
+  const int64_t rows_per_chunk = units_per_chunk(w, row);
   ctx->parallel_chunks(s.outer, rows_per_chunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
 }
 

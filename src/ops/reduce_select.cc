@@ -21,7 +21,7 @@ Tensor reduce_along(kernels::DimReduceKind k, const Tensor& x, int d, Tensor* in
     idx = (*indices)->data_as<int64_t>();
   }
   const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
-  for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
+  for_row_blocks(x->context(), s, Work::Reduction, [&](int64_t first, int64_t rows) {
     kernels::reduce_dim(k, x->dtype(), xc->data() + first * s.n * s.inner * item, rows, s.n, s.inner,
                         out->data() + first * s.inner * item, idx ? idx + first * s.inner : nullptr);
   });

@@ -43,7 +43,7 @@ Tensor compare(const Tensor& a, const Tensor& b, kernels::CompareKind k) {
   const int64_t n = y->numel();
   if (n > kElementwiseChunk && flat({a.get(), b.get()}, bc.shape)) {
     const Dims unit{1};
-    for_chunks(a->context(), n, [&](int64_t off, int64_t len) {
+    for_chunks(a->context(), n, Work::Elementwise, [&](int64_t off, int64_t len) {
       kernels::compare(k, a->dtype(), Dims{len}, flat_view(*a, off, unit), flat_view(*b, off, unit), out + off);
     });
   } else {
@@ -87,7 +87,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (n > kElementwiseChunk && flat({cond.get(), a.get(), b.get()}, bc.shape)) {
     const Dims unit{1};
     const int64_t item = static_cast<int64_t>(itemsize(a->dtype()));
-    for_chunks(a->context(), n, [&](int64_t off, int64_t len) {
+    for_chunks(a->context(), n, Work::Elementwise, [&](int64_t off, int64_t len) {
       kernels::where(a->dtype(), Dims{len}, flat_view(*cond, off, unit), flat_view(*a, off, unit),
                      flat_view(*b, off, unit), y->data() + off * item);
     });
@@ -128,7 +128,7 @@ Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& weight) {
   if (n > kElementwiseChunk && flat({a.get(), b.get(), weight.get()}, bc.shape)) {
     const Dims unit{1};
     const int64_t item = static_cast<int64_t>(itemsize(a->dtype()));
-    for_chunks(a->context(), n, [&](int64_t off, int64_t len) {
+    for_chunks(a->context(), n, Work::Elementwise, [&](int64_t off, int64_t len) {
       kernels::lerp(a->dtype(), Dims{len}, flat_view(*a, off, unit), flat_view(*b, off, unit),
                     flat_view(*weight, off, unit), y->data() + off * item);
     });

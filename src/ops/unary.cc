@@ -5,19 +5,19 @@ namespace ag::ops {
 
 namespace {
 
-// y = k(x) for more than kElementwiseChunk elements: parallel chunks of a
+// y = k(x) for more than one grain of elements: parallel chunks of a
 // contiguous x, else slices. Out of line: unary_forward stays small.
 [[gnu::noinline]] void unary_large(const Tensor& x, kernels::UnaryKind k, double attr, double attr2, TensorImpl& y) {
   const size_t item = itemsize(x->dtype());
   if (x->is_contiguous()) {
     const Dims unit{1};
-    for_chunks(x->context(), x->numel(), [&](int64_t off, int64_t len) {
+    for_chunks(x->context(), x->numel(), work_of(k), [&](int64_t off, int64_t len) {
       kernels::unary(k, x->dtype(), Dims{len}, kernels::View{x->data() + off * item, &unit}, y.data() + off * item, attr,
                      attr2);
     });
   } else {
     const Dims* strides[1] = {&x->strides()};
-    for_slices(x->context(), x->shape(), strides, [&](const Dims& sub, const int64_t* in, int64_t out) {
+    for_slices(x->context(), x->shape(), strides, work_of(k), [&](const Dims& sub, const int64_t* in, int64_t out) {
       kernels::unary(k, x->dtype(), sub, kernels::View{x->data() + in[0] * item, strides[0]}, y.data() + out * item,
                      attr, attr2);
     });
@@ -29,7 +29,7 @@ namespace {
 Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double attr2) {
   check_floating(*x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
-  if (x->numel() <= kElementwiseChunk) {
+  if (x->numel() <= grain(work_of(k))) {
     // One kernel call over the whole shape (what for_slices makes of it).
     kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y->data(), attr, attr2);
   } else {
