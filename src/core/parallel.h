@@ -54,4 +54,15 @@ constexpr int64_t units_per_chunk(Work w, int64_t elements_per_unit) {
   return std::max<int64_t>(1, grain(w) / std::max<int64_t>(1, elements_per_unit));
 }
 
+// A host's task system (ag_context_options.enqueue_task and friends);
+// unset when enqueue is NULL.
+struct HostTasks {
+  void* (*enqueue)(void (*task)(int64_t, int64_t, uint32_t, void*), void* task_ctx, int64_t items, int64_t min_range,
+                   void* user) = nullptr;
+  void (*finish)(void* handle, void* user) = nullptr;
+  void* user = nullptr;
+  int32_t workers = 0;
+  bool set() const { return enqueue != nullptr; }
+};
+
 }  // namespace ag
