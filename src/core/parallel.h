@@ -6,24 +6,26 @@
 // the reduction trees) never depend on the thread count.
 //
 // A grain is the elements whose work takes about kChunkNs on one thread, so
-// that handing a chunk to another thread (a claim on a shared counter, about
-// 0.2-0.5 us when the worker spins; an enqueue of about 1-2 us otherwise,
-// which the caller never waits for) stays small against it. The costs per
-// element come from tests/bench/bench_grain.c (1 thread, f32, data in L2,
-// Xeon 8573C with AVX-512, shared and loaded 2-core VM, medians):
+// that handing a chunk to another thread (a claim on a shared counter, well
+// under 1 us when the worker spins; an enqueue of a few us otherwise, which
+// the caller never waits for) stays small against it. The costs per element
+// come from `bench_threads --calibrate --repeats 200` (1 thread, f32, 64K
+// elements, output allocated per call; Xeon 8573C, AVX-512, a shared 2-core
+// VM under load 8-10, so upper bounds):
 //
-//   class           ns/element   grain (kChunkNs / cost, a power of two)
-//   copy/cast/fill    0.10        65536
-//   elementwise       0.13        65536
-//   transcendental    0.60        16384
-//   reduction         0.07        65536 (sum; merged in chunk order)
-//   strided gather    0.45        16384
-//   optimizer         0.60        16384 (Adam; SGD is cheaper, same grain)
+//   class           family   ns/element   grain (power of two near kChunkNs / cost)
+//   copy            clone      0.117       65536  (cast f32->f64 0.78 and fill 0.38
+//                                                  share it: coarser, never slower)
+//   elementwise     add        0.135       65536
+//   transcendental  tanh       0.70         8192
+//   reduction       sum        0.086       65536  (= kernels::kSumChunk, fixed)
+//   strided gather  clone(xT)  0.85         8192
+//   optimizer       adam       0.75         8192
 //
-// ATen uses 32768 elements for every class (at::internal::GRAIN_SIZE): too
-// large for transcendentals and optimizer updates (one chunk per 2 threads
-// on a 64K tensor), too small for copies (chunks of ~3 us, close to a
-// wake-up).
+// ATen uses 32768 elements for every class (at::internal::GRAIN_SIZE):
+// 4x too coarse for transcendentals, gathers and optimizer updates (a 64K
+// tensor gets 2 chunks where 8 balance better), and half what a copy
+// needs to pay for its dispatch.
 #pragma once
 
 #include <algorithm>
@@ -40,10 +42,10 @@ constexpr int64_t grain(Work w) {
   switch (w) {
     case Work::Copy: return int64_t{1} << 16;
     case Work::Elementwise: return int64_t{1} << 16;
-    case Work::Transcendental: return int64_t{1} << 14;
+    case Work::Transcendental: return int64_t{1} << 13;
     case Work::Reduction: return int64_t{1} << 16;
-    case Work::Gather: return int64_t{1} << 14;
-    case Work::Optimizer: return int64_t{1} << 14;
+    case Work::Gather: return int64_t{1} << 13;
+    case Work::Optimizer: return int64_t{1} << 13;
   }
   return int64_t{1} << 16;
 }
