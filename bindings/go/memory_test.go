@@ -158,3 +158,39 @@ func TestNoGradWithGoroutines(t *testing.T) {
 		t.Error("grad mode not restored after NoGrad")
 	}
 }
+
+// Tensors with hooks, custom-function outputs and their graphs, none
+// released explicitly: the garbage collector's cleanups release them, and
+// with them every callback handle and every byte of the context.
+func TestCleanupsFreeGraphsAndCallbacks(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		runtime.GC() // earlier tests' tensors go, and with them their handles
+	}
+	startHandles := liveHandles.Load()
+	ctx := newCtx(t)
+	start := bytesInUse(t, ctx)
+	func() {
+		for i := 0; i < 20; i++ {
+			x := must[*Tensor](t)(ctx.Ones(F64, 32, 32))
+			check(t, x.SetRequiresGrad(true))
+			_ = must[*Hook](t)(x.RegisterHook(func(g *Tensor) (*Tensor, error) { return nil, nil }))
+			y := must[[]*Tensor](t)(cube(false).Apply(x))
+			s := must[*Tensor](t)(y[0].Sum())
+			check(t, s.Backward())
+		}
+	}()
+	if bytesInUse(t, ctx) <= start {
+		t.Fatal("the loop allocated nothing?")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for (bytesInUse(t, ctx) != start || liveHandles.Load() > startHandles) && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := bytesInUse(t, ctx); got != start {
+		t.Fatalf("bytes_in_use %d, want %d after GC", got, start)
+	}
+	if n := liveHandles.Load(); n > startHandles {
+		t.Fatalf("%d callback handles left after GC", n-startHandles)
+	}
+}

@@ -279,4 +279,9 @@ var structLayouts = []structLayout{
 		{Name: "centered", Offset: 96, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.centered)},
 		{Name: "maximize", Offset: 100, CgoOffset: unsafe.Offsetof(C.ag_optimizer_options{}.maximize)},
 	}},
+	{Name: "ag_profiler_options", Size: 16, CgoSize: unsafe.Sizeof(C.ag_profiler_options{}), Fields: []fieldLayout{
+		{Name: "struct_size", Offset: 0, CgoOffset: unsafe.Offsetof(C.ag_profiler_options{}.struct_size)},
+		{Name: "record_calls", Offset: 4, CgoOffset: unsafe.Offsetof(C.ag_profiler_options{}.record_calls)},
+		{Name: "max_events", Offset: 8, CgoOffset: unsafe.Offsetof(C.ag_profiler_options{}.max_events)},
+	}},
 }

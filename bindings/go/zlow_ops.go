@@ -268,6 +268,15 @@ func c_ag_op_hardtanh(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double, a3 C.doubl
 	return nil
 }
 
+// c_ag_op_hypot calls ag_op_hypot.
+func c_ag_op_hypot(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_hypot(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_hypot", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_le calls ag_op_le.
 func c_ag_op_le(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	var e C.agx_err
@@ -304,6 +313,15 @@ func c_ag_op_log(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_log10 calls ag_op_log10.
+func c_ag_op_log10(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_log10(&e, a0, a1); st != 0 {
+		return takeError("ag_op_log10", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_log1p calls ag_op_log1p.
 func c_ag_op_log1p(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	var e C.agx_err
@@ -318,6 +336,15 @@ func c_ag_op_log2(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_log2(&e, a0, a1); st != 0 {
 		return takeError("ag_op_log2", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_logaddexp calls ag_op_logaddexp.
+func c_ag_op_logaddexp(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_logaddexp(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_logaddexp", st, &e)
 	}
 	return nil
 }

@@ -254,7 +254,7 @@ func (x *Tensor) Elu(alpha float64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Eq calls ag_op_eq: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
+// Eq calls ag_op_eq: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
 func (a *Tensor) Eq(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_eq", "a", a, false)
@@ -385,7 +385,7 @@ func (a *Tensor) Fmod(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Ge calls ag_op_ge: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
+// Ge calls ag_op_ge: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
 func (a *Tensor) Ge(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_ge", "a", a, false)
@@ -480,7 +480,7 @@ func (grad *Tensor) GeluTanhBackward(x *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Gt calls ag_op_gt: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
+// Gt calls ag_op_gt: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
 func (a *Tensor) Gt(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_gt", "a", a, false)
@@ -517,7 +517,28 @@ func (x *Tensor) Hardtanh(minVal float64, maxVal float64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Le calls ag_op_le: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
+// Hypot calls ag_op_hypot: y = sqrt(a^2 + b^2), computed so (it overflows to inf where a^2 + b^2 does, unlike C's hypot).
+func (a *Tensor) Hypot(b *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_hypot", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_hypot", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_hypot(&_a0, _a1, _a2)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Le calls ag_op_le: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
 func (a *Tensor) Le(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_le", "a", a, false)
@@ -596,6 +617,22 @@ func (x *Tensor) Log() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Log10 calls ag_op_log10: y = log10 x (-inf at 0, NaN below 0), ln x / ln 10 rounded twice (within 2 ulp).
+func (x *Tensor) Log10() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_log10", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_log10(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Log1p calls ag_op_log1p: y = ln(1 + x), accurate near 0 (-inf at -1, NaN below).
 func (x *Tensor) Log1p() (*Tensor, error) {
 	var _err error
@@ -628,7 +665,28 @@ func (x *Tensor) Log2() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Lt calls ag_op_lt: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
+// Logaddexp calls ag_op_logaddexp: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+func (a *Tensor) Logaddexp(b *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_logaddexp", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_logaddexp", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_logaddexp(&_a0, _a1, _a2)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Lt calls ag_op_lt: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
 func (a *Tensor) Lt(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_lt", "a", a, false)
@@ -765,7 +823,7 @@ func (a *Tensor) Mul(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Ne calls ag_op_ne: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder).
+// Ne calls ag_op_ne: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
 func (a *Tensor) Ne(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_ne", "a", a, false)
@@ -924,7 +982,7 @@ func (x *Tensor) Rsqrt() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Selu calls ag_op_selu: y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805.
+// Selu calls ag_op_selu: y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805; derivatives as ag_op_elu's, times scale.
 func (x *Tensor) Selu() (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_selu", "x", x, false)

@@ -163,7 +163,7 @@ func (x *Tensor) MinDim(dim int64, keepdim int32) (*Tensor, *Tensor, error) {
 	return wrapTensor(_a0), wrapTensor(_a1), nil
 }
 
-// NormDims calls ag_op_norm_dims: y = the vector p-norm of x over `dims` (torch.linalg.vector_norm): p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0; p = 1: sum |x|, gradient sign(x) (0 at 0); p = INFINITY / -INFINITY: max / min |x|, gradient sign(x) shared evenly among the elements that attain it (AG_ERR_SHAPE over an empty dim); p = 0: the number of nonzero elements, gradient 0; other p: (sum |x|^p)^(1/p).
+// NormDims calls ag_op_norm_dims: y = the vector p-norm of x over `dims` (torch.linalg.vector_norm): p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0 (second derivative 0 there too, as std's; PyTorch's is NaN, from 0 * inf); p = 1: sum |x|, gradient sign(x) (0 at 0); p = INFINITY / -INFINITY: max / min |x|, gradient sign(x) shared evenly among the elements that attain it (AG_ERR_SHAPE over an empty dim); p = 0: the number of nonzero elements, gradient 0; other p: (sum |x|^p)^(1/p); for p > 0 the gradient is 0 where y = 0, and for 0 < p < 1 also at each zero element (as PyTorch).
 func (x *Tensor) NormDims(dims []int64, keepdim int32, p float64) (*Tensor, error) {
 	var _err error
 	_n_ndims, _err := sliceCount("ag_op_norm_dims", "dims", optLen(dims))

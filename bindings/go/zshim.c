@@ -37,6 +37,9 @@
 #pragma weak ag_safetensors_name
 #pragma weak ag_safetensors_get
 #pragma weak ag_safetensors_metadata
+#pragma weak ag_op_log10
+#pragma weak ag_op_hypot
+#pragma weak ag_op_logaddexp
 #pragma weak ag_optimizer_options_init
 #pragma weak ag_optimizer_create
 #pragma weak ag_optimizer_release
@@ -56,6 +59,15 @@
 #pragma weak ag_lr_step_decay
 #pragma weak ag_lr_cosine_annealing
 #pragma weak ag_lr_linear
+#pragma weak ag_profiler_options_init
+#pragma weak ag_profiler_start
+#pragma weak ag_profiler_stop
+#pragma weak ag_profile_num_events
+#pragma weak ag_profile_num_dropped
+#pragma weak ag_profile_event
+#pragma weak ag_profile_chrome_trace
+#pragma weak ag_profile_write_chrome_trace
+#pragma weak ag_profile_release
 
 static void agx_capture(agx_err *e) {
   const char *m = ag_last_error_message();
@@ -97,6 +109,9 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_safetensors_name") == 0) return ag_safetensors_name != NULL;
   if (strcmp(name, "ag_safetensors_get") == 0) return ag_safetensors_get != NULL;
   if (strcmp(name, "ag_safetensors_metadata") == 0) return ag_safetensors_metadata != NULL;
+  if (strcmp(name, "ag_op_log10") == 0) return ag_op_log10 != NULL;
+  if (strcmp(name, "ag_op_hypot") == 0) return ag_op_hypot != NULL;
+  if (strcmp(name, "ag_op_logaddexp") == 0) return ag_op_logaddexp != NULL;
   if (strcmp(name, "ag_optimizer_options_init") == 0) return ag_optimizer_options_init != NULL;
   if (strcmp(name, "ag_optimizer_create") == 0) return ag_optimizer_create != NULL;
   if (strcmp(name, "ag_optimizer_release") == 0) return ag_optimizer_release != NULL;
@@ -116,6 +131,15 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_lr_step_decay") == 0) return ag_lr_step_decay != NULL;
   if (strcmp(name, "ag_lr_cosine_annealing") == 0) return ag_lr_cosine_annealing != NULL;
   if (strcmp(name, "ag_lr_linear") == 0) return ag_lr_linear != NULL;
+  if (strcmp(name, "ag_profiler_options_init") == 0) return ag_profiler_options_init != NULL;
+  if (strcmp(name, "ag_profiler_start") == 0) return ag_profiler_start != NULL;
+  if (strcmp(name, "ag_profiler_stop") == 0) return ag_profiler_stop != NULL;
+  if (strcmp(name, "ag_profile_num_events") == 0) return ag_profile_num_events != NULL;
+  if (strcmp(name, "ag_profile_num_dropped") == 0) return ag_profile_num_dropped != NULL;
+  if (strcmp(name, "ag_profile_event") == 0) return ag_profile_event != NULL;
+  if (strcmp(name, "ag_profile_chrome_trace") == 0) return ag_profile_chrome_trace != NULL;
+  if (strcmp(name, "ag_profile_write_chrome_trace") == 0) return ag_profile_write_chrome_trace != NULL;
+  if (strcmp(name, "ag_profile_release") == 0) return ag_profile_release != NULL;
   return 1;
 }
 
@@ -721,6 +745,16 @@ ag_status agx_ag_op_log2(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
   return agx_s;
 }
 
+ag_status agx_ag_op_log10(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_log10) {
+    agx_missing(agx_e, "ag_op_log10");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_log10(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
 ag_status agx_ag_op_sqrt(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
   ag_status agx_s = ag_op_sqrt(out, x);
   if (agx_s != AG_OK) agx_capture(agx_e);
@@ -957,6 +991,26 @@ ag_status agx_ag_op_fmod(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, c
 
 ag_status agx_ag_op_remainder(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
   ag_status agx_s = ag_op_remainder(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_hypot(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_hypot) {
+    agx_missing(agx_e, "ag_op_hypot");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_hypot(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_logaddexp(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_logaddexp) {
+    agx_missing(agx_e, "ag_op_logaddexp");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_logaddexp(out, a, b);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }
@@ -1707,6 +1761,90 @@ ag_status agx_ag_lr_linear(agx_err *agx_e, double base_lr, int64_t step, double 
   ag_status agx_s = ag_lr_linear(base_lr, step, start_factor, end_factor, total_steps, out);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
+}
+
+ag_status agx_ag_profiler_options_init(agx_err *agx_e, ag_profiler_options *opts) {
+  if (!ag_profiler_options_init) {
+    agx_missing(agx_e, "ag_profiler_options_init");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_profiler_options_init(opts);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_profiler_start(agx_err *agx_e, ag_context *ctx, const ag_profiler_options *options) {
+  if (!ag_profiler_start) {
+    agx_missing(agx_e, "ag_profiler_start");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_profiler_start(ctx, options);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_profiler_stop(agx_err *agx_e, ag_profile * *out, ag_context *ctx) {
+  if (!ag_profiler_stop) {
+    agx_missing(agx_e, "ag_profiler_stop");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_profiler_stop(out, ctx);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+int64_t agx_ag_profile_num_events(agx_err *agx_e, const ag_profile *profile) {
+  if (!ag_profile_num_events) {
+    agx_missing(agx_e, "ag_profile_num_events");
+    return 0;
+  }
+  return ag_profile_num_events(profile);
+}
+
+int64_t agx_ag_profile_num_dropped(agx_err *agx_e, const ag_profile *profile) {
+  if (!ag_profile_num_dropped) {
+    agx_missing(agx_e, "ag_profile_num_dropped");
+    return 0;
+  }
+  return ag_profile_num_dropped(profile);
+}
+
+ag_status agx_ag_profile_event(agx_err *agx_e, const ag_profile *profile, int64_t index, const char * *name, const char * *category, int64_t *start_ns, int64_t *duration_ns, int32_t *thread) {
+  if (!ag_profile_event) {
+    agx_missing(agx_e, "ag_profile_event");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_profile_event(profile, index, name, category, start_ns, duration_ns, thread);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_profile_chrome_trace(agx_err *agx_e, const ag_profile *profile, char *buf, size_t capacity, size_t *needed) {
+  if (!ag_profile_chrome_trace) {
+    agx_missing(agx_e, "ag_profile_chrome_trace");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_profile_chrome_trace(profile, buf, capacity, needed);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_profile_write_chrome_trace(agx_err *agx_e, const ag_profile *profile, const char *path) {
+  if (!ag_profile_write_chrome_trace) {
+    agx_missing(agx_e, "ag_profile_write_chrome_trace");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_profile_write_chrome_trace(profile, path);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+void agx_ag_profile_release(agx_err *agx_e, ag_profile *profile) {
+  if (!ag_profile_release) {
+    agx_missing(agx_e, "ag_profile_release");
+    return;
+  }
+  ag_profile_release(profile);
 }
 
 ag_status agx_ag_context_manual_seed(agx_err *agx_e, ag_context *ctx, uint64_t seed) {

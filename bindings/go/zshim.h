@@ -26,6 +26,7 @@
 #include <ag/ops_reduce.h>
 #include <ag/ops_shape.h>
 #include <ag/optim.h>
+#include <ag/profile.h>
 #include <ag/random.h>
 #include <ag/scope.h>
 #include <ag/tensor.h>
@@ -123,6 +124,7 @@ ag_status agx_ag_op_sign(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_expm1(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_log1p(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_log2(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
+ag_status agx_ag_op_log10(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_sqrt(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_rsqrt(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_square(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
@@ -163,6 +165,8 @@ ag_status agx_ag_op_minimum(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a
 ag_status agx_ag_op_atan2(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_fmod(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_remainder(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
+ag_status agx_ag_op_hypot(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
+ag_status agx_ag_op_logaddexp(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_eq(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_ne(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_lt(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
@@ -276,6 +280,15 @@ ag_status agx_ag_clip_grad_value(agx_err *agx_e, ag_tensor *const  *params, int3
 ag_status agx_ag_lr_step_decay(agx_err *agx_e, double base_lr, int64_t step, int64_t step_size, double gamma, double *out);
 ag_status agx_ag_lr_cosine_annealing(agx_err *agx_e, double base_lr, double eta_min, int64_t step, int64_t t_max, double *out);
 ag_status agx_ag_lr_linear(agx_err *agx_e, double base_lr, int64_t step, double start_factor, double end_factor, int64_t total_steps, double *out);
+ag_status agx_ag_profiler_options_init(agx_err *agx_e, ag_profiler_options *opts);
+ag_status agx_ag_profiler_start(agx_err *agx_e, ag_context *ctx, const ag_profiler_options *options);
+ag_status agx_ag_profiler_stop(agx_err *agx_e, ag_profile * *out, ag_context *ctx);
+int64_t agx_ag_profile_num_events(agx_err *agx_e, const ag_profile *profile);
+int64_t agx_ag_profile_num_dropped(agx_err *agx_e, const ag_profile *profile);
+ag_status agx_ag_profile_event(agx_err *agx_e, const ag_profile *profile, int64_t index, const char * *name, const char * *category, int64_t *start_ns, int64_t *duration_ns, int32_t *thread);
+ag_status agx_ag_profile_chrome_trace(agx_err *agx_e, const ag_profile *profile, char *buf, size_t capacity, size_t *needed);
+ag_status agx_ag_profile_write_chrome_trace(agx_err *agx_e, const ag_profile *profile, const char *path);
+void agx_ag_profile_release(agx_err *agx_e, ag_profile *profile);
 ag_status agx_ag_context_manual_seed(agx_err *agx_e, ag_context *ctx, uint64_t seed);
 ag_status agx_ag_context_seed(agx_err *agx_e, const ag_context *ctx, uint64_t *seed);
 ag_status agx_ag_context_rng_state(agx_err *agx_e, const ag_context *ctx, uint64_t *seed, uint64_t *offset);

@@ -49,5 +49,6 @@
 #include "ag/optim.h"
 #include "ag/io.h"
 #include "ag/budget.h"
+#include "ag/profile.h"
 
 #endif /* AG_AG_H */

@@ -15,8 +15,10 @@
  * - int32_t flags are bool; defaults are those the C documentation names
  *   (PyTorch's); creation and random ops take the Context first and the
  *   dtype last (AG_F32 by default), as ag::zeros.
- * To wrap a new op: one line in the family list below, or for a CUSTOM op a
- * function in the section of its header (tests/cpp checks both).
+ * A family op is wrapped by its family's macro below, one generated line per
+ * op of ops.def (src/ops/gen_op_lists.py; a test checks the lines are
+ * fresh); a CUSTOM op (or one flagged HAND_HPP) by a function in the section
+ * of its header (tests/cpp checks both).
  */
 #ifndef AG_AG_OPS_HPP
 #define AG_AG_OPS_HPP
@@ -83,7 +85,7 @@ inline ValuesIndices values_indices(ag_tensor *values, ag_tensor *indices) {
 
 }  // namespace detail
 
-/* ---- ops of the generic families: one line per op ---- */
+/* ---- the family ops: one macro per signature family, one line per op ---- */
 
 #define AG_HPP_UNARY(name)                        \
   inline Tensor name(const Tensor &x) {           \
@@ -116,8 +118,6 @@ inline ValuesIndices values_indices(ag_tensor *values, ag_tensor *indices) {
     detail::check(ag_op_##name(&out, x.get(), dtype));    \
     return Tensor::adopt(out);                            \
   }
-#define AG_HPP_REDUCE_ALL(name) AG_HPP_UNARY(name)
-#define AG_HPP_COMPARE(name) AG_HPP_BINARY(name)
 #define AG_HPP_UNARY_SCALAR2(name)                                      \
   inline Tensor name(const Tensor &x, double attr, double attr2) {      \
     ag_tensor *out = nullptr;                                           \
@@ -137,7 +137,60 @@ inline ValuesIndices values_indices(ag_tensor *values, ag_tensor *indices) {
                                static_cast<int32_t>(dims.size()), keepdim ? 1 : 0));            \
     return Tensor::adopt(out);                                                                  \
   }
+#define AG_HPP_DIMLIST(name)                                                               \
+  inline Tensor name(const Tensor &x, const std::vector<int64_t> &dims) {                  \
+    return detail::op(ag_op_##name, x.get(), detail::data_or_null(dims), detail::count_of(dims)); \
+  }
+#define AG_HPP_DIM_KEEPDIM(name)                                             \
+  inline Tensor name(const Tensor &x, int64_t dim, bool keepdim = false) {   \
+    return detail::op(ag_op_##name, x.get(), dim, keepdim ? 1 : 0);          \
+  }
+#define AG_HPP_VALUES_INDICES(name)                                                  \
+  inline ValuesIndices name(const Tensor &x, int64_t dim, bool keepdim = false) {    \
+    ag_tensor *values = nullptr, *indices = nullptr;                                 \
+    detail::check(ag_op_##name(&values, &indices, x.get(), dim, keepdim ? 1 : 0));   \
+    return detail::values_indices(values, indices);                                  \
+  }
+#define AG_HPP_TENSORS_DIM(name)                                                                  \
+  inline Tensor name(const std::vector<Tensor> &xs, int64_t dim = 0) {                            \
+    std::vector<const ag_tensor *> h = detail::handles_of(xs);                                    \
+    return detail::op(ag_op_##name, h.empty() ? nullptr : h.data(), static_cast<int32_t>(h.size()), dim); \
+  }
+#define AG_HPP_INDEX(name)                                                       \
+  inline Tensor name(const Tensor &x, int64_t dim, const Tensor &index) {        \
+    return detail::op(ag_op_##name, x.get(), dim, index.get());                  \
+  }
+#define AG_HPP_INDEX_SRC(name)                                                                   \
+  inline Tensor name(const Tensor &x, int64_t dim, const Tensor &index, const Tensor &src) {     \
+    return detail::op(ag_op_##name, x.get(), dim, index.get(), src.get());                       \
+  }
+#define AG_HPP_GRAD_Y_DIM(name)                                                  \
+  inline Tensor name(const Tensor &grad, const Tensor &y, int64_t dim) {         \
+    return detail::op(ag_op_##name, grad.get(), y.get(), dim);                   \
+  }
+#define AG_HPP_LOSS(name)                                                                                    \
+  inline Tensor name(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN) {      \
+    return detail::op(ag_op_##name, input.get(), target.get(), reduction);                                   \
+  }
+#define AG_HPP_RANDOM(name)                                                                              \
+  inline Tensor name(const Context &ctx, const std::vector<int64_t> &shape, ag_dtype dtype = AG_F32) {   \
+    return detail::op(ag_op_##name, ctx.get(), dtype, detail::data_or_null(shape), detail::count_of(shape)); \
+  }
+#define AG_HPP_NORM_BACKWARD(name)                                                                          \
+  inline Tensor name(const Tensor &grad, const Tensor &x, const std::vector<int64_t> &normalized_shape,      \
+                     const Tensor &weight, double eps) {                                                    \
+    return detail::op(ag_op_##name, grad.get(), x.get(), detail::data_or_null(normalized_shape),            \
+                      detail::count_of(normalized_shape), weight.get(), eps);                               \
+  }
+#define AG_HPP_NORM_WEIGHT_GRAD(name)                                                                       \
+  inline Tensor name(const Tensor &grad, const Tensor &x, const std::vector<int64_t> &normalized_shape,      \
+                     double eps) {                                                                          \
+    return detail::op(ag_op_##name, grad.get(), x.get(), detail::data_or_null(normalized_shape),            \
+                      detail::count_of(normalized_shape), eps);                                             \
+  }
 
+
+/* BEGIN generated by src/ops/gen_op_lists.py from ops.def: do not edit */
 AG_HPP_UNARY(neg)
 AG_HPP_UNARY(exp)
 AG_HPP_UNARY(log)
@@ -149,20 +202,44 @@ AG_HPP_BINARY(sub)
 AG_HPP_BINARY(mul)
 AG_HPP_BINARY(div)
 AG_HPP_BINARY(tanh_backward)
-AG_HPP_REDUCE_ALL(sum)
-AG_HPP_REDUCE_ALL(mean)
+AG_HPP_UNARY(sum)
+AG_HPP_UNARY(mean)
 AG_HPP_SHAPE(expand)
 AG_HPP_SHAPE(sum_to_size)
-AG_HPP_SHAPE(reshape)
 AG_HPP_DTYPE(cast)
+AG_HPP_SHAPE(reshape)
+AG_HPP_DIM(unsqueeze)
+AG_HPP_DIMLIST(permute)
+AG_HPP_TENSORS_DIM(concat)
+AG_HPP_TENSORS_DIM(stack)
+AG_HPP_DIMLIST(flip)
+AG_HPP_INDEX(index_select)
+AG_HPP_INDEX_SRC(index_add)
+AG_HPP_INDEX(gather)
+AG_HPP_INDEX_SRC(scatter_add)
+AG_HPP_BINARY(matmul)
+AG_HPP_BINARY(bmm)
+AG_HPP_BINARY(outer)
+AG_HPP_BINARY(dot)
 AG_HPP_DIM(softmax)
 AG_HPP_DIM(log_softmax)
-AG_HPP_DIM(cumsum)
-AG_HPP_DIM(cumprod)
+AG_HPP_GRAD_Y_DIM(softmax_backward)
+AG_HPP_GRAD_Y_DIM(log_softmax_backward)
 AG_HPP_DIMS(sum_dims)
 AG_HPP_DIMS(mean_dims)
+AG_HPP_LOSS(mse_loss)
+AG_HPP_LOSS(l1_loss)
+AG_HPP_LOSS(binary_cross_entropy)
 AG_HPP_DIMS(prod_dims)
 AG_HPP_DIMS(logsumexp_dims)
+AG_HPP_VALUES_INDICES(max_dim)
+AG_HPP_VALUES_INDICES(min_dim)
+AG_HPP_DIM_KEEPDIM(argmax)
+AG_HPP_DIM_KEEPDIM(argmin)
+AG_HPP_DIM(cumsum)
+AG_HPP_DIM(cumprod)
+AG_HPP_RANDOM(rand)
+AG_HPP_RANDOM(randn)
 AG_HPP_UNARY(abs)
 AG_HPP_UNARY(sign)
 AG_HPP_UNARY(expm1)
@@ -204,27 +281,44 @@ AG_HPP_BINARY(minimum)
 AG_HPP_BINARY(atan2)
 AG_HPP_BINARY(fmod)
 AG_HPP_BINARY(remainder)
-AG_HPP_COMPARE(eq)
-AG_HPP_COMPARE(ne)
-AG_HPP_COMPARE(lt)
-AG_HPP_COMPARE(le)
-AG_HPP_COMPARE(gt)
-AG_HPP_COMPARE(ge)
+AG_HPP_BINARY(eq)
+AG_HPP_BINARY(ne)
+AG_HPP_BINARY(lt)
+AG_HPP_BINARY(le)
+AG_HPP_BINARY(gt)
+AG_HPP_BINARY(ge)
 AG_HPP_UNARY(floor)
 AG_HPP_UNARY(ceil)
 AG_HPP_UNARY(round)
 AG_HPP_UNARY(trunc)
+AG_HPP_NORM_BACKWARD(layer_norm_backward)
+AG_HPP_NORM_BACKWARD(rms_norm_backward)
+AG_HPP_NORM_WEIGHT_GRAD(layer_norm_weight_grad)
+AG_HPP_NORM_WEIGHT_GRAD(rms_norm_weight_grad)
+AG_HPP_UNARY(log10)
+AG_HPP_BINARY(hypot)
+AG_HPP_BINARY(logaddexp)
+/* END generated */
 
 #undef AG_HPP_UNARY
 #undef AG_HPP_UNARY_SCALAR
 #undef AG_HPP_BINARY
 #undef AG_HPP_SHAPE
 #undef AG_HPP_DTYPE
-#undef AG_HPP_REDUCE_ALL
 #undef AG_HPP_DIM
 #undef AG_HPP_DIMS
-#undef AG_HPP_COMPARE
 #undef AG_HPP_UNARY_SCALAR2
+#undef AG_HPP_DIMLIST
+#undef AG_HPP_DIM_KEEPDIM
+#undef AG_HPP_VALUES_INDICES
+#undef AG_HPP_TENSORS_DIM
+#undef AG_HPP_INDEX
+#undef AG_HPP_INDEX_SRC
+#undef AG_HPP_GRAD_Y_DIM
+#undef AG_HPP_LOSS
+#undef AG_HPP_RANDOM
+#undef AG_HPP_NORM_BACKWARD
+#undef AG_HPP_NORM_WEIGHT_GRAD
 
 inline Tensor pow(const Tensor &x, double exponent) { return pow_scalar(x, exponent); }
 
@@ -258,12 +352,8 @@ inline Tensor flatten(const Tensor &x, int64_t start_dim = 0, int64_t end_dim = 
 inline Tensor squeeze(const Tensor &x, const std::vector<int64_t> &dims = std::vector<int64_t>()) {
   return detail::op(ag_op_squeeze, x.get(), detail::data_or_null(dims), detail::count_of(dims));
 }
-inline Tensor unsqueeze(const Tensor &x, int64_t dim) { return detail::op(ag_op_unsqueeze, x.get(), dim); }
 inline Tensor transpose(const Tensor &x, int64_t dim0, int64_t dim1) {
   return detail::op(ag_op_transpose, x.get(), dim0, dim1);
-}
-inline Tensor permute(const Tensor &x, const std::vector<int64_t> &dims) {
-  return detail::op(ag_op_permute, x.get(), detail::data_or_null(dims), detail::count_of(dims));
 }
 /** x[start:end:step] along dim; the default end is "to the end". */
 inline Tensor slice(const Tensor &x, int64_t dim, int64_t start,
@@ -296,17 +386,6 @@ inline std::vector<Tensor> chunk(const Tensor &x, int64_t chunks, int64_t dim = 
   detail::check(ag_op_chunk(outs.data(), n, &n, x.get(), chunks, dim));
   return detail::adopt_all(outs, static_cast<std::size_t>(n));
 }
-inline Tensor concat(const std::vector<Tensor> &xs, int64_t dim = 0) {
-  std::vector<const ag_tensor *> h = detail::handles_of(xs);
-  return detail::op(ag_op_concat, h.empty() ? nullptr : h.data(), static_cast<int32_t>(h.size()), dim);
-}
-inline Tensor stack(const std::vector<Tensor> &xs, int64_t dim = 0) {
-  std::vector<const ag_tensor *> h = detail::handles_of(xs);
-  return detail::op(ag_op_stack, h.empty() ? nullptr : h.data(), static_cast<int32_t>(h.size()), dim);
-}
-inline Tensor flip(const Tensor &x, const std::vector<int64_t> &dims) {
-  return detail::op(ag_op_flip, x.get(), detail::data_or_null(dims), detail::count_of(dims));
-}
 inline Tensor repeat(const Tensor &x, const std::vector<int64_t> &repeats) {
   return detail::op(ag_op_repeat, x.get(), detail::data_or_null(repeats), detail::count_of(repeats));
 }
@@ -318,18 +397,6 @@ inline Tensor pad(const Tensor &x, const std::vector<int64_t> &pads, int32_t mod
 
 /* ---- indexing (ag/ops_index.h) ---- */
 
-inline Tensor index_select(const Tensor &x, int64_t dim, const Tensor &index) {
-  return detail::op(ag_op_index_select, x.get(), dim, index.get());
-}
-inline Tensor index_add(const Tensor &x, int64_t dim, const Tensor &index, const Tensor &src) {
-  return detail::op(ag_op_index_add, x.get(), dim, index.get(), src.get());
-}
-inline Tensor gather(const Tensor &x, int64_t dim, const Tensor &index) {
-  return detail::op(ag_op_gather, x.get(), dim, index.get());
-}
-inline Tensor scatter_add(const Tensor &x, int64_t dim, const Tensor &index, const Tensor &src) {
-  return detail::op(ag_op_scatter_add, x.get(), dim, index.get(), src.get());
-}
 inline Tensor masked_fill(const Tensor &x, const Tensor &mask, double value) {
   return detail::op(ag_op_masked_fill, x.get(), mask.get(), value);
 }
@@ -344,22 +411,12 @@ inline Tensor one_hot(const Tensor &indices, int64_t num_classes = -1) {
 
 /* ---- linear algebra (ag/ops_linalg.h) ---- */
 
-inline Tensor matmul(const Tensor &a, const Tensor &b) { return detail::op(ag_op_matmul, a.get(), b.get()); }
-inline Tensor bmm(const Tensor &a, const Tensor &b) { return detail::op(ag_op_bmm, a.get(), b.get()); }
 inline Tensor linear(const Tensor &x, const Tensor &weight, const Tensor &bias = Tensor()) {
   return detail::op(ag_op_linear, x.get(), weight.get(), bias.get());
 }
-inline Tensor outer(const Tensor &a, const Tensor &b) { return detail::op(ag_op_outer, a.get(), b.get()); }
-inline Tensor dot(const Tensor &a, const Tensor &b) { return detail::op(ag_op_dot, a.get(), b.get()); }
 
 /* ---- softmax gradients and losses (ag/ops_nn.h) ---- */
 
-inline Tensor softmax_backward(const Tensor &grad, const Tensor &y, int64_t dim) {
-  return detail::op(ag_op_softmax_backward, grad.get(), y.get(), dim);
-}
-inline Tensor log_softmax_backward(const Tensor &grad, const Tensor &y, int64_t dim) {
-  return detail::op(ag_op_log_softmax_backward, grad.get(), y.get(), dim);
-}
 inline Tensor cross_entropy(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN,
                             int64_t ignore_index = AG_IGNORE_INDEX_DEFAULT, double label_smoothing = 0.0) {
   return detail::op(ag_op_cross_entropy, input.get(), target.get(), reduction, ignore_index, label_smoothing);
@@ -368,12 +425,6 @@ inline Tensor nll_loss(const Tensor &input, const Tensor &target, int32_t reduct
                        int64_t ignore_index = AG_IGNORE_INDEX_DEFAULT) {
   return detail::op(ag_op_nll_loss, input.get(), target.get(), reduction, ignore_index);
 }
-inline Tensor mse_loss(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN) {
-  return detail::op(ag_op_mse_loss, input.get(), target.get(), reduction);
-}
-inline Tensor l1_loss(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN) {
-  return detail::op(ag_op_l1_loss, input.get(), target.get(), reduction);
-}
 inline Tensor smooth_l1_loss(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN,
                              double beta = 1.0) {
   return detail::op(ag_op_smooth_l1_loss, input.get(), target.get(), reduction, beta);
@@ -381,10 +432,6 @@ inline Tensor smooth_l1_loss(const Tensor &input, const Tensor &target, int32_t 
 inline Tensor huber_loss(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN,
                          double delta = 1.0) {
   return detail::op(ag_op_huber_loss, input.get(), target.get(), reduction, delta);
-}
-inline Tensor binary_cross_entropy(const Tensor &input, const Tensor &target,
-                                   int32_t reduction = AG_REDUCTION_MEAN) {
-  return detail::op(ag_op_binary_cross_entropy, input.get(), target.get(), reduction);
 }
 inline Tensor binary_cross_entropy_with_logits(const Tensor &input, const Tensor &target,
                                                const Tensor &pos_weight = Tensor(),
@@ -408,22 +455,6 @@ inline Tensor std_dims(const Tensor &x, const std::vector<int64_t> &dims, bool k
 inline Tensor norm_dims(const Tensor &x, const std::vector<int64_t> &dims, bool keepdim = false, double p = 2.0) {
   return detail::op(ag_op_norm_dims, x.get(), detail::data_or_null(dims), detail::count_of(dims), keepdim ? 1 : 0,
                     p);
-}
-inline ValuesIndices max_dim(const Tensor &x, int64_t dim, bool keepdim = false) {
-  ag_tensor *values = nullptr, *indices = nullptr;
-  detail::check(ag_op_max_dim(&values, &indices, x.get(), dim, keepdim ? 1 : 0));
-  return detail::values_indices(values, indices);
-}
-inline ValuesIndices min_dim(const Tensor &x, int64_t dim, bool keepdim = false) {
-  ag_tensor *values = nullptr, *indices = nullptr;
-  detail::check(ag_op_min_dim(&values, &indices, x.get(), dim, keepdim ? 1 : 0));
-  return detail::values_indices(values, indices);
-}
-inline Tensor argmax(const Tensor &x, int64_t dim, bool keepdim = false) {
-  return detail::op(ag_op_argmax, x.get(), dim, keepdim ? 1 : 0);
-}
-inline Tensor argmin(const Tensor &x, int64_t dim, bool keepdim = false) {
-  return detail::op(ag_op_argmin, x.get(), dim, keepdim ? 1 : 0);
 }
 
 /* ---- convolution and pooling (ag/ops_conv.h); {} = the C default of a (height, width) ---- */
@@ -511,12 +542,6 @@ inline Tensor eye(const Context &ctx, int64_t n, int64_t m = -1, ag_dtype dtype 
 
 /* ---- random (ag/random.h): drawn from the context's generator (Context::manual_seed) ---- */
 
-inline Tensor rand(const Context &ctx, const std::vector<int64_t> &shape, ag_dtype dtype = AG_F32) {
-  return detail::op(ag_op_rand, ctx.get(), dtype, detail::data_or_null(shape), detail::count_of(shape));
-}
-inline Tensor randn(const Context &ctx, const std::vector<int64_t> &shape, ag_dtype dtype = AG_F32) {
-  return detail::op(ag_op_randn, ctx.get(), dtype, detail::data_or_null(shape), detail::count_of(shape));
-}
 inline Tensor uniform(const Context &ctx, const std::vector<int64_t> &shape, double low = 0.0, double high = 1.0,
                       ag_dtype dtype = AG_F32) {
   return detail::op(ag_op_uniform, ctx.get(), dtype, detail::data_or_null(shape), detail::count_of(shape), low,
@@ -570,26 +595,6 @@ inline Tensor rms_norm(const Tensor &x, const std::vector<int64_t> &normalized_s
   const double eps = x && x.dtype() == AG_F32 ? static_cast<double>(std::numeric_limits<float>::epsilon())
                                               : std::numeric_limits<double>::epsilon();
   return rms_norm(x, normalized_shape, weight, eps);
-}
-inline Tensor layer_norm_backward(const Tensor &grad, const Tensor &x, const std::vector<int64_t> &normalized_shape,
-                                  const Tensor &weight, double eps) {
-  return detail::op(ag_op_layer_norm_backward, grad.get(), x.get(), detail::data_or_null(normalized_shape),
-                    detail::count_of(normalized_shape), weight.get(), eps);
-}
-inline Tensor rms_norm_backward(const Tensor &grad, const Tensor &x, const std::vector<int64_t> &normalized_shape,
-                                const Tensor &weight, double eps) {
-  return detail::op(ag_op_rms_norm_backward, grad.get(), x.get(), detail::data_or_null(normalized_shape),
-                    detail::count_of(normalized_shape), weight.get(), eps);
-}
-inline Tensor layer_norm_weight_grad(const Tensor &grad, const Tensor &x,
-                                     const std::vector<int64_t> &normalized_shape, double eps) {
-  return detail::op(ag_op_layer_norm_weight_grad, grad.get(), x.get(), detail::data_or_null(normalized_shape),
-                    detail::count_of(normalized_shape), eps);
-}
-inline Tensor rms_norm_weight_grad(const Tensor &grad, const Tensor &x, const std::vector<int64_t> &normalized_shape,
-                                   double eps) {
-  return detail::op(ag_op_rms_norm_weight_grad, grad.get(), x.get(), detail::data_or_null(normalized_shape),
-                    detail::count_of(normalized_shape), eps);
 }
 /** Training updates running_mean and running_var (when given) in place. */
 inline Tensor batch_norm(const Tensor &x, const Tensor &running_mean, const Tensor &running_var,

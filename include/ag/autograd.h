@@ -54,7 +54,8 @@ AG_API ag_status ag_tensor_grad(ag_tensor **out, const ag_tensor *t) AG_NOEXCEPT
  * sets it back to none (so the next backward starts afresh), otherwise
  * `grad` (same shape, dtype and context; it is shared, not copied) becomes
  * the gradient.
- * @return AG_OK; AG_ERR_INVALID_ARGUMENT; AG_ERR_SHAPE; AG_ERR_DTYPE;
+ * @return AG_OK; AG_ERR_INVALID_ARGUMENT (also for `grad` == `t`, which
+ *         would own itself); AG_ERR_SHAPE; AG_ERR_DTYPE;
  *         AG_ERR_CONTEXT; AG_ERR_GRAPH (t is a non-leaf that does not retain
  *         its gradient).
  */

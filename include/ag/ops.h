@@ -76,6 +76,8 @@ AG_API ag_status ag_op_expm1(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 AG_API ag_status ag_op_log1p(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /** y = log2 x (-inf at 0, NaN below 0). */
 AG_API ag_status ag_op_log2(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = log10 x (-inf at 0, NaN below 0), ln x / ln 10 rounded twice (within 2 ulp). Gradient 1 / (x ln 10). */
+AG_API ag_status ag_op_log10(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /** y = sqrt x, correctly rounded (NaN below 0). Gradient 1 / (2 y). */
 AG_API ag_status ag_op_sqrt(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /** y = 1 / sqrt x (inf at 0). */
@@ -114,7 +116,10 @@ AG_API ag_status ag_op_trunc(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /* ---- activations: y = f(x), same shape; errors as above ----
  * Subgradients at kinks follow PyTorch: relu'(0) = 0, leaky_relu'(0) =
  * negative_slope, elu'(0) = alpha, hardtanh' = 0 at the bounds, clamp' = 1
- * at the bounds. */
+ * at the bounds. Where the gradient is 0 (relu, hardtanh, clamp, and
+ * maximum/minimum below) it is selected, not multiplied by 0: a NaN or inf
+ * arriving from downstream gives 0 there, as in PyTorch (sqrt(relu(x)) at
+ * x = -1 has gradient 0). */
 
 /** y = 1 / (1 + e^-x). Gradient through ag_op_sigmoid_backward. */
 AG_API ag_status ag_op_sigmoid(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
@@ -125,20 +130,28 @@ AG_API ag_status ag_op_sigmoid(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
  * @return AG_ERR_SHAPE, AG_ERR_DTYPE, AG_ERR_CONTEXT as binary ops.
  */
 AG_API ag_status ag_op_sigmoid_backward(ag_tensor **out, const ag_tensor *grad, const ag_tensor *s) AG_NOEXCEPT;
-/** y = max(x, 0) (NaN stays NaN). */
+/** y = max(x, 0) (NaN stays NaN). Gradient 0 where y <= 0, else 1 (also for NaN, as PyTorch). */
 AG_API ag_status ag_op_relu(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /** y = x for x > 0, else negative_slope * x (PyTorch's default slope: 0.01). */
 AG_API ag_status ag_op_leaky_relu(ag_tensor **out, const ag_tensor *x, double negative_slope) AG_NOEXCEPT;
-/** y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1). */
+/**
+ * y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1).
+ * Gradient 1 for x > 0, else alpha e^x; second derivative alpha e^x for
+ * x < 0, else 0 (at x = 0 too, as PyTorch; no overflow for large x).
+ */
 AG_API ag_status ag_op_elu(ag_tensor **out, const ag_tensor *x, double alpha) AG_NOEXCEPT;
-/** y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805. */
+/**
+ * y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale =
+ * 1.0507009873554805; derivatives as ag_op_elu's, times scale.
+ */
 AG_API ag_status ag_op_selu(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /** y = x * sigmoid(x) (swish). Gradient through ag_op_silu_backward. */
 AG_API ag_status ag_op_silu(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /**
  * y = ln(1 + e^(beta x)) / beta, and y = x where beta * x > threshold
  * (PyTorch's defaults: beta 1, threshold 20). Gradient sigmoid(beta x), 1
- * above the threshold.
+ * above the threshold; at beta x = threshold the gradient is
+ * sigmoid(threshold) and the second derivative 0 (as PyTorch).
  * @return AG_ERR_INVALID_ARGUMENT also when beta is 0 or NaN or threshold is NaN.
  */
 AG_API ag_status ag_op_softplus(ag_tensor **out, const ag_tensor *x, double beta, double threshold) AG_NOEXCEPT;
@@ -146,14 +159,15 @@ AG_API ag_status ag_op_softplus(ag_tensor **out, const ag_tensor *x, double beta
 AG_API ag_status ag_op_mish(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 /**
  * y = x clamped to [min_val, max_val] (PyTorch's defaults: -1, 1). Gradient
- * 1 strictly inside, 0 at and beyond the bounds.
+ * 1 strictly inside (and for NaN x, as PyTorch), 0 at and beyond the bounds.
  * @return AG_ERR_INVALID_ARGUMENT also when min_val > max_val or a bound is NaN.
  */
 AG_API ag_status ag_op_hardtanh(ag_tensor **out, const ag_tensor *x, double min_val, double max_val) AG_NOEXCEPT;
 /**
  * y = min(max(x, min), max). A NaN bound means "no bound" on that side (pass
  * NAN for PyTorch's None). With min > max every element is max (as PyTorch).
- * NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0.
+ * NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0 (NaN x: 0,
+ * as PyTorch).
  */
 AG_API ag_status ag_op_clamp(ag_tensor **out, const ag_tensor *x, double min, double max) AG_NOEXCEPT;
 /**
@@ -186,12 +200,14 @@ AG_API ag_status ag_op_gelu_tanh_backward(ag_tensor **out, const ag_tensor *grad
 /**
  * y = a ** b (C pow semantics, e.g. a negative base with a non-integral
  * exponent is NaN). Gradients: b * a^(b-1) for a (0 where b = 0);
- * a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch).
+ * a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch). Its derivatives
+ * in b are 0 there too (0^b = 0 for b > 0; PyTorch gives NaN from 0 * ln 0).
  */
 AG_API ag_status ag_op_pow(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
 /**
  * y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
- * split half and half between a and b (as PyTorch).
+ * split half and half between a and b; where the result is NaN both get the
+ * whole gradient; the input not selected gets 0, selected (as PyTorch).
  */
 AG_API ag_status ag_op_maximum(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
 AG_API ag_status ag_op_minimum(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
@@ -205,6 +221,16 @@ AG_API ag_status ag_op_atan2(ag_tensor **out, const ag_tensor *a, const ag_tenso
  */
 AG_API ag_status ag_op_fmod(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
 AG_API ag_status ag_op_remainder(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+/**
+ * y = sqrt(a^2 + b^2), computed so (it overflows to inf where a^2 + b^2 does,
+ * unlike C's hypot). Gradients: a / y for a, b / y for b (NaN at a = b = 0).
+ */
+AG_API ag_status ag_op_hypot(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+/**
+ * y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+ * Gradients: e^(a - y) for a, e^(b - y) for b.
+ */
+AG_API ag_status ag_op_logaddexp(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
 
 /* ---- comparisons: bool result (AG_BOOL, 0 or 1), broadcasting ----
  * a == b, a != b, a < b, a <= b, a > b, a >= b. Any comparison with NaN is

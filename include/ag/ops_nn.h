@@ -83,7 +83,8 @@ AG_API ag_status ag_op_log_softmax_backward(ag_tensor **out, const ag_tensor *gr
  *               class probabilities of input's shape and dtype.
  * @param reduction    AG_REDUCTION_NONE / MEAN / SUM. With class indices,
  *               MEAN divides by the number of targets not equal to
- *               ignore_index (NaN if there is none); with probabilities, by
+ *               ignore_index (NaN if there is none, with gradient 0, as
+ *               PyTorch); with probabilities, by
  *               the number of items (numel / C).
  * @param ignore_index targets equal to it add nothing and get zero gradient
  *               (class indices only; AG_IGNORE_INDEX_DEFAULT is PyTorch's -100).
@@ -156,7 +157,10 @@ AG_API ag_status ag_op_huber_loss(ag_tensor **out, const ag_tensor *input, const
  * Binary cross entropy of probabilities: -(t log p + (1 - t) log(1 - p)) with
  * p = input in [0, 1] and t = target of the same shape and dtype; each log is
  * clamped at -100 as in PyTorch, so p = 0 or 1 gives a finite loss. Then the
- * reduction. Gradients flow to input and target.
+ * reduction. Gradients flow to input and target. The gradient is that of
+ * the clamped loss: the clamped log contributes 0, so p = 0 gives
+ * (1 - t) / (1 - p) and p = 1 gives -t / p (PyTorch divides p - t by
+ * max(p (1 - p), 1e-12) instead: about -t * 1e12 at p = 0).
  * @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, an input outside
  *         [0, 1]: "[ag_op_binary_cross_entropy] input 1.5 at index 2 is
  *         outside [0, 1]"), AG_ERR_SHAPE (shapes differ), AG_ERR_DTYPE,
@@ -168,7 +172,8 @@ AG_API ag_status ag_op_binary_cross_entropy(ag_tensor **out, const ag_tensor *in
 /**
  * Binary cross entropy of logits x = input and targets t (same shape and
  * dtype), computed stably as (1 - t) x + w (log(1 + exp(-|x|)) + max(-x, 0))
- * with w = 1 + (pos_weight - 1) t; then the reduction.
+ * with w = 1 + (pos_weight - 1) t; then the reduction. The gradient for
+ * input is exact everywhere, x = 0 included: (1 - t) - w sigmoid(-x).
  * @param pos_weight NULL, or weights of positive examples that broadcast to
  *        input's shape (typically one per class, shape (C)).
  * Gradients flow to input, target and pos_weight.

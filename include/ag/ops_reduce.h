@@ -35,7 +35,10 @@ AG_API ag_status ag_op_mean_dims(ag_tensor **out, const ag_tensor *x, const int6
 
 /** y = product of x over `dims` (1 over an empty dim). Gradient: PyTorch's
  * rule, exact with zeros: g * prod / x without zeros; with one zero in a
- * slice, the product of the others at the zero and 0 elsewhere; 0 with more. */
+ * slice, the product of the others at the zero and 0 elsewhere; 0 with more.
+ * Second derivatives are exact with any number of zeros (PyTorch's prod over
+ * all dims has a constant zero gradient with two zeros; its prod over a dim
+ * agrees with ag). */
 AG_API ag_status ag_op_prod_dims(ag_tensor **out, const ag_tensor *x, const int64_t *dims, int32_t ndims,
                                  int32_t keepdim) AG_NOEXCEPT;
 
@@ -49,24 +52,29 @@ AG_API ag_status ag_op_logsumexp_dims(ag_tensor **out, const ag_tensor *x, const
  * y = sum((x - mean)^2) / max(0, N - correction) over `dims`, N the number of
  * elements reduced into each output (correction 1: the unbiased sample
  * variance, PyTorch's default; 0: the population variance). A divisor of 0
- * gives inf or NaN. AG_ERR_INVALID_ARGUMENT also for a NaN correction.
+ * gives inf or NaN. The gradient is 2 (x - mean) / (N - correction), also
+ * when correction > N (as PyTorch: 0 for a constant slice).
+ * AG_ERR_INVALID_ARGUMENT also for a NaN correction.
  */
 AG_API ag_status ag_op_var_dims(ag_tensor **out, const ag_tensor *x, const int64_t *dims, int32_t ndims,
                                 int32_t keepdim, double correction) AG_NOEXCEPT;
 
-/** y = sqrt(var_dims(x, dims, correction)). The gradient is NaN where all
- * elements of a slice are equal (as in PyTorch). */
+/** y = sqrt(var_dims(x, dims, correction)). Where the variance is 0 (all
+ * elements of a slice equal) the gradient and second derivative are 0, as
+ * in PyTorch. */
 AG_API ag_status ag_op_std_dims(ag_tensor **out, const ag_tensor *x, const int64_t *dims, int32_t ndims,
                                 int32_t keepdim, double correction) AG_NOEXCEPT;
 
 /**
  * y = the vector p-norm of x over `dims` (torch.linalg.vector_norm):
- * p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0;
+ * p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0 (second
+ *   derivative 0 there too, as std's; PyTorch's is NaN, from 0 * inf);
  * p = 1: sum |x|, gradient sign(x) (0 at 0);
  * p = INFINITY / -INFINITY: max / min |x|, gradient sign(x) shared evenly
  *   among the elements that attain it (AG_ERR_SHAPE over an empty dim);
  * p = 0: the number of nonzero elements, gradient 0;
- * other p: (sum |x|^p)^(1/p).
+ * other p: (sum |x|^p)^(1/p); for p > 0 the gradient is 0 where y = 0,
+ *   and for 0 < p < 1 also at each zero element (as PyTorch).
  * AG_ERR_INVALID_ARGUMENT also for a NaN p.
  */
 AG_API ag_status ag_op_norm_dims(ag_tensor **out, const ag_tensor *x, const int64_t *dims, int32_t ndims,
@@ -107,7 +115,8 @@ AG_API ag_status ag_op_cumsum(ag_tensor **out, const ag_tensor *x, int64_t dim) 
 
 /** y_k = x_0 * ... * x_k along `dim`, multiplied in double. The gradient is
  * exact with zeros (past the first zero of a slice it is 0; at it, the
- * products that skip it). AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE. */
+ * products that skip it), and so are second derivatives, with any number of
+ * zeros. AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE. */
 AG_API ag_status ag_op_cumprod(ag_tensor **out, const ag_tensor *x, int64_t dim) AG_NOEXCEPT;
 
 AG_END_DECLS

@@ -122,6 +122,8 @@ AG_API ag_status ag_tensor_set_grad(ag_tensor* t, const ag_tensor* grad) noexcep
     Tensor g;
     if (grad != nullptr) {
       g = api::tensor_ref(grad, "grad");
+      // It would own itself and never be freed (torch refuses it too).
+      if (g.get() == &x) fail(AG_ERR_INVALID_ARGUMENT, "a tensor cannot be its own gradient");
       if (g->context() != x.context()) fail(AG_ERR_CONTEXT, "grad belongs to another context than t");
       if (g->dtype() != x.dtype()) {
         fail(AG_ERR_DTYPE, "grad has dtype ", dtype_name(g->dtype()), ", t has ", dtype_name(x.dtype()));

@@ -1,5 +1,7 @@
 #include "api/callback.h"
 
+#include <algorithm>
+
 namespace ag::api {
 
 namespace {
@@ -11,32 +13,54 @@ void Lent::reset() {
   TensorImpl* p = impl(h_);
   h_ = nullptr;
   // The callback may have released it already (a misuse): then nothing is ours.
-  if (p->handle_valid() && p->handle_release()) p->release();
+  if (!p->handle_valid()) return;
+  // Lent while a scope was open, the handle was recorded there: take the
+  // record back, as ag_tensor_release does, or the scope's end would
+  // release the tensor's owner's reference.
+  if (tl_innermost_scope) scope_forget(p);
+  if (p->handle_release()) p->release();
 }
 
 Tensor take_returned(ag_tensor* h, const std::string& what) {
   TensorImpl* p = impl(h);
   if (!p->handle_valid()) fail(AG_ERR_CALLBACK, what, " returned a tensor handle that is not live (released?)");
   Tensor t = Tensor::share(p);
+  if (tl_innermost_scope) scope_forget(p);  // ag, not the open scope, owns it now
   if (p->handle_release()) p->release();
   return t;
 }
 
 std::vector<Tensor> take_returned_all(std::vector<ag_tensor*>& hs, const std::string& what, bool allow_null) {
-  std::vector<Tensor> out(hs.size());
-  std::string problem;
-  for (size_t i = 0; i < hs.size(); ++i) {
+  // Dead handles are not ours; problems are noted by index, without
+  // allocating, so that nothing is taken before the result has its room.
+  const size_t n = hs.size();
+  size_t first_null = n, first_dead = n;
+  for (size_t i = 0; i < n; ++i) {
     if (hs[i] == nullptr) {
-      if (!allow_null && problem.empty()) problem = str(what, " left entry ", i, " NULL");
+      first_null = std::min(first_null, i);
     } else if (!impl(hs[i])->handle_valid()) {
-      if (problem.empty()) problem = str(what, " returned a dead tensor handle in entry ", i, " (released?)");
-      hs[i] = nullptr;  // nothing of it is ours
+      first_dead = std::min(first_dead, i);
+      hs[i] = nullptr;
     }
   }
-  for (size_t i = 0; i < hs.size(); ++i) {
+  std::vector<Tensor> out;
+  try {
+    out.resize(n);
+  } catch (...) {
+    // Out of memory: the references the callback handed over still go.
+    for (ag_tensor*& h : hs) {
+      TensorImpl* p = h ? impl(h) : nullptr;
+      h = nullptr;
+      if (p && p->handle_release()) p->release();
+    }
+    throw;
+  }
+  for (size_t i = 0; i < n; ++i) {
     if (hs[i]) out[i] = take_returned(hs[i], what);
   }
-  if (!problem.empty()) fail(AG_ERR_CALLBACK, problem);
+  const size_t bad = std::min(allow_null ? n : first_null, first_dead);
+  if (bad == first_dead && bad < n) fail(AG_ERR_CALLBACK, what, " returned a dead tensor handle in entry ", bad, " (released?)");
+  if (bad < n) fail(AG_ERR_CALLBACK, what, " left entry ", bad, " NULL");
   return out;
 }
 

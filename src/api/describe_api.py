@@ -105,7 +105,10 @@ class Headers:
     def __init__(self, include_dir):
         self.functions, self.structs, self.handles, self.callbacks = [], [], [], []
         self.aliases, self.constants, self.init_macros = {}, [], {}
-        names = sorted(f for f in os.listdir(os.path.join(include_dir, "ag")) if f.endswith(".h"))
+        # libag's headers are ag.h and those it includes; other headers beside
+        # them (ag/dist.h) belong to separate libraries.
+        with open(os.path.join(include_dir, "ag", "ag.h")) as f:
+            names = sorted(["ag.h"] + re.findall(r'^#include "ag/(\w+\.h)"', f.read(), re.M))
         for name in names:
             with open(os.path.join(include_dir, "ag", name)) as f:
                 self.read("ag/" + name, f.read())
@@ -193,11 +196,24 @@ def eval_constant(expr, known):
     return int(eval(e, {"__builtins__": {}}))
 
 
+# A row of ops.def: AG_OP(name, FAMILY, CHECK, FLAGS, (DOMAIN), (ATTRS)).
+OP_ROW = re.compile(r"^AG_OP\((\w+),\s*(\w+),\s*(\w+),\s*([\w |]+?),\s*\(([^)]*)\),\s*\(([^)]*)\)\)", re.M)
+
+
 def read_ops(path):
+    """The ops of ops.def: name, signature family, C function, gradient check, internal."""
     ops = []
     with open(path) as f:
-        for m in re.finditer(r"^AG_OP\((\w+),\s*(\w+)\)", f.read(), re.M):
-            ops.append({"name": m.group(1), "family": m.group(2), "function": "ag_op_" + m.group(1)})
+        text = f.read()
+    for m in OP_ROW.finditer(text):
+        flags = {x.strip() for x in m.group(4).split("|")} - {"0"}
+        op = {"name": m.group(1), "family": m.group(2), "function": "ag_op_" + m.group(1),
+              "check": m.group(3), "internal": "INTERNAL" in flags}
+        if m.group(5).strip():  # where a gradient check samples the inputs: [lo, hi(, lo2, hi2)]
+            op["domain"] = [float(x) for x in m.group(5).split(",")]
+        ops.append(op)
+    if len(ops) != len(re.findall(r"^AG_OP\(", text, re.M)):
+        raise ApiError("%s: a row does not read as AG_OP(name, FAMILY, CHECK, FLAGS, (...), (...))" % path)
     return ops
 
 
@@ -390,7 +406,9 @@ class Describer:
     def function(self, f):
         name = f["name"]
         if name not in self.versions:
-            raise ApiError("%s (%s) is declared but not in src/ag.map" % (name, f["header"]))
+            newest = max(set(self.versions.values()), key=lambda v: [int(x) for x in re.findall(r"\d+", v)])
+            raise ApiError("%s (%s) is declared but not in src/ag.map: add `    %s;` to node %s "
+                           "(alphabetical)" % (name, f["header"], name, newest))
         params = [self.param(name, f["raw_params"], i, f["doc"], f["header_doc"]) for i in range(len(f["raw_params"]))]
         outs = [q for q in params if q["direction"] == "out"]
         if len(outs) == 1 and re.search(r"\bNULL with AG_OK\b", f["doc"]):

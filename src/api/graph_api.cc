@@ -73,12 +73,7 @@ AG_API ag_status ag_graph_export(const ag_tensor* root, int32_t format, char* bu
     const Edge edge = gradient_edge(r);
     if (!edge.valid()) fail(AG_ERR_GRAPH, "root", tag_suffix(r), " requires no grad: it has no graph");
     const std::string text = export_graph(*edge.fn, format == AG_GRAPH_DOT ? GraphFormat::Dot : GraphFormat::Json);
-    *needed = text.size() + 1;
-    if (capacity < text.size() + 1) {
-      fail(AG_ERR_BUFFER_TOO_SMALL, "the graph needs ", text.size() + 1, " bytes (with the NUL), capacity is ",
-           capacity);
-    }
-    std::memcpy(buf, text.c_str(), text.size() + 1);
+    api::copy_text(text, buf, capacity, needed, "the graph");
   });
 }
 

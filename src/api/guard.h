@@ -6,11 +6,13 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "ag/ag.h"
 #include "api/scope.h"
 #include "core/context.h"
 #include "core/error.h"
+#include "core/profiler.h"
 #include "core/tensor_impl.h"
 
 namespace ag::api {
@@ -23,6 +25,7 @@ const char* last_error() noexcept;
 
 template <class F>
 ag_status call(const char* fn, F&& body) noexcept {
+  CallTimer timer(fn);  // ag/profile.h; one relaxed load when no profiler runs
   try {
     body();
     return AG_OK;
@@ -91,6 +94,7 @@ inline Context& context_arg(const ag_context* c) {
 // innermost handle scope, if one is open).
 inline ag_tensor* to_handle(Tensor t) {
   TensorImpl* p = t.get();
+  if (profiling_anywhere()) note_profiled_context(p->context());
   Scope* scope = scope_reserve();
   // A fresh op result is reachable only through t.
   const bool first = p->sole_owner() ? p->handle_acquire_sole() : p->handle_acquire();
@@ -105,6 +109,19 @@ inline ag_tensor* to_handle(Tensor t) {
 Tensor seed_for(const Tensor& r, const ag_tensor* given, const char* what, const char* root_name,
                 const char* kind = "a root");
 
+// The buffer protocol of ag_graph_export: *needed = bytes with the NUL;
+// text and NUL copied when they fit, else AG_ERR_BUFFER_TOO_SMALL. `what`
+// names the text in the message.
+inline void copy_text(const std::string& text, char* buf, size_t capacity, size_t* needed, const char* what) {
+  if (needed == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "needed is NULL");
+  if (buf == nullptr && capacity > 0) fail(AG_ERR_INVALID_ARGUMENT, "buf is NULL but capacity is ", capacity);
+  *needed = text.size() + 1;
+  if (capacity < text.size() + 1) {
+    fail(AG_ERR_BUFFER_TOO_SMALL, what, " needs ", text.size() + 1, " bytes (with the NUL), capacity is ", capacity);
+  }
+  std::memcpy(buf, text.c_str(), text.size() + 1);
+}
+
 inline DType dtype_arg(ag_dtype d) {
   if (!dtype_valid(d)) fail(AG_ERR_DTYPE, "dtype ", d, " is not one of AG_F32, AG_F64, AG_I64, AG_BOOL");
   return static_cast<DType>(d);
@@ -117,6 +134,28 @@ inline Dims dims_arg(const int64_t* dims, int32_t n, const char* what = "dims", 
   if (n < 0 || n > kMaxDims) fail(AG_ERR_INVALID_ARGUMENT, count, " ", n, " is outside 0..", kMaxDims);
   if (n > 0 && dims == nullptr) fail(AG_ERR_INVALID_ARGUMENT, what, " is NULL but ", count, " is ", n);
   return Dims(dims, n);
+}
+
+// The tensors of a caller's array of n >= 1 handles, referenced for the call.
+inline std::vector<Tensor> tensors_arg(const ag_tensor* const* xs, int32_t n) {
+  if (n <= 0) fail(AG_ERR_INVALID_ARGUMENT, "expects at least one tensor, got n = ", n);
+  if (xs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "xs is NULL but n is ", n);
+  std::vector<Tensor> out;
+  for (int32_t i = 0; i < n; ++i) {
+    const std::string what = "xs[" + std::to_string(i) + "]";
+    out.push_back(tensor_ref(xs[i], what.c_str()));
+  }
+  return out;
+}
+
+// The dtype and shape of a new tensor, the shape checked for that dtype's item size.
+struct Spec {
+  DType dtype;
+  Dims shape;
+};
+inline Spec spec_arg(ag_dtype dtype, const int64_t* shape, int32_t ndim) {
+  const DType dt = dtype_arg(dtype);
+  return {dt, checked_shape(shape, ndim, itemsize(dt))};
 }
 
 // Reads a caller's option struct that starts with uint32_t struct_size into

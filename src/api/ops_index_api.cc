@@ -6,40 +6,6 @@ using namespace ag;
 
 extern "C" {
 
-AG_API ag_status ag_op_index_select(ag_tensor** out, const ag_tensor* x, int64_t dim, const ag_tensor* index) noexcept {
-  return api::call("ag_op_index_select", [&] {
-    api::check_out(out);
-    api::Borrowed tx(x, "x"), ti(index, "index");
-    *out = api::to_handle(ops::index_select(tx, dim, ti));
-  });
-}
-
-AG_API ag_status ag_op_index_add(ag_tensor** out, const ag_tensor* x, int64_t dim, const ag_tensor* index,
-                                 const ag_tensor* src) noexcept {
-  return api::call("ag_op_index_add", [&] {
-    api::check_out(out);
-    api::Borrowed tx(x, "x"), ti(index, "index"), ts(src, "src");
-    *out = api::to_handle(ops::index_add(tx, dim, ti, ts));
-  });
-}
-
-AG_API ag_status ag_op_gather(ag_tensor** out, const ag_tensor* x, int64_t dim, const ag_tensor* index) noexcept {
-  return api::call("ag_op_gather", [&] {
-    api::check_out(out);
-    api::Borrowed tx(x, "x"), ti(index, "index");
-    *out = api::to_handle(ops::gather(tx, dim, ti));
-  });
-}
-
-AG_API ag_status ag_op_scatter_add(ag_tensor** out, const ag_tensor* x, int64_t dim, const ag_tensor* index,
-                                   const ag_tensor* src) noexcept {
-  return api::call("ag_op_scatter_add", [&] {
-    api::check_out(out);
-    api::Borrowed tx(x, "x"), ti(index, "index"), ts(src, "src");
-    *out = api::to_handle(ops::scatter_add(tx, dim, ti, ts));
-  });
-}
-
 AG_API ag_status ag_op_masked_fill(ag_tensor** out, const ag_tensor* x, const ag_tensor* mask, double value) noexcept {
   return api::call("ag_op_masked_fill", [&] {
     api::check_out(out);

@@ -25,24 +25,6 @@ ag_status loss_call(const char* fn, ag_tensor** out, const ag_tensor* input, con
 
 extern "C" {
 
-AG_API ag_status ag_op_softmax_backward(ag_tensor** out, const ag_tensor* grad, const ag_tensor* y,
-                                        int64_t dim) noexcept {
-  return api::call("ag_op_softmax_backward", [&] {
-    api::check_out(out);
-    api::Borrowed tg(grad, "grad"), ty(y, "y");
-    *out = api::to_handle(ops::softmax_backward(tg, ty, dim));
-  });
-}
-
-AG_API ag_status ag_op_log_softmax_backward(ag_tensor** out, const ag_tensor* grad, const ag_tensor* y,
-                                            int64_t dim) noexcept {
-  return api::call("ag_op_log_softmax_backward", [&] {
-    api::check_out(out);
-    api::Borrowed tg(grad, "grad"), ty(y, "y");
-    *out = api::to_handle(ops::log_softmax_backward(tg, ty, dim));
-  });
-}
-
 AG_API ag_status ag_op_cross_entropy(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
                                      int32_t reduction, int64_t ignore_index, double label_smoothing) noexcept {
   return loss_call("ag_op_cross_entropy", out, input, target, reduction,
@@ -57,18 +39,6 @@ AG_API ag_status ag_op_nll_loss(ag_tensor** out, const ag_tensor* input, const a
                    [&](const Tensor& i, const Tensor& t, Reduction r) { return ops::nll_loss(i, t, r, ignore_index); });
 }
 
-AG_API ag_status ag_op_mse_loss(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
-                                int32_t reduction) noexcept {
-  return loss_call("ag_op_mse_loss", out, input, target, reduction,
-                   [](const Tensor& i, const Tensor& t, Reduction r) { return ops::mse_loss(i, t, r); });
-}
-
-AG_API ag_status ag_op_l1_loss(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
-                               int32_t reduction) noexcept {
-  return loss_call("ag_op_l1_loss", out, input, target, reduction,
-                   [](const Tensor& i, const Tensor& t, Reduction r) { return ops::l1_loss(i, t, r); });
-}
-
 AG_API ag_status ag_op_smooth_l1_loss(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
                                       int32_t reduction, double beta) noexcept {
   return loss_call("ag_op_smooth_l1_loss", out, input, target, reduction,
@@ -79,12 +49,6 @@ AG_API ag_status ag_op_huber_loss(ag_tensor** out, const ag_tensor* input, const
                                   int32_t reduction, double delta) noexcept {
   return loss_call("ag_op_huber_loss", out, input, target, reduction,
                    [&](const Tensor& i, const Tensor& t, Reduction r) { return ops::huber_loss(i, t, r, delta); });
-}
-
-AG_API ag_status ag_op_binary_cross_entropy(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
-                                            int32_t reduction) noexcept {
-  return loss_call("ag_op_binary_cross_entropy", out, input, target, reduction,
-                   [](const Tensor& i, const Tensor& t, Reduction r) { return ops::binary_cross_entropy(i, t, r); });
 }
 
 AG_API ag_status ag_op_binary_cross_entropy_with_logits(ag_tensor** out, const ag_tensor* input,

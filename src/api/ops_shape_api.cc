@@ -1,4 +1,5 @@
-// C entry points of the shape and view ops of family CUSTOM (ag/ops_shape.h).
+// C entry points of the shape and view ops of family CUSTOM (ag/ops_shape.h);
+// the others are expanded from their family (ops_api.cc).
 #include <vector>
 
 #include "api/guard.h"
@@ -14,18 +15,6 @@ std::vector<int64_t> list_arg(const int64_t* v, int32_t n, const char* what, con
   return std::vector<int64_t>(v, v + n);
 }
 
-// The tensors of a caller's array, referenced for the call.
-std::vector<Tensor> tensors_arg(const ag_tensor* const* xs, int32_t n) {
-  if (n <= 0) fail(AG_ERR_INVALID_ARGUMENT, "expects at least one tensor, got n = ", n);
-  if (xs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "xs is NULL but n is ", n);
-  std::vector<Tensor> out;
-  for (int32_t i = 0; i < n; ++i) {
-    const std::string what = "xs[" + std::to_string(i) + "]";
-    out.push_back(api::tensor_ref(xs[i], what.c_str()));
-  }
-  return out;
-}
-
 // Hands every tensor to the caller's array, all or nothing.
 void write_outputs(ag_tensor** outs, int32_t capacity, std::vector<Tensor> ts) {
   if (outs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "outs is NULL");
@@ -38,43 +27,6 @@ void write_outputs(ag_tensor** outs, int32_t capacity, std::vector<Tensor> ts) {
 }  // namespace
 
 extern "C" {
-
-AG_API ag_status ag_op_flatten(ag_tensor** out, const ag_tensor* x, int64_t start_dim, int64_t end_dim) noexcept {
-  return api::call("ag_op_flatten", [&] {
-    api::check_out(out);
-    *out = api::to_handle(ops::flatten(api::Borrowed(x, "x"), start_dim, end_dim));
-  });
-}
-
-AG_API ag_status ag_op_squeeze(ag_tensor** out, const ag_tensor* x, const int64_t* dims, int32_t ndims) noexcept {
-  return api::call("ag_op_squeeze", [&] {
-    api::check_out(out);
-    api::Borrowed tx(x, "x");
-    *out = api::to_handle(ops::squeeze(tx, api::dims_arg(dims, ndims)));
-  });
-}
-
-AG_API ag_status ag_op_unsqueeze(ag_tensor** out, const ag_tensor* x, int64_t dim) noexcept {
-  return api::call("ag_op_unsqueeze", [&] {
-    api::check_out(out);
-    *out = api::to_handle(ops::unsqueeze(api::Borrowed(x, "x"), dim));
-  });
-}
-
-AG_API ag_status ag_op_transpose(ag_tensor** out, const ag_tensor* x, int64_t dim0, int64_t dim1) noexcept {
-  return api::call("ag_op_transpose", [&] {
-    api::check_out(out);
-    *out = api::to_handle(ops::transpose(api::Borrowed(x, "x"), dim0, dim1));
-  });
-}
-
-AG_API ag_status ag_op_permute(ag_tensor** out, const ag_tensor* x, const int64_t* dims, int32_t ndims) noexcept {
-  return api::call("ag_op_permute", [&] {
-    api::check_out(out);
-    api::Borrowed tx(x, "x");
-    *out = api::to_handle(ops::permute(tx, api::dims_arg(dims, ndims)));
-  });
-}
 
 AG_API ag_status ag_op_slice(ag_tensor** out, const ag_tensor* x, int64_t dim, int64_t start, int64_t end,
                              int64_t step) noexcept {
@@ -90,13 +42,6 @@ AG_API ag_status ag_op_slice_backward(ag_tensor** out, const ag_tensor* grad, co
     api::check_out(out);
     api::Borrowed tg(grad, "grad");
     *out = api::to_handle(ops::slice_backward(tg, api::dims_arg(input_shape, ndim, "input_shape", "ndim"), dim, start, end, step));
-  });
-}
-
-AG_API ag_status ag_op_select(ag_tensor** out, const ag_tensor* x, int64_t dim, int64_t index) noexcept {
-  return api::call("ag_op_select", [&] {
-    api::check_out(out);
-    *out = api::to_handle(ops::select(api::Borrowed(x, "x"), dim, index));
   });
 }
 
@@ -131,28 +76,6 @@ AG_API ag_status ag_op_chunk(ag_tensor** outs, int32_t capacity, int32_t* n_out,
     const int32_t n = static_cast<int32_t>(pieces.size());
     write_outputs(outs, capacity, std::move(pieces));
     *n_out = n;
-  });
-}
-
-AG_API ag_status ag_op_concat(ag_tensor** out, const ag_tensor* const* xs, int32_t n, int64_t dim) noexcept {
-  return api::call("ag_op_concat", [&] {
-    api::check_out(out);
-    *out = api::to_handle(ops::concat(tensors_arg(xs, n), dim));
-  });
-}
-
-AG_API ag_status ag_op_stack(ag_tensor** out, const ag_tensor* const* xs, int32_t n, int64_t dim) noexcept {
-  return api::call("ag_op_stack", [&] {
-    api::check_out(out);
-    *out = api::to_handle(ops::stack(tensors_arg(xs, n), dim));
-  });
-}
-
-AG_API ag_status ag_op_flip(ag_tensor** out, const ag_tensor* x, const int64_t* dims, int32_t ndims) noexcept {
-  return api::call("ag_op_flip", [&] {
-    api::check_out(out);
-    api::Borrowed tx(x, "x");
-    *out = api::to_handle(ops::flip(tx, api::dims_arg(dims, ndims)));
   });
 }
 

@@ -1,4 +1,5 @@
-// C entry points of the random generator state and the random ops (ag/random.h).
+// C entry points of the random generator state and the random ops of family
+// CUSTOM (ag/random.h); rand, randn, uniform, normal are families (ops_api.cc).
 #include "api/guard.h"
 #include "ops/ops.h"
 
@@ -8,16 +9,6 @@ static_assert(Context::kDefaultSeed == AG_RNG_DEFAULT_SEED, "the documented defa
 
 namespace {
 
-// dtype, then the shape checked for that dtype's item size.
-struct Spec {
-  DType dtype;
-  Dims shape;
-};
-Spec spec_arg(ag_dtype dtype, const int64_t* shape, int32_t ndim) {
-  const DType dt = api::dtype_arg(dtype);
-  return {dt, checked_shape(shape, ndim, itemsize(dt))};
-}
-
 // The body shared by the shims of the ops that draw a new (dtype, shape)
 // tensor from ctx's generator.
 template <class Draw>
@@ -26,7 +17,7 @@ ag_status draw_call(const char* fn, ag_tensor** out, ag_context* ctx, ag_dtype d
   return api::call(fn, [&] {
     api::check_out(out);
     Context& c = api::context_arg(ctx);
-    const Spec s = spec_arg(dtype, shape, ndim);
+    const api::Spec s = api::spec_arg(dtype, shape, ndim);
     *out = api::to_handle(draw(&c, s.dtype, s.shape));
   });
 }
@@ -60,30 +51,6 @@ AG_API ag_status ag_context_rng_state(const ag_context* ctx, uint64_t* seed, uin
 
 AG_API ag_status ag_context_set_rng_state(ag_context* ctx, uint64_t seed, uint64_t offset) noexcept {
   return api::call("ag_context_set_rng_state", [&] { api::context_arg(ctx).set_rng_state({seed, offset}); });
-}
-
-AG_API ag_status ag_op_rand(ag_tensor** out, ag_context* ctx, ag_dtype dtype, const int64_t* shape,
-                            int32_t ndim) noexcept {
-  return draw_call("ag_op_rand", out, ctx, dtype, shape, ndim,
-                   [](Context* c, DType dt, const Dims& sh) { return ops::rand(c, dt, sh); });
-}
-
-AG_API ag_status ag_op_randn(ag_tensor** out, ag_context* ctx, ag_dtype dtype, const int64_t* shape,
-                             int32_t ndim) noexcept {
-  return draw_call("ag_op_randn", out, ctx, dtype, shape, ndim,
-                   [](Context* c, DType dt, const Dims& sh) { return ops::randn(c, dt, sh); });
-}
-
-AG_API ag_status ag_op_uniform(ag_tensor** out, ag_context* ctx, ag_dtype dtype, const int64_t* shape, int32_t ndim,
-                               double low, double high) noexcept {
-  return draw_call("ag_op_uniform", out, ctx, dtype, shape, ndim,
-                   [&](Context* c, DType dt, const Dims& sh) { return ops::uniform(c, dt, sh, low, high); });
-}
-
-AG_API ag_status ag_op_normal(ag_tensor** out, ag_context* ctx, ag_dtype dtype, const int64_t* shape, int32_t ndim,
-                              double mean, double std) noexcept {
-  return draw_call("ag_op_normal", out, ctx, dtype, shape, ndim,
-                   [&](Context* c, DType dt, const Dims& sh) { return ops::normal(c, dt, sh, mean, std); });
 }
 
 AG_API ag_status ag_op_bernoulli(ag_tensor** out, const ag_tensor* p) noexcept {

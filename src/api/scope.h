@@ -22,10 +22,13 @@ extern thread_local Scope* tl_innermost_scope;
 
 // Makes room for one more entry in the innermost scope, if any: called
 // before a handle reference is created, so that running out of memory leaves
-// no untracked reference behind. Throws std::bad_alloc.
+// no untracked reference behind. Grows geometrically: reserving one more
+// each time would copy the whole record per handle. Throws std::bad_alloc.
 inline Scope* scope_reserve() {
   Scope* s = tl_innermost_scope;
-  if (s) s->handed_out.reserve(s->handed_out.size() + 1);
+  if (s && s->handed_out.size() == s->handed_out.capacity()) {
+    s->handed_out.reserve(s->handed_out.empty() ? 16 : 2 * s->handed_out.size());
+  }
   return s;
 }
 

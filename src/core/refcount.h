@@ -35,10 +35,12 @@ class RefCounted : public PoolAllocated {
   }
   // Call, holding a reference, before storing a weak pointer to the object
   // (one that is turned into a reference with try_retain).
-  void mark_weakly_referenced() const noexcept { weakly_referenced_ = true; }
+  void mark_weakly_referenced() const noexcept { weakly_referenced_.store(true, std::memory_order_relaxed); }
   // True if the caller holds the only reference and no weak pointer exists:
   // then no other thread can reach the object.
-  bool sole_owner() const noexcept { return refs_.load(std::memory_order_acquire) == 1 && !weakly_referenced_; }
+  bool sole_owner() const noexcept {
+    return refs_.load(std::memory_order_acquire) == 1 && !weakly_referenced_.load(std::memory_order_relaxed);
+  }
   // Adds a reference unless the count already reached zero (for weak
   // pointers; see mark_weakly_referenced).
   bool try_retain() const noexcept {
@@ -56,8 +58,10 @@ class RefCounted : public PoolAllocated {
  private:
   static void destroy(const RefCounted* obj) noexcept;
   mutable std::atomic<int32_t> refs_{1};
-  // Set once, by a holder of a reference; read only by the last owner.
-  mutable bool weakly_referenced_ = false;
+  // Set by holders of a reference, also several at once (hooks registered
+  // on one node from two threads): atomic, though every store writes true.
+  // Read by the last owner.
+  mutable std::atomic<bool> weakly_referenced_{false};
   // The next object in the thread's list of objects waiting to be freed.
   mutable const RefCounted* next_to_free_ = nullptr;
 };

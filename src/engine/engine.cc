@@ -15,6 +15,7 @@
 #include "autograd/hooks.h"
 #include "autograd/node.h"
 #include "core/context.h"
+#include "core/profiler.h"
 #include "core/shape.h"
 #include "engine/anomaly.h"
 #include "engine/node_map.h"
@@ -147,6 +148,34 @@ struct StepBudget {
   }
 };
 
+// Profiling (ag/profile.h): a span recorded when it ends, also by an
+// exception. Category "node" (a node's run) or "backward" (a whole pass).
+struct ProfileSpan {
+  ProfileSpan(Profiler& p, const char* category, const char* name, const char* tag, uint64_t seq, uint64_t pass)
+      : profiler(p), start(Profiler::clock_ns()), category(category), name(name), tag(tag), seq(seq), pass(pass) {}
+  ~ProfileSpan() {
+    try {
+      ProfileEvent e;
+      e.duration_ns = Profiler::clock_ns() - start;
+      e.start_ns = start;
+      e.category = category;
+      e.name = name;
+      if (tag) e.tag = tag;
+      e.sequence_nr = seq;
+      e.pass = pass;
+      profiler.record(std::move(e));
+    } catch (...) {
+      // Out of memory: the event is lost, backward goes on.
+    }
+  }
+  Profiler& profiler;
+  int64_t start;
+  const char* category;
+  const char* name;
+  const char* tag;
+  uint64_t seq, pass;
+};
+
 // A leaf's gradient held back by a budgeted pass until its end.
 struct DeferredLeaf {
   Ref<Node> node;  // the leaf's AccumulateGrad
@@ -235,6 +264,7 @@ class GraphTask {
 
   void execute() {
     Current current(this);
+    if (profiler_) return execute_profiled();
     Unbudgeted unbudgeted;
     run_ready(unbudgeted);
     run_callbacks();
@@ -266,7 +296,11 @@ class GraphTask {
       } else {
         break;
       }
-      run_node(index, grads, out);
+      if (profiler_) {
+        run_node_profiled(index, grads, out);
+      } else {
+        run_node(index, grads, out);
+      }
       send_outputs(index, out);
       if (budget.spent(1)) break;
     }
@@ -432,7 +466,16 @@ class GraphTask {
     const bool side_by_side = count >= parallel_ctx_->concurrency();
     if (side_by_side) g_nodes_run_as_tasks.fetch_add(wave.size(), std::memory_order_relaxed);
     parallel_ctx_->parallel_chunks(count, side_by_side ? 1 : count, [&](int64_t b, int64_t e) {
-      for (int64_t j = b; j < e; ++j) run_task(wave[static_cast<size_t>(j)], jobs[static_cast<size_t>(j)]);
+      for (int64_t j = b; j < e; ++j) {
+        const uint32_t index = wave[static_cast<size_t>(j)];
+        if (profiler_) {
+          ProfileSpan span(*profiler_, "node", tasks_[index].node->name(), tasks_[index].node->tag(),
+                           tasks_[index].node->sequence_nr(), id_);
+          run_task(index, jobs[static_cast<size_t>(j)]);
+        } else {
+          run_task(index, jobs[static_cast<size_t>(j)]);
+        }
+      }
     });
     for (WaveJob& job : jobs) {
       if (job.other) std::rethrow_exception(job.other);
@@ -580,6 +623,32 @@ class GraphTask {
     return idx;
   }
 
+  // --- Profiling (ag/profile.h). Without a profiler on the context the
+  // only cost is the null test of profiler_ per node and per pass.
+ public:
+  void enable_profiling(std::shared_ptr<Profiler> p) { profiler_ = std::move(p); }
+
+ private:
+  [[gnu::noinline]] void execute_profiled() {
+    ProfileSpan span(*profiler_, "backward", "backward", nullptr, UINT64_MAX, id_);
+    Unbudgeted unbudgeted;
+    run_ready(unbudgeted);
+    run_callbacks();
+  }
+  // Spans only the nodes that run (not the graph root, nor nodes that get
+  // no gradient or lie off the wanted inputs' paths).
+  [[gnu::noinline]] void run_node_profiled(uint32_t index, TensorList& grads, TensorList& out) {
+    const NodeTask& task = tasks_[index];
+    if (index == 0 || task.contributions.empty() || (restricted_ && !exec_[index])) {
+      run_node(index, grads, out);
+      return;
+    }
+    const Node& node = *task.node;
+    ProfileSpan span(*profiler_, "node", node.name(), node.tag(), node.sequence_nr(), id_);
+    run_node(index, grads, out);
+  }
+  std::shared_ptr<Profiler> profiler_;
+
   BackwardOptions opts_;
   const uint64_t id_;
   const bool owns_slots_;  // no other pass ran when this one started
@@ -646,6 +715,9 @@ void prepare(GraphTask& task, const ExecuteRequest& req, const BackwardOptions& 
   if (!req.roots.empty() && !o.create_graph) {
     Context* ctx = req.roots[0]->context();
     if (ctx->concurrency() > 1) task.enable_parallel(ctx);
+  }
+  if (profiling_anywhere() && !req.roots.empty()) {
+    if (std::shared_ptr<Profiler> p = profiler_of(req.roots[0]->context())) task.enable_profiling(std::move(p));
   }
   if (job) task.enable_defer();
   task.count_dependencies(graph_root);

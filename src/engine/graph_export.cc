@@ -7,11 +7,6 @@
 
 namespace ag {
 
-namespace {
-
-using Ids = std::unordered_map<const Node*, size_t>;
-
-// Escapes for a JSON string or a DOT quoted string (whose "\n" is a line break).
 std::string quoted(const char* s) {
   std::string out = "\"";
   for (const char* p = s; *p; ++p) {
@@ -32,6 +27,10 @@ std::string quoted(const char* s) {
   }
   return out + "\"";
 }
+
+namespace {
+
+using Ids = std::unordered_map<const Node*, size_t>;
 
 std::string json_string_or_null(const char* s) { return s ? quoted(s) : "null"; }
 

@@ -17,4 +17,7 @@ std::vector<const Node*> graph_nodes(const Node& root);
 // The graph of root in `format` (see ag_graph_export in ag/graph.h).
 std::string export_graph(const Node& root, GraphFormat format);
 
+// s as a quoted JSON string (also a DOT quoted string: "\n" is a line break).
+std::string quoted(const char* s);
+
 }  // namespace ag

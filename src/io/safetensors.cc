@@ -1,5 +1,6 @@
-// safetensors files (ag/io.h): the header is parsed and written with
-// nlohmann::json; data is memory-mapped on load and wrapped without copies.
+// safetensors files (ag/io.h): the header is parsed with nlohmann::json's
+// SAX parser and written by hand (strings escaped by nlohmann::json); data is
+// memory-mapped on load and wrapped without copies.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -111,58 +112,192 @@ File& file_arg(const ag_safetensors* f) {
   fail(AG_ERR_INVALID_ARGUMENT, "'", path, "' is not a valid safetensors file: ", what);
 }
 
+// The header as far as the format needs it, read with nlohmann's SAX
+// parser into plain containers: a json DOM would do, but destroying one
+// allocates (its iterative teardown), so running out of memory while it goes
+// would end the process.
+struct Value {
+  enum Kind { kMissing, kString, kArray, kOther } kind = kMissing;
+  std::string str;
+  std::vector<uint64_t> nums;  // the array's entries that are non-negative integers
+  size_t count = 0;            // the array's entries
+};
+struct RawEntry {
+  bool is_object = false;
+  bool other_key = false;
+  Value dtype, shape, offsets;
+};
+struct RawHeader {
+  bool is_object = false;
+  bool has_metadata = false, metadata_is_object = false;
+  std::map<std::string, Value> metadata;
+  std::map<std::string, RawEntry> tensors;  // by name, as a json object iterates
+};
+
+class HeaderReader : public nlohmann::json_sax<json> {
+ public:
+  explicit HeaderReader(RawHeader& h) : h_(h) {}
+  std::string error;  // the parser's message, when it fails
+
+  bool null() override { return scalar(false, 0, false); }
+  bool boolean(bool) override { return scalar(false, 0, false); }
+  bool number_integer(number_integer_t) override { return scalar(false, 0, false); }
+  bool number_unsigned(number_unsigned_t v) override { return scalar(false, v, true); }
+  bool number_float(number_float_t, const string_t&) override { return scalar(false, 0, false); }
+  bool string(string_t& v) override {
+    str_ = &v;
+    return scalar(true, 0, false);
+  }
+  bool binary(binary_t&) override { return scalar(false, 0, false); }
+  bool start_object(std::size_t) override { return open(true); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    key_[stack_.size()] = k;
+    if (top() == kEntry && k != "dtype" && k != "shape" && k != "data_offsets") entry_->other_key = true;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    error = e.what();
+    return false;
+  }
+
+ private:
+  enum Where { kTop, kRoot, kMeta, kEntry, kShape, kOffsets, kSkip };
+  Where top() const { return stack_.empty() ? kTop : stack_.back(); }
+  const std::string& key() const { return key_[stack_.size()]; }
+  Value* entry_field() {
+    if (key() == "dtype") return &entry_->dtype;
+    if (key() == "shape") return &entry_->shape;
+    if (key() == "data_offsets") return &entry_->offsets;
+    return nullptr;
+  }
+  // A value that is not a container, at the current place.
+  bool scalar(bool is_string, uint64_t v, bool is_unsigned) {
+    Value* field = nullptr;
+    switch (top()) {
+      case kTop: break;  // not an object
+      case kRoot:
+        if (key() == "__metadata__") {
+          h_.has_metadata = true;
+          h_.metadata_is_object = false;
+        } else {
+          h_.tensors[key()] = RawEntry();
+        }
+        break;
+      case kMeta: field = &h_.metadata[key()]; break;
+      case kEntry: field = entry_field(); break;
+      case kShape:
+      case kOffsets: {
+        Value& a = top() == kShape ? entry_->shape : entry_->offsets;
+        a.count++;
+        if (is_unsigned) a.nums.push_back(v);
+        break;
+      }
+      case kSkip: break;
+    }
+    if (field) {
+      *field = Value();
+      field->kind = is_string ? Value::kString : Value::kOther;
+      if (is_string) field->str = *str_;
+    }
+    return true;
+  }
+  bool open(bool object) {
+    Where next = kSkip;
+    switch (top()) {
+      case kTop:
+        h_.is_object = object;
+        if (object) next = kRoot;
+        break;
+      case kRoot:
+        if (key() == "__metadata__") {
+          h_.has_metadata = true;
+          h_.metadata_is_object = object;
+          h_.metadata.clear();
+          if (object) next = kMeta;
+        } else {
+          entry_ = &(h_.tensors[key()] = RawEntry());
+          entry_->is_object = object;
+          if (object) next = kEntry;
+        }
+        break;
+      case kMeta: h_.metadata[key()] = Value{Value::kOther, {}, {}, 0}; break;
+      case kEntry: {
+        Value* field = entry_field();
+        if (field) {
+          *field = Value();
+          field->kind = object ? Value::kOther : Value::kArray;
+          if (!object) next = key() == "shape" ? kShape : kOffsets;
+        }
+        break;
+      }
+      case kShape:
+      case kOffsets: (top() == kShape ? entry_->shape : entry_->offsets).count++; break;
+      case kSkip: break;
+    }
+    stack_.push_back(next);
+    if (key_.size() <= stack_.size()) key_.resize(stack_.size() + 1);
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    return true;
+  }
+
+  RawHeader& h_;
+  std::vector<Where> stack_;
+  std::vector<std::string> key_ = std::vector<std::string>(2);  // the current key at each depth
+  RawEntry* entry_ = nullptr;
+  std::string* str_ = nullptr;
+};
+
 // Parses and checks the header; entries come out sorted by offset.
 void parse_header(File& f, const char* path, const char* header, size_t header_len, uint64_t data_size) {
-  json h;
-  try {
-    h = json::parse(header, header + header_len);
-  } catch (const json::parse_error& e) {
-    bad_file(path, std::string("invalid JSON header: ") + e.what());
+  RawHeader h;
+  HeaderReader reader(h);
+  if (!json::sax_parse(header, header + header_len, &reader)) {
+    bad_file(path, "invalid JSON header: " + reader.error);
   }
-  if (!h.is_object()) bad_file(path, "the header is not a JSON object");
-  for (auto it = h.begin(); it != h.end(); ++it) {
-    const std::string& name = it.key();
-    const json& v = it.value();
-    if (name == "__metadata__") {
-      if (!v.is_object()) bad_file(path, "__metadata__ is not an object");
-      for (auto m = v.begin(); m != v.end(); ++m) {
-        if (!m.value().is_string()) bad_file(path, "__metadata__ entry '" + m.key() + "' is not a string");
-        f.metadata[m.key()] = m.value().get<std::string>();
-      }
-      continue;
+  if (!h.is_object) bad_file(path, "the header is not a JSON object");
+  if (h.has_metadata) {
+    if (!h.metadata_is_object) bad_file(path, "__metadata__ is not an object");
+    for (const auto& [key, value] : h.metadata) {
+      if (value.kind != Value::kString) bad_file(path, "__metadata__ entry '" + key + "' is not a string");
+      f.metadata[key] = value.str;
     }
+  }
+  for (const auto& [name, v] : h.tensors) {
     const std::string where = "tensor '" + name + "'";
-    if (!v.is_object()) bad_file(path, where + " is not an object");
+    if (!v.is_object) bad_file(path, where + " is not an object");
     Entry e;
     e.name = name;
-    const auto dt = v.find("dtype");
-    if (dt == v.end() || !dt->is_string()) bad_file(path, where + " has no dtype string");
-    e.dtype = find_dtype(dt->get<std::string>());
-    if (!e.dtype) bad_file(path, where + " has dtype '" + dt->get<std::string>() + "', which is not a safetensors dtype");
-    const auto shape = v.find("shape");
-    if (shape == v.end() || !shape->is_array()) bad_file(path, where + " has no shape array");
-    if (shape->size() > static_cast<size_t>(kMaxDims)) {
-      bad_file(path, where + " has " + std::to_string(shape->size()) + " dimensions (ag's limit is " +
+    if (v.dtype.kind != Value::kString) bad_file(path, where + " has no dtype string");
+    e.dtype = find_dtype(v.dtype.str);
+    if (!e.dtype) bad_file(path, where + " has dtype '" + v.dtype.str + "', which is not a safetensors dtype");
+    if (v.shape.kind != Value::kArray) bad_file(path, where + " has no shape array");
+    if (v.shape.count > static_cast<size_t>(kMaxDims)) {
+      bad_file(path, where + " has " + std::to_string(v.shape.count) + " dimensions (ag's limit is " +
                          std::to_string(kMaxDims) + ")");
+    }
+    if (v.shape.nums.size() != v.shape.count) {
+      bad_file(path, where + " has a shape entry that is not a non-negative integer");
     }
     // numel * itemsize, checked for overflow against the data size.
     uint64_t bytes = e.dtype->size;
     bool too_big = false;
-    for (const json& d : *shape) {
-      if (!d.is_number_unsigned()) bad_file(path, where + " has a shape entry that is not a non-negative integer");
-      const uint64_t n = d.get<uint64_t>();
+    for (const uint64_t n : v.shape.nums) {
       if (n > static_cast<uint64_t>(INT64_MAX)) bad_file(path, where + " has a size beyond int64");
       e.shape.push_back(static_cast<int64_t>(n));
       if (n != 0 && bytes > data_size / n) too_big = true;
       bytes = too_big ? 0 : bytes * n;
     }
-    const auto off = v.find("data_offsets");
-    if (off == v.end() || !off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() ||
-        !(*off)[1].is_number_unsigned()) {
+    if (v.offsets.kind != Value::kArray || v.offsets.count != 2 || v.offsets.nums.size() != 2) {
       bad_file(path, where + " has no data_offsets [begin, end] of non-negative integers");
     }
-    e.begin = (*off)[0].get<uint64_t>();
-    e.end = (*off)[1].get<uint64_t>();
+    e.begin = v.offsets.nums[0];
+    e.end = v.offsets.nums[1];
     if (e.begin > e.end || e.end > data_size) {
       bad_file(path, where + " has data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
                          "] outside the " + std::to_string(data_size) + " data bytes");
@@ -171,7 +306,7 @@ void parse_header(File& f, const char* path, const char* header, size_t header_l
       bad_file(path, where + " has shape and dtype " + e.dtype->name + " that need a different byte count than its " +
                          std::to_string(e.end - e.begin) + " bytes");
     }
-    if (v.size() != 3) bad_file(path, where + " has keys other than dtype, shape and data_offsets");
+    if (v.other_key) bad_file(path, where + " has keys other than dtype, shape and data_offsets");
     f.entries.push_back(std::move(e));
   }
   if (f.entries.size() > static_cast<size_t>(INT32_MAX)) bad_file(path, "too many tensors");
@@ -183,6 +318,10 @@ void parse_header(File& f, const char* path, const char* header, size_t header_l
     if (b.begin < a.end) bad_file(path, "the data of tensors '" + a.name + "' and '" + b.name + "' overlap");
   }
 }
+
+// A JSON string literal of s; json::type_error for invalid UTF-8. (A json
+// string, unlike an object or array, is destroyed without allocating.)
+std::string quoted(const char* s) { return json(s).dump(); }
 
 std::string sys_error(const char* what, const char* path) {
   return std::string(what) + " '" + path + "': " + std::strerror(errno);
@@ -224,42 +363,51 @@ AG_API ag_status ag_safetensors_save(const char* path, const char* const* names,
       fail(AG_ERR_INVALID_ARGUMENT, "metadata_keys or metadata_values is NULL but num_metadata is ", num_metadata);
     }
     GradModeGuard off(false);
-    json h = json::object();
+    // name -> its JSON value; a std::map writes them sorted, as a json object would.
+    std::map<std::string, std::string> entries;
     std::vector<Tensor> data;
     uint64_t offset = 0;
     for (int32_t i = 0; i < num_tensors; ++i) {
       if (names[i] == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "names[", i, "] is NULL");
       const std::string name = names[i];
       if (name == "__metadata__") fail(AG_ERR_INVALID_ARGUMENT, "names[", i, "] is the reserved \"__metadata__\"");
-      if (h.contains(name)) fail(AG_ERR_INVALID_ARGUMENT, "names[", i, "] \"", name, "\" appears twice");
+      if (entries.count(name)) fail(AG_ERR_INVALID_ARGUMENT, "names[", i, "] \"", name, "\" appears twice");
       const std::string what = "tensors[" + std::to_string(i) + "]";
       const Tensor t = api::tensor_ref(tensors[i], what.c_str());
       const uint64_t bytes = t->nbytes();
-      h[name] = {{"dtype", format_name(t->dtype())},
-                 {"shape", std::vector<int64_t>(t->shape().begin(), t->shape().end())},
-                 {"data_offsets", {offset, offset + bytes}}};
+      std::string shape;
+      for (const int64_t d : t->shape()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+      entries[name] = str("{\"dtype\":\"", format_name(t->dtype()), "\",\"shape\":[", shape,
+                          "],\"data_offsets\":[", offset, ",", offset + bytes, "]}");
       offset += bytes;
       data.push_back(t->is_contiguous() ? t : grad_clone(t));
     }
     if (num_metadata > 0) {
-      json m = json::object();
+      std::map<std::string, std::string> m;
       for (int32_t i = 0; i < num_metadata; ++i) {
         if (metadata_keys[i] == nullptr || metadata_values[i] == nullptr) {
           fail(AG_ERR_INVALID_ARGUMENT, "metadata key or value ", i, " is NULL");
         }
-        if (m.contains(metadata_keys[i])) {
+        if (m.count(metadata_keys[i])) {
           fail(AG_ERR_INVALID_ARGUMENT, "metadata key \"", metadata_keys[i], "\" appears twice");
         }
         m[metadata_keys[i]] = metadata_values[i];
       }
-      h["__metadata__"] = std::move(m);
+      std::string text;
+      try {
+        for (const auto& [k, v] : m) text += (text.empty() ? "{" : ",") + quoted(k.c_str()) + ":" + quoted(v.c_str());
+      } catch (const json::type_error& e) {
+        fail(AG_ERR_INVALID_ARGUMENT, "a name or metadata string is not valid UTF-8 (", e.what(), ")");
+      }
+      entries["__metadata__"] = text + "}";
     }
     std::string header;
     try {
-      header = h.dump();
+      for (const auto& [k, v] : entries) header += (header.empty() ? "{" : ",") + quoted(k.c_str()) + ":" + v;
     } catch (const json::type_error& e) {
       fail(AG_ERR_INVALID_ARGUMENT, "a name or metadata string is not valid UTF-8 (", e.what(), ")");
     }
+    header += header.empty() ? "{}" : "}";
     // Pad with spaces so the data starts 8-byte aligned (as the reference
     // implementation does), which lets a load share it.
     header.append((8 - header.size() % 8) % 8, ' ');

@@ -58,6 +58,18 @@ struct Atan2K {
   }
 };
 
+// logaddexp(a, b) = log(e^a + e^b) = max(a, b) + log1p(e^-|a - b|), which
+// cannot overflow; equal infinities give themselves, NaN if either is NaN.
+struct LogaddexpK {
+  template <class V>
+  HWY_INLINE V operator()(V a, V b) const {
+    const hn::DFromV<V> d;
+    const V r = hn::Add(hn::Max(a, b), Log1pK()(d, ExpK()(d, hn::Neg(hn::Abs(hn::Sub(a, b))))));
+    const V y = hn::IfThenElse(hn::And(hn::IsInf(a), hn::Eq(a, b)), a, r);
+    return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), y);
+  }
+};
+
 // g * y * (1 - y): the gradient of sigmoid from its output y. Unfused, so
 // every target rounds as the scalar formula does.
 struct SigmoidBackwardK {
@@ -136,14 +148,15 @@ struct MishBackwardK {
   }
 };
 
-// 1 where a > b, 1/2 where a == b, else 0 (NaN: 0): the share of the
-// gradient of maximum(a, b) that goes to a (PyTorch splits ties evenly).
+// 0 where a < b, 1/2 where a == b, else 1 (also when a or b is NaN): the
+// share of the gradient of maximum(a, b) that goes to a (PyTorch splits ties
+// evenly and passes the whole gradient to both inputs of a NaN result).
 struct GreaterShareK {
   template <class V>
   HWY_INLINE V operator()(V a, V b) const {
     const hn::DFromV<V> d;
     const V half = hn::Set(d, 0.5);
-    return hn::IfThenElse(hn::Gt(a, b), hn::Set(d, 1), hn::IfThenElseZero(hn::Eq(a, b), half));
+    return hn::IfThenZeroElse(hn::Lt(a, b), hn::IfThenElse(hn::Eq(a, b), half, hn::Set(d, 1)));
   }
 };
 

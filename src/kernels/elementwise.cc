@@ -112,10 +112,6 @@ template <class T>
 void UnaryTyped(UnaryKind k, const Dims& shape, View x, char* out, double attr, double attr2) {
   const T a1 = static_cast<T>(attr), a2 = static_cast<T>(attr2);
   switch (k) {
-    case UnaryKind::Neg: return UnaryRows<T>(shape, x, out, NegK());
-    case UnaryKind::Exp: return UnaryRows<T>(shape, x, out, ExpK());
-    case UnaryKind::Log: return UnaryRows<T>(shape, x, out, LogK());
-    case UnaryKind::Tanh: return UnaryRows<T>(shape, x, out, TanhK());
     case UnaryKind::PowScalar: {
       const T p = static_cast<T>(attr);
       if (p == T(2)) return UnaryRows<T>(shape, x, out, PowTwoK());
@@ -125,41 +121,10 @@ void UnaryTyped(UnaryKind k, const Dims& shape, View x, char* out, double attr, 
       if (p == T(0.5)) return UnaryRows<T>(shape, x, out, PowHalfK());
       return PowRows<T>(shape, x, out, p);
     }
-    case UnaryKind::Abs: return UnaryRows<T>(shape, x, out, AbsK());
-    case UnaryKind::Sign: return UnaryRows<T>(shape, x, out, SignK());
-    case UnaryKind::Expm1: return UnaryRows<T>(shape, x, out, Expm1K());
-    case UnaryKind::Log1p: return UnaryRows<T>(shape, x, out, Log1pK());
-    case UnaryKind::Log2: return UnaryRows<T>(shape, x, out, Log2K());
-    case UnaryKind::Sqrt: return UnaryRows<T>(shape, x, out, SqrtK());
-    case UnaryKind::Rsqrt: return UnaryRows<T>(shape, x, out, RsqrtK());
-    case UnaryKind::Square: return UnaryRows<T>(shape, x, out, SquareK());
-    case UnaryKind::Reciprocal: return UnaryRows<T>(shape, x, out, ReciprocalK());
-    case UnaryKind::Sin: return UnaryRows<T>(shape, x, out, SinK());
-    case UnaryKind::Cos: return UnaryRows<T>(shape, x, out, CosK());
-    case UnaryKind::Tan: return UnaryRows<T>(shape, x, out, TanK());
-    case UnaryKind::Asin: return UnaryRows<T>(shape, x, out, AsinK());
-    case UnaryKind::Acos: return UnaryRows<T>(shape, x, out, AcosK());
-    case UnaryKind::Atan: return UnaryRows<T>(shape, x, out, AtanK());
-    case UnaryKind::Sinh: return UnaryRows<T>(shape, x, out, SinhK());
-    case UnaryKind::Cosh: return UnaryRows<T>(shape, x, out, CoshK());
-    case UnaryKind::Erf: return UnaryRows<T>(shape, x, out, ErfK());
-    case UnaryKind::Sigmoid: return UnaryRows<T>(shape, x, out, SigmoidK());
-    case UnaryKind::Relu: return UnaryRows<T>(shape, x, out, ReluK());
-    case UnaryKind::LeakyRelu: return UnaryRows<T>(shape, x, out, LeakyReluK<T>{a1});
-    case UnaryKind::Elu: return UnaryRows<T>(shape, x, out, EluK<T>{a1});
-    case UnaryKind::Selu: return UnaryRows<T>(shape, x, out, SeluK());
-    case UnaryKind::Silu: return UnaryRows<T>(shape, x, out, SiluK());
-    case UnaryKind::Softplus: return UnaryRows<T>(shape, x, out, SoftplusK<T>{a1, a2});
-    case UnaryKind::Mish: return UnaryRows<T>(shape, x, out, MishK());
-    case UnaryKind::Clamp: return UnaryRows<T>(shape, x, out, ClampK<T>{a1, a2});
-    case UnaryKind::Gelu: return UnaryRows<T>(shape, x, out, GeluK());
-    case UnaryKind::GeluTanh: return UnaryRows<T>(shape, x, out, GeluTanhK());
-    case UnaryKind::Floor: return UnaryRows<T>(shape, x, out, FloorK());
-    case UnaryKind::Ceil: return UnaryRows<T>(shape, x, out, CeilK());
-    case UnaryKind::Round: return UnaryRows<T>(shape, x, out, RoundK());
-    case UnaryKind::Trunc: return UnaryRows<T>(shape, x, out, TruncK());
-    case UnaryKind::InsideOpen: return UnaryRows<T>(shape, x, out, InsideK<T, false>{a1, a2});
-    case UnaryKind::InsideClosed: return UnaryRows<T>(shape, x, out, InsideK<T, true>{a1, a2});
+#define AG_UNARY_KERNEL(kind, functor) \
+  case UnaryKind::kind:                   \
+    return UnaryRows<T>(shape, x, out, functor);
+#include "kernels/kernels.def"
   }
 }
 
@@ -317,25 +282,16 @@ void PowF32Rows(const Dims& shape, View a, View b, char* out) {
 template <class T>
 void BinaryTyped(BinaryKind k, const Dims& shape, View a, View b, char* out) {
   switch (k) {
-    case BinaryKind::Add: return BinaryRows<T>(shape, a, b, out, AddK());
-    case BinaryKind::Sub: return BinaryRows<T>(shape, a, b, out, SubK());
-    case BinaryKind::Mul: return BinaryRows<T>(shape, a, b, out, MulK());
-    case BinaryKind::Div: return BinaryRows<T>(shape, a, b, out, DivK());
-    case BinaryKind::TanhBackward: return BinaryRows<T>(shape, a, b, out, TanhBackwardK());
     case BinaryKind::Pow:
       if constexpr (sizeof(T) == 4) return PowF32Rows(shape, a, b, out);
       return BinaryScalarRows<T>(shape, a, b, out, PowScalarK());
-    case BinaryKind::Maximum: return BinaryRows<T>(shape, a, b, out, MaximumK());
-    case BinaryKind::Minimum: return BinaryRows<T>(shape, a, b, out, MinimumK());
-    case BinaryKind::Atan2: return BinaryRows<T>(shape, a, b, out, Atan2K());
-    case BinaryKind::Fmod: return BinaryScalarRows<T>(shape, a, b, out, FmodScalarK());
-    case BinaryKind::Remainder: return BinaryScalarRows<T>(shape, a, b, out, RemainderScalarK());
-    case BinaryKind::SigmoidBackward: return BinaryRows<T>(shape, a, b, out, SigmoidBackwardK());
-    case BinaryKind::GreaterShare: return BinaryRows<T>(shape, a, b, out, GreaterShareK());
-    case BinaryKind::GeluBackward: return BinaryRows<T>(shape, a, b, out, GeluBackwardK());
-    case BinaryKind::GeluTanhBackward: return BinaryRows<T>(shape, a, b, out, GeluTanhBackwardK());
-    case BinaryKind::SiluBackward: return BinaryRows<T>(shape, a, b, out, SiluBackwardK());
-    case BinaryKind::MishBackward: return BinaryRows<T>(shape, a, b, out, MishBackwardK());
+#define AG_BINARY_KERNEL(kind, functor) \
+  case BinaryKind::kind:                   \
+    return BinaryRows<T>(shape, a, b, out, functor);
+#define AG_BINARY_KERNEL_SCALAR(kind, functor) \
+  case BinaryKind::kind:                          \
+    return BinaryScalarRows<T>(shape, a, b, out, functor);
+#include "kernels/kernels.def"
   }
 }
 

@@ -16,21 +16,17 @@ struct View {
   const Dims* strides;
 };
 
-// The elementwise kinds after PowScalar (resp. TanhBackward) are the math
-// and activation functions of unary_math-inl.h / binary_math-inl.h.
+// The elementwise kinds: the rows of kernels.def.
 enum class UnaryKind {
-  Neg, Exp, Log, Tanh, PowScalar,
-  Abs, Sign, Expm1, Log1p, Log2, Sqrt, Rsqrt, Square, Reciprocal,
-  Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Erf,
-  Sigmoid, Relu, LeakyRelu, Elu, Selu, Silu, Softplus, Mish, Clamp, Gelu, GeluTanh,
-  Floor, Ceil, Round, Trunc,
-  InsideOpen, InsideClosed,
+#define AG_UNARY_KERNEL(kind, functor) kind,
+#define AG_UNARY_KERNEL_BY_HAND(kind) kind,
+#include "kernels/kernels.def"
 };
 enum class BinaryKind {
-  Add, Sub, Mul, Div, TanhBackward,
-  Pow, Maximum, Minimum, Atan2, Fmod, Remainder, SigmoidBackward,
-  GreaterShare,  // 1 where a > b, 1/2 where a == b, else 0
-  GeluBackward, GeluTanhBackward, SiluBackward, MishBackward,  // g * f'(x) for a = g, b = x
+#define AG_BINARY_KERNEL(kind, functor) kind,
+#define AG_BINARY_KERNEL_SCALAR(kind, functor) kind,
+#define AG_BINARY_KERNEL_BY_HAND(kind) kind,
+#include "kernels/kernels.def"
 };
 
 // out[i] = f(x[i]) over `shape`; floating dtypes only. Attributes:

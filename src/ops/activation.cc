@@ -20,18 +20,27 @@ using K = kernels::UnaryKind;
 // Bool mask x > v.
 Tensor greater(const Tensor& x, double v) { return gt(x, scalar_like(x, v)); }
 
+// elu'(x) = 1 for x > 0, else alpha e^x. The exponent is min(x, 0) taken
+// by a select: no overflow for large x (where the branch is discarded, its
+// derivative is 0 and not 0 * inf), and the second derivative is 0 at x = 0
+// as in PyTorch (which masks it with x < 0).
+Tensor elu_grad(const Tensor& g, const Tensor& x, double alpha) {
+  const Tensor zero = scalar_like(x, 0.0);
+  return where(greater(x, 0.0), g, mul(g, mul_scalar(exp(where(lt(x, zero), x, zero)), alpha)));
+}
+
 }  // namespace
 
 // sigmoid: dx = sigmoid_backward(g, y) = g y (1 - y).
 Tensor sigmoid(const Tensor& x) {
   return unary_op(x, K::Sigmoid, "SigmoidBackward", Save::Output,
-                  [](const Tensor& g, const Tensor& y, double, double) { return sigmoid_backward(g, y); });
+                  [](Tensor g, const Tensor& y, double, double) { return sigmoid_backward(g, y); });
 }
 
-// relu: dx = g where y > 0, else 0.
+// relu: dx = 0 where y <= 0, else g (a NaN y passes g, as PyTorch).
 Tensor relu(const Tensor& x) {
-  return unary_op(x, K::Relu, "ReluBackward", Save::Output, [](const Tensor& g, const Tensor& y, double, double) {
-    return mul(g, inside(y, 0.0, std::numeric_limits<double>::infinity(), false));
+  return unary_op(x, K::Relu, "ReluBackward", Save::Output, [](Tensor g, const Tensor& y, double, double) {
+    return zero_where(le(y, scalar_like(y, 0.0)), g);
   });
 }
 
@@ -39,7 +48,7 @@ Tensor relu(const Tensor& x) {
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
   return unary_op(
       x, K::LeakyRelu, "LeakyReluBackward", Save::Input,
-      [](const Tensor& g, const Tensor& x, double slope, double) {
+      [](Tensor g, const Tensor& x, double slope, double) {
         return where(greater(x, 0.0), g, mul_scalar(g, slope));
       },
       negative_slope);
@@ -49,28 +58,27 @@ Tensor leaky_relu(const Tensor& x, double negative_slope) {
 Tensor elu(const Tensor& x, double alpha) {
   return unary_op(
       x, K::Elu, "EluBackward", Save::Input,
-      [](const Tensor& g, const Tensor& x, double alpha, double) {
-        return where(greater(x, 0.0), g, mul(g, mul_scalar(exp(x), alpha)));
-      },
-      alpha);
+      [](Tensor g, const Tensor& x, double alpha, double) { return elu_grad(g, x, alpha); }, alpha);
 }
 
 // selu: scale * elu(x, alpha) with fixed constants.
 Tensor selu(const Tensor& x) {
-  return unary_op(x, K::Selu, "SeluBackward", Save::Input, [](const Tensor& g, const Tensor& x, double, double) {
+  return unary_op(x, K::Selu, "SeluBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
     constexpr double kAlpha = 1.6732632423543772848170429916717, kScale = 1.0507009873554804934193349852946;
-    return mul_scalar(where(greater(x, 0.0), g, mul(g, mul_scalar(exp(x), kAlpha))), kScale);
+    return mul_scalar(elu_grad(g, x, kAlpha), kScale);
   });
 }
 
 // silu: y = x sigmoid(x); dx = silu_backward(g, x).
 Tensor silu(const Tensor& x) {
   return unary_op(x, K::Silu, "SiluBackward", Save::Input,
-                  [](const Tensor& g, const Tensor& x, double, double) { return silu_backward(g, x); });
+                  [](Tensor g, const Tensor& x, double, double) { return silu_backward(g, x); });
 }
 
 // softplus: y = log(1 + e^(beta x)) / beta, and x where beta x > threshold;
-// dx = g sigmoid(beta x), and g where beta x > threshold.
+// dx = g sigmoid(beta x), and g where beta x > threshold. At beta x =
+// threshold the first derivative is sigmoid(threshold) and the second 0
+// (beta x enters sigmoid through a select below the threshold), as PyTorch.
 Tensor softplus(const Tensor& x, double beta, double threshold) {
   if (beta == 0.0 || std::isnan(beta) || std::isnan(threshold)) {
     fail(AG_ERR_INVALID_ARGUMENT, "beta must be nonzero and threshold a number, got beta ", beta,
@@ -78,9 +86,9 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
   }
   return unary_op(
       x, K::Softplus, "SoftplusBackward", Save::Input,
-      [](const Tensor& g, const Tensor& x, double beta, double threshold) {
-        const Tensor bx = mul_scalar(x, beta);
-        return where(greater(bx, threshold), g, mul(g, sigmoid(bx)));
+      [](Tensor g, const Tensor& x, double beta, double threshold) {
+        const Tensor bx = mul_scalar(x, beta), th = scalar_like(x, threshold);
+        return where(greater(bx, threshold), g, mul(g, sigmoid(where(lt(bx, th), bx, th))));
       },
       beta, threshold);
 }
@@ -88,28 +96,32 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
 // mish: y = x tanh(softplus(x)); dx = mish_backward(g, x).
 Tensor mish(const Tensor& x) {
   return unary_op(x, K::Mish, "MishBackward", Save::Input,
-                  [](const Tensor& g, const Tensor& x, double, double) { return mish_backward(g, x); });
+                  [](Tensor g, const Tensor& x, double, double) { return mish_backward(g, x); });
 }
 
-// hardtanh: clamp to [min_val, max_val]; dx = g strictly inside, else 0.
+// hardtanh: clamp to [min_val, max_val]; dx = 0 at or beyond the bounds,
+// else g (a NaN x passes g, as PyTorch); selects, see zero_where.
 Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
   if (!(min_val <= max_val)) {
     fail(AG_ERR_INVALID_ARGUMENT, "min_val ", min_val, " must not exceed max_val ", max_val, " (nor be NaN)");
   }
   return unary_op(
       x, K::Clamp, "HardtanhBackward", Save::Input,
-      [](const Tensor& g, const Tensor& x, double lo, double hi) { return mul(g, inside(x, lo, hi, false)); }, min_val,
-      max_val);
+      [](Tensor g, const Tensor& x, double lo, double hi) {
+        return zero_where(le(x, scalar_like(x, lo)), zero_where(ge(x, scalar_like(x, hi)), g));
+      },
+      min_val, max_val);
 }
 
 // clamp: min(max(x, min), max), a NaN bound being no bound; dx = g where
-// min <= x <= max, else 0.
+// min <= x <= max, else 0 (also for a NaN x, as PyTorch); selects.
 Tensor clamp(const Tensor& x, double min, double max) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   return unary_op(
       x, K::Clamp, "ClampBackward", Save::Input,
-      [](const Tensor& g, const Tensor& x, double lo, double hi) {
-        return mul(g, inside(x, std::isnan(lo) ? -inf : lo, std::isnan(hi) ? inf : hi, true));
+      [](Tensor g, const Tensor& x, double lo, double hi) {
+        const Tensor in = inside(x, std::isnan(lo) ? -inf : lo, std::isnan(hi) ? inf : hi, true);
+        return zero_where(eq(in, scalar_like(in, 0.0)), g);
       },
       min, max);
 }
@@ -117,13 +129,13 @@ Tensor clamp(const Tensor& x, double min, double max) {
 // gelu: y = x Phi(x), Phi the standard normal CDF; dx = gelu_backward(g, x).
 Tensor gelu(const Tensor& x) {
   return unary_op(x, K::Gelu, "GeluBackward", Save::Input,
-                  [](const Tensor& g, const Tensor& x, double, double) { return gelu_backward(g, x); });
+                  [](Tensor g, const Tensor& x, double, double) { return gelu_backward(g, x); });
 }
 
 // gelu_tanh: y = x (1 + tanh(k (x + c x^3))) / 2; dx = gelu_tanh_backward(g, x).
 Tensor gelu_tanh(const Tensor& x) {
   return unary_op(x, K::GeluTanh, "GeluTanhBackward", Save::Input,
-                  [](const Tensor& g, const Tensor& x, double, double) { return gelu_tanh_backward(g, x); });
+                  [](Tensor g, const Tensor& x, double, double) { return gelu_tanh_backward(g, x); });
 }
 
 // The fused gradients z = g f'(x) of silu, mish, gelu and gelu_tanh (and

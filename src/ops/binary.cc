@@ -7,29 +7,15 @@ namespace ag::ops {
 
 namespace {
 
-// binary_into's cases other than a small one without broadcast: parallel
-// chunks of large contiguous inputs, else slices. Out of line: binary_into
-// stays small.
+// binary_into's cases other than a small one without broadcast (the
+// elementwise driver). Out of line: binary_into stays small.
 [[gnu::noinline]] void binary_into_general(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape,
                                            TensorImpl& y) {
-  const int64_t n = y.numel();
-  const size_t item = itemsize(a->dtype());
-  if (n > grain(work_of(k)) && a->shape() == shape && b->shape() == shape && a->is_contiguous() &&
-      b->is_contiguous()) {
-    const Dims unit{1};
-    for_chunks(a->context(), n, work_of(k), [&](int64_t off, int64_t len) {
-      kernels::binary(k, a->dtype(), Dims{len}, kernels::View{a->data() + off * item, &unit},
-                      kernels::View{b->data() + off * item, &unit}, y.data() + off * item);
-    });
-    return;
-  }
-  const Dims sa = broadcast_strides(a->shape(), a->strides(), shape);
-  const Dims sb = broadcast_strides(b->shape(), b->strides(), shape);
-  const Dims* strides[2] = {&sa, &sb};
-  for_slices(a->context(), shape, strides, work_of(k), [&](const Dims& sub, const int64_t* in, int64_t out) {
-    kernels::binary(k, a->dtype(), sub, kernels::View{a->data() + in[0] * item, &sa},
-                    kernels::View{b->data() + in[1] * item, &sb}, y.data() + out * item);
-  });
+  const int64_t item = static_cast<int64_t>(itemsize(a->dtype()));
+  const TensorImpl* const in[2] = {a.get(), b.get()};
+  for_elementwise(in, shape, [&](const Dims& sub, const kernels::View* v, int64_t off) {
+    kernels::binary(k, a->dtype(), sub, v[0], v[1], y.data() + off * item);
+  }, work_of(k));
 }
 
 // y = k(a, b) for a contiguous y of the broadcast shape `shape` (y may be a

@@ -1,6 +1,7 @@
 // Elementwise math of two inputs with NumPy broadcasting: pow, maximum,
-// minimum, atan2, fmod, remainder. Gradients are summed back to each input's
-// shape and follow PyTorch's conventions at the special points.
+// minimum, atan2, fmod, remainder, hypot, logaddexp. Gradients are summed
+// back to each input's shape and follow PyTorch's conventions at the special
+// points.
 #include <limits>
 
 #include "ops/elementwise.h"
@@ -48,8 +49,12 @@ struct PowBackward final : BinaryNode {
 Tensor pow(const Tensor& a, const Tensor& b) { return binary_op<PowBackward>(a, b, K::Pow); }
 
 namespace {
-// Share of the gradient for a in maximum(a, b): 1, 1/2 at ties, 0 (constant).
-Tensor greater_share(const Tensor& a, const Tensor& b) { return binary_forward(a, b, K::GreaterShare); }
+// The gradient for a in maximum(a, b): g, g/2 at ties, 0 where a < b (a
+// select: a NaN g there gives 0), g to both for a NaN result, as PyTorch.
+Tensor greater_share(const Tensor& g, const Tensor& a, const Tensor& b) {
+  const Tensor share = binary_forward(a, b, K::GreaterShare);  // constant
+  return zero_where(eq(share, scalar_like(share, 0.0)), mul(g, share));
+}
 
 // maximum (kMax) or minimum: the gradient goes to the selected input, half
 // to each at ties.
@@ -59,8 +64,8 @@ struct ExtremumBackward final : BinaryNode {
   const char* name() const override { return kMax ? "MaximumBackward" : "MinimumBackward"; }
   void apply(TensorList& g, TensorList& out) override {
     const Tensor a = saved[0].unpack(*this), b = saved[1].unpack(*this);
-    if (needs_input_grad(0)) out[0] = reduce_to(mul(g[0], kMax ? greater_share(a, b) : greater_share(b, a)), input_shape(0));
-    if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], kMax ? greater_share(b, a) : greater_share(a, b)), input_shape(1));
+    if (needs_input_grad(0)) out[0] = reduce_to(kMax ? greater_share(g[0], a, b) : greater_share(g[0], b, a), input_shape(0));
+    if (needs_input_grad(1)) out[1] = reduce_to(kMax ? greater_share(g[0], b, a) : greater_share(g[0], a, b), input_shape(1));
   }
 };
 }  // namespace
@@ -100,5 +105,53 @@ struct ModBackward final : BinaryNode {
 }  // namespace
 Tensor fmod(const Tensor& a, const Tensor& b) { return binary_op<ModBackward<false>>(a, b, K::Fmod); }
 Tensor remainder(const Tensor& a, const Tensor& b) { return binary_op<ModBackward<true>>(a, b, K::Remainder); }
+
+// hypot: y = sqrt(a^2 + b^2) through the square, add and sqrt kernels (so it
+// overflows where a^2 does); da = g a / y, db = g b / y. Saves a, b and y.
+namespace {
+struct HypotBackward final : SavingNode<3> {
+  const char* name() const override { return "HypotBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    const Tensor gr = div(g[0], saved[2].unpack(*this));
+    if (needs_input_grad(0)) out[0] = reduce_to(mul(gr, saved[0].unpack(*this)), input_shape(0));
+    if (needs_input_grad(1)) out[1] = reduce_to(mul(gr, saved[1].unpack(*this)), input_shape(1));
+  }
+};
+}  // namespace
+Tensor hypot(const Tensor& a, const Tensor& b) {
+  check_same(*a, *b);
+  using U = kernels::UnaryKind;
+  Tensor y = unary_forward(binary_forward(unary_forward(a, U::Square), unary_forward(b, U::Square), K::Add), U::Sqrt);
+  if (should_record({a.get(), b.get()})) {
+    auto n = record<HypotBackward>({a.get(), b.get()}, y);
+    n->saved[0].save(a, false);
+    n->saved[1].save(b, false);
+    n->saved[2].save(y, true);
+  }
+  return y;
+}
+
+// logaddexp: y = log(e^a + e^b) (its own kernel); da = g e^(a - y),
+// db = g e^(b - y). Saves a, b and y.
+namespace {
+struct LogaddexpBackward final : SavingNode<3> {
+  const char* name() const override { return "LogaddexpBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    const Tensor y = saved[2].unpack(*this);
+    if (needs_input_grad(0)) out[0] = reduce_to(mul(g[0], exp(sub(saved[0].unpack(*this), y))), input_shape(0));
+    if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], exp(sub(saved[1].unpack(*this), y))), input_shape(1));
+  }
+};
+}  // namespace
+Tensor logaddexp(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_forward(a, b, K::Logaddexp);
+  if (should_record({a.get(), b.get()})) {
+    auto n = record<LogaddexpBackward>({a.get(), b.get()}, y);
+    n->saved[0].save(a, false);
+    n->saved[1].save(b, false);
+    n->saved[2].save(y, true);
+  }
+  return y;
+}
 
 }  // namespace ag::ops

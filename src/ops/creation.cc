@@ -42,7 +42,7 @@ Tensor arange(Context* ctx, DType dt, double start, double end, double step) {
   const Dims shape = length_shape(std::ceil((end - start) / step), dt);
   Tensor y = empty(ctx, dt, shape);
   const size_t item = itemsize(dt);
-  for_chunks(ctx, shape[0], Work::Elementwise, [&](int64_t off, int64_t len) {
+  for_chunks(ctx, shape[0], [&](int64_t off, int64_t len) {
     kernels::arange(dt, y->data() + off * item, off, len, start, step);
   });
   return y;
@@ -57,7 +57,7 @@ Tensor linspace(Context* ctx, DType dt, double start, double end, int64_t steps)
   if (steps == 1) return full(ctx, dt, shape, start);
   Tensor y = empty(ctx, dt, shape);
   const size_t item = itemsize(dt);
-  for_chunks(ctx, steps, Work::Elementwise, [&](int64_t off, int64_t len) {
+  for_chunks(ctx, steps, [&](int64_t off, int64_t len) {
     kernels::linspace(dt, y->data() + off * item, off, len, start, end, steps);
   });
   return y;

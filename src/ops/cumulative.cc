@@ -13,10 +13,10 @@ Tensor scan(kernels::ScanKind k, const Tensor& x, int d, bool reverse) {
   Tensor y = empty(x->context(), x->dtype(), x->shape());
   const int64_t row_bytes = s.n * s.inner * static_cast<int64_t>(itemsize(x->dtype()));
   if (s.n == 0) return y;
-  for_row_blocks(x->context(), s, Work::Reduction, [&](int64_t first, int64_t rows) {
+  for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
     kernels::scan_dim(k, x->dtype(), reverse, xc->data() + first * row_bytes, rows, s.n, s.inner,
                       y->data() + first * row_bytes);
-  });
+  }, Work::Reduction);
   return y;
 }
 
@@ -45,8 +45,12 @@ Tensor cumsum(const Tensor& x, int64_t dim) { return cumsum_dir(x, dim, false); 
 // cumprod: y_k = product of x_i for i <= k. Without zeros
 // dx = cumsum_reverse(g * y) / x. With z the first zero of a slice:
 // dx_k = cumsum_reverse(g * y)_k / x_k for k < z (y is 0 from z on),
-// dx_z = cumsum_reverse(g * y')_z with y' = cumprod(x with x_z set to 1),
-// dx_k = 0 for k > z. Saves x and y.
+// dx_z = c_z with c = cumsum_reverse(g * y'), y' = cumprod(x with x_z set to 1),
+// dx_k = x_z * s_k for k > z: 0 in value, and s_k (the sum over j >= k of
+// g_j times the product of x_i, i <= j, i != k, z) its derivative in x_z:
+// s_k = c_k / x_k where x_k != 0, cumsum_reverse(g * y'')_k at the second
+// zero (y'' with both zeros set to 1). Second derivatives are exact for any
+// number of zeros. Saves x and y.
 namespace {
 struct CumprodBackward final : SavingNode<2> {
   explicit CumprodBackward(int d) : dim(d) {}
@@ -57,9 +61,12 @@ struct CumprodBackward final : SavingNode<2> {
       out[0] = div(cumsum_dir(mul(g[0], y), dim, true), x);
       return;
     }
-    // before: 1 before the first zero of the slice; first: 1 at it (constants).
+    // Constants: before (1 before the first zero of the slice), first (1 at
+    // it), second (1 at the second zero).
     Tensor before = full(x->context(), x->dtype(), x->shape(), 0.0);
     Tensor first = full(x->context(), x->dtype(), x->shape(), 0.0);
+    Tensor second = full(x->context(), x->dtype(), x->shape(), 0.0);
+    bool has_second = false;
     const Tensor xc = contiguous_data(x);
     const Split s = split_at(x->shape(), dim);
     visit_floating(x->dtype(), [&](auto z) {
@@ -67,25 +74,39 @@ struct CumprodBackward final : SavingNode<2> {
       const T* v = xc->data_as<T>();
       T* b = before->data_as<T>();
       T* f = first->data_as<T>();
+      T* f2 = second->data_as<T>();
       for (int64_t o = 0; o < s.outer; ++o) {
         for (int64_t j = 0; j < s.inner; ++j) {
-          for (int64_t k = 0; k < s.n; ++k) {
+          int zeros = 0;
+          for (int64_t k = 0; k < s.n && zeros < 2; ++k) {
             const int64_t p = (o * s.n + k) * s.inner + j;
             if (v[p] == 0) {
-              f[p] = T(1);
-              break;
+              (zeros == 0 ? f : f2)[p] = T(1);
+              has_second |= zeros == 1;
+              ++zeros;
+            } else if (zeros == 0) {
+              b[p] = T(1);
             }
-            b[p] = T(1);
           }
         }
       }
     });
-    const Tensor after = coefficients(before, [](double v) { return 1.0 - v; });
+    auto one_minus = [](const Tensor& m) { return coefficients(m, [](double v) { return 1.0 - v; }); };
+    const Tensor after = one_minus(before);
     const Tensor x_safe = add(mul(x, before), after);  // 1 from the first zero on
     const Tensor term_before = mul(before, div(cumsum_dir(mul(g[0], y), dim, true), x_safe));
-    const Tensor not_first = coefficients(first, [](double v) { return 1.0 - v; });
-    const Tensor y_skip = cumprod(add(mul(x, not_first), first), dim);
-    out[0] = add(term_before, mul(first, cumsum_dir(mul(g[0], y_skip), dim, true)));
+    const Tensor not_first = one_minus(first);
+    const Tensor c = cumsum_dir(mul(g[0], cumprod(add(mul(x, not_first), first), dim)), dim, true);
+    // past: 1 past the first zero where x != 0 (constant).
+    const Tensor past = coefficients(add(sub(after, first), coefficients(x, [](double v) { return v == 0.0 ? -1.0 : 0.0; })),
+                                     [](double v) { return v > 0.0 ? 1.0 : 0.0; });
+    Tensor slope = mul(past, div(c, add(mul(x, past), one_minus(past))));
+    if (has_second) {
+      const Tensor x_skip2 = add(mul(x, one_minus(add(first, second))), add(first, second));
+      slope = add(slope, mul(second, cumsum_dir(mul(g[0], cumprod(x_skip2, dim)), dim, true)));
+    }
+    const Tensor x_first = expand(sum_dims(mul(x, first), Dims{dim}, true), x->shape());
+    out[0] = add(add(term_before, mul(first, c)), mul(x_first, slope));
   }
   int dim;
 };

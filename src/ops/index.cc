@@ -34,7 +34,7 @@ void gather_rows(const TensorImpl& x, int dim, const char* index, const Dims& in
                  TensorImpl& out) {
   const int64_t item = static_cast<int64_t>(itemsize(x.dtype()));
   const int64_t inner = shape.size() && shape[0] ? numel_of(shape) / shape[0] : 0;
-  for_rows(x.context(), shape, 0, Work::Gather, [&](int64_t b, int64_t e) {
+  for_rows(x.context(), shape, 0, [&](int64_t b, int64_t e) {
     if (shape.size() == 0) {
       kernels::gather(x.dtype(), shape, view_of(x), dim, kernels::View{index, &index_strides}, out.data());
       return;
@@ -45,7 +45,7 @@ void gather_rows(const TensorImpl& x, int dim, const char* index, const Dims& in
     const char* xp = x.data() + (dim == 0 ? 0 : b * x.strides()[0] * item);
     kernels::gather(x.dtype(), sub, kernels::View{xp, &x.strides()}, dim,
                     kernels::View{index + b * index_strides[0] * 8, &index_strides}, out.data() + b * inner * item);
-  });
+  }, Work::Gather);
 }
 
 // Every value of the i64 tensor `index` lies in [0, bound).
@@ -245,7 +245,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   Tensor y = empty(x->context(), x->dtype(), shape);
   const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
   const int64_t inner = shape.size() && shape[0] ? y->numel() / shape[0] : 0;
-  for_rows(x->context(), shape, 0, Work::Elementwise, [&](int64_t b, int64_t e) {
+  for_rows(x->context(), shape, 0, [&](int64_t b, int64_t e) {
     Dims sub = shape;
     if (sub.size()) sub[0] = e - b;
     const int64_t xo = sub.size() ? b * xs[0] * item : 0, mo = sub.size() ? b * ms[0] : 0;

@@ -93,7 +93,7 @@ void binary_inplace(const Tensor& self, const Tensor& other, BinaryOp op, bool s
     if (n > kElementwiseChunk && other->shape() == self->shape() && other->is_contiguous()) {
       const size_t item = itemsize(self->dtype());
       const Dims unit{1};
-      for_chunks(self->context(), n, Work::Elementwise, [&](int64_t off, int64_t len) {
+      for_chunks(self->context(), n, [&](int64_t off, int64_t len) {
         kernels::binary(kind_of(op), self->dtype(), Dims{len}, kernels::View{self->data() + off * item, &unit},
                         kernels::View{other->data() + off * item, &unit}, self->data() + off * item);
       });
@@ -115,6 +115,9 @@ void mul_(const Tensor& self, const Tensor& other) { binary_inplace(self, other,
 void div_(const Tensor& self, const Tensor& other) { binary_inplace(self, other, &div, true); }
 
 void fill_(const Tensor& self, double value) {
+  if (self->dtype() == DType::I64 && !(std::isfinite(value) && std::fabs(value) < 9.2233720368547758e18)) {
+    fail(AG_ERR_INVALID_ARGUMENT, "value ", value, " does not fit in i64");
+  }
   const bool record = check_inplace(self, nullptr);
   // The old values get a zero gradient: history through self * 0.
   Tensor result;
@@ -160,7 +163,7 @@ void clamp_(const Tensor& self, double min, double max) {
   Tensor mask;
   if (record) mask = empty(self->context(), self->dtype(), self->shape());
   const size_t item = itemsize(self->dtype());
-  for_chunks(self->context(), n, Work::Elementwise, [&](int64_t off, int64_t len) {
+  for_chunks(self->context(), n, [&](int64_t off, int64_t len) {
     kernels::clamp(self->dtype(), work->data() + off * item, work->data() + off * item,
                    mask ? mask->data() + off * item : nullptr, len, min, max);
   });

@@ -1,6 +1,6 @@
 // In-place ops: they overwrite `self` (bumping its storage's version, shared
-// by its views) instead of returning a new tensor. Not ops.def rows: they
-// return nothing and mutate.
+// by its views) instead of returning a new tensor: the AG_INPLACE rows of
+// ops.def, declared from their family below.
 //
 // Graph rules (as in PyTorch): with grad mode on, a leaf that requires grad
 // cannot be modified in place; a tensor that requires grad, or is modified
@@ -16,17 +16,15 @@
 
 namespace ag::ops {
 
-// self op= other, other broadcast to self's shape (same dtype, floating).
-void add_(const Tensor& self, const Tensor& other);
-void sub_(const Tensor& self, const Tensor& other);
-void mul_(const Tensor& self, const Tensor& other);
-void div_(const Tensor& self, const Tensor& other);
-// Every element = value (converted to self's dtype; any dtype).
-void fill_(const Tensor& self, double value);
-void zero_(const Tensor& self);
-// self = src broadcast to self's shape (same dtype).
-void copy_(const Tensor& self, const Tensor& src);
-// self = min(max(self, min), max); NaN bounds are rejected, +-inf mean none.
-void clamp_(const Tensor& self, double min, double max);
+#define AG_DECL_INPLACE(name) void name##_(const Tensor& self);
+#define AG_DECL_INPLACE_SCALAR(name) void name##_(const Tensor& self, double attr);
+#define AG_DECL_INPLACE_SCALAR2(name) void name##_(const Tensor& self, double attr, double attr2);
+#define AG_DECL_INPLACE_BINARY(name) void name##_(const Tensor& self, const Tensor& other);
+#define AG_INPLACE(name, family, arg) AG_DECL_##family(name)
+#include "ops/ops.def"
+// add_, sub_, mul_, div_: self op= other, other broadcast to self's shape
+// (same dtype, floating). copy_: self = other broadcast to self's shape.
+// fill_: every element = value (converted to self's dtype; any dtype); zero_.
+// clamp_: self = min(max(self, min), max); NaN bounds are rejected, +-inf mean none.
 
 }  // namespace ag::ops

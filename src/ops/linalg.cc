@@ -83,7 +83,7 @@ Tensor batched_product(const Tensor& a, const Tensor& b, const TensorImpl* bias)
   }
   const int64_t tasks = kernels::gemm_tasks(g);
   const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(kChunkFlops / std::max(1.0, kernels::gemm_task_flops(g))));
-  a->context()->parallel_chunks(products * tasks, chunk, [&](int64_t t0, int64_t t1) {
+  for_ranges(a->context(), products * tasks, chunk, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t p = t / tasks;
       kernels::GemmArgs gp = g;

@@ -102,8 +102,9 @@ Tensor class_target_loss(const Tensor& log_probs, const ClassTargets& t, int cdi
     case Reduction::Sum: return sum(picked);
     case Reduction::Mean: {
       const Tensor total = sum(picked);
-      // No target counted: 0/0 = NaN, as in PyTorch.
-      return count > 0 ? total : div(total, scalar_like(total, 0.0));
+      // No target counted: the value is 0/0 = NaN and the gradient 0 (W is
+      // 0), as in PyTorch: NaN is added as a constant, not divided by.
+      return count > 0 ? total : add(total, scalar_like(total, std::nan("")));
     }
   }
   return picked;
@@ -281,8 +282,11 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
     }
   }
   const Tensor one = scalar_like(input, 1.0);
+  // |x| = x s with s = -1 for x < 0, else 1 (not sign(x): at x = 0 the
+  // softplus(-x) term must keep its slope -1/2, there is no kink there).
+  const Tensor s = coefficients(input, [](double v) { return v < 0.0 ? -1.0 : 1.0; });
   const Tensor softplus_neg =
-      add(log(add(one, exp(neg(abs_of(input))))), mul(neg(input), coefficients(input, [](double v) {
+      add(log(add(one, exp(neg(mul(input, s))))), mul(neg(input), coefficients(input, [](double v) {
                                                          return v < 0.0 ? 1.0 : 0.0;
                                                        })));
   Tensor weighted = softplus_neg;

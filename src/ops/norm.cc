@@ -65,11 +65,11 @@ NormOutputs norm_rows_forward(const Tensor& x, int nd, const Tensor& w, const Te
   s.n = n;
   const int64_t isz = static_cast<int64_t>(itemsize(dt));
   if (n == 0) return r;  // empty rows: nothing to normalize (their stats are never read)
-  for_row_blocks(ctx, s, Work::Reduction, [&](int64_t first, int64_t rows) {
+  for_row_blocks(ctx, s, [&](int64_t first, int64_t rows) {
     kernels::norm_rows(dt, center, xc->data() + first * n * isz, wc ? wc->data() : nullptr, bc ? bc->data() : nullptr,
                        r.y->data() + first * n * isz, center ? r.mean->data() + first * isz : nullptr,
                        r.rstd->data() + first * isz, rows, n, eps);
-  });
+  }, Work::Reduction);
   return r;
 }
 
@@ -115,12 +115,12 @@ Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& w, int nd, 
   s.outer = n > 0 ? x->numel() / n : 0;
   s.n = n;
   const int64_t isz = static_cast<int64_t>(itemsize(dt));
-  for_row_blocks(x->context(), s, Work::Reduction, [&](int64_t first, int64_t rows) {
+  for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
     const int64_t off = first * n * isz;
     kernels::norm_backward_rows(dt, center, gc->data() + off, xc->data() + off, wc ? wc->data() : nullptr,
                                 mean && center ? (*mean)->data() + first * isz : nullptr,
                                 rstd ? (*rstd)->data() + first * isz : nullptr, dx->data() + off, rows, n, eps);
-  });
+  }, Work::Reduction);
   const bool rec = w ? should_record({g.get(), x.get(), w.get()}) : should_record({g.get(), x.get()});
   if (rec) {
     auto node = w ? record<NormBackwardBackward>({g.get(), x.get(), w.get()}, dx, center, nd, eps, true)
@@ -187,7 +187,7 @@ Tensor norm_weight_grad(const Tensor& g, const Tensor& x, int nd, double eps, bo
   kernels::fill(dt, partial->data(), chunks * n, 0.0);
   const Tensor gc = contiguous_data(g), xc = contiguous_data(x);
   const int64_t isz = static_cast<int64_t>(itemsize(dt));
-  ctx->parallel_chunks(chunks, 1, [&](int64_t b, int64_t e) {
+  for_ranges(ctx, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t first = c * per_chunk, count = std::min(per_chunk, rows - first);
       kernels::norm_weight_grad_rows(dt, center, gc->data() + first * n * isz, xc->data() + first * n * isz,

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "autograd/grad_math.h"
 #include "autograd/grad_mode.h"
@@ -25,29 +26,104 @@ inline kernels::View view_of(const TensorImpl& t) { return kernels::View{t.data(
 // thread (the grain of simple elementwise work, core/parallel.h).
 constexpr int64_t kElementwiseChunk = grain(Work::Elementwise);
 
+// Runs kernel(begin, end) over [0, n) in chunks of per_chunk units, in
+// parallel in the context's arena where that pays. The one place where the
+// op files split work: every helper below and every op goes through it.
+template <class F>
+void for_ranges(Context* ctx, int64_t n, int64_t per_chunk, F&& kernel) {
+  ctx->parallel_chunks(n, per_chunk, std::forward<F>(kernel));
+}
+
 // Runs kernel(offset, length) over the n elements of contiguous tensors in
 // chunks of work class w, in parallel where that pays.
 template <class F>
-void for_chunks(Context* ctx, int64_t n, Work w, F&& kernel) {
-  ctx->parallel_for(n, w, [&](int64_t b, int64_t e) { kernel(b, e - b); });
+void for_chunks(Context* ctx, int64_t n, F&& kernel, Work w = Work::Elementwise) {
+  for_ranges(ctx, n, grain(w), [&](int64_t b, int64_t e) { kernel(b, e - b); });
 }
 
 // Runs kernel(row_begin, row_end) over the rows of dim `dim` of `shape` (a
-// 0-dim shape has one row) in chunks of about one grain of class w, in
-// parallel where that pays; for kernels whose outputs are independent.
+// 0-dim shape has one row) in chunks of about one grain of work class w
+// (core/parallel.h), in parallel where that pays; for kernels whose outputs
+// are independent.
 template <class F>
-void for_rows(Context* ctx, const Dims& shape, int dim, Work w, F&& kernel) {
+void for_rows(Context* ctx, const Dims& shape, int dim, F&& kernel, Work w = Work::Elementwise) {
   const int64_t n = numel_of(shape);
   const int64_t rows = dim < shape.size() ? shape[dim] : 1;
   if (n <= grain(w) || rows <= 1) {
     kernel(int64_t{0}, rows);
     return;
   }
-  ctx->parallel_chunks(rows, units_per_chunk(w, n / rows), [&](int64_t b, int64_t e) { kernel(b, e); });
+  for_ranges(ctx, rows, units_per_chunk(w, n / rows), [&](int64_t b, int64_t e) { kernel(b, e); });
+}
+
+// Runs kernel(sub_shape, in_offsets, out_offset) over chunks of whole slices
+// of the first dim of `shape` with a size above 1: for kernels over N strided
+// or broadcast inputs (element strides `strides`) and a contiguous output.
+// Offsets are in elements.
+template <int N, class F>
+void for_slices(Context* ctx, const Dims& shape, const Dims* const (&strides)[N], F&& kernel,
+                Work w = Work::Elementwise) {
+  int dim = 0;
+  while (dim < shape.size() && shape[dim] == 1) ++dim;
+  const int64_t slice = dim < shape.size() && shape[dim] > 0 ? numel_of(shape) / shape[dim] : 0;
+  for_rows(
+      ctx, shape, dim,
+      [&](int64_t b, int64_t e) {
+        Dims sub = shape;
+        if (dim < shape.size()) sub[dim] = e - b;
+        int64_t in_off[N];
+        for (int k = 0; k < N; ++k) in_off[k] = dim < shape.size() ? b * (*strides[k])[dim] : 0;
+        kernel(sub, in_off, b * slice);
+      },
+      w);
+}
+
+// Runs kernel(sub_shape, views, out_offset) over N inputs broadcast to
+// `shape`, for an elementwise kernel of work class w writing a contiguous
+// output of that shape (out_offset in elements): parallel chunks when every
+// input is contiguous with that shape, else slices of the broadcast views.
+// The one driver of the elementwise ops of 1, 2 or 3 inputs.
+template <int N, class F>
+void for_elementwise(const TensorImpl* const (&inputs)[N], const Dims& shape, F&& kernel, Work w = Work::Elementwise) {
+  Context* ctx = inputs[0]->context();
+  bool flat = true;
+  for (const TensorImpl* t : inputs) flat = flat && t->shape() == shape && t->is_contiguous();
+  if (flat) {
+    const Dims unit{1};
+    for_chunks(
+        ctx, numel_of(shape),
+        [&](int64_t off, int64_t len) {
+          kernels::View v[N];
+          for (int k = 0; k < N; ++k) {
+            v[k] = kernels::View{inputs[k]->data() + off * static_cast<int64_t>(itemsize(inputs[k]->dtype())), &unit};
+          }
+          kernel(Dims{len}, v, off);
+        },
+        w);
+    return;
+  }
+  Dims strides[N];
+  const Dims* stride_ptrs[N];
+  for (int k = 0; k < N; ++k) {
+    strides[k] = broadcast_strides(inputs[k]->shape(), inputs[k]->strides(), shape);
+    stride_ptrs[k] = &strides[k];
+  }
+  for_slices(
+      ctx, shape, stride_ptrs,
+      [&](const Dims& sub, const int64_t* in, int64_t out) {
+        kernels::View v[N];
+        for (int k = 0; k < N; ++k) {
+          v[k] = kernels::View{inputs[k]->data() + in[k] * static_cast<int64_t>(itemsize(inputs[k]->dtype())),
+                               &strides[k]};
+        }
+        kernel(sub, v, out);
+      },
+      w);
 }
 
 // The work class of an elementwise kernel: a few instructions per element,
-// or a polynomial/library call (transcendental).
+// or a polynomial/library call (transcendental, the default for new kinds:
+// a finer grain is never slower than one thread).
 inline Work work_of(kernels::UnaryKind k) {
   using K = kernels::UnaryKind;
   switch (k) {
@@ -63,29 +139,11 @@ inline Work work_of(kernels::BinaryKind k) {
   using K = kernels::BinaryKind;
   switch (k) {
     case K::Pow: case K::Atan2: case K::Fmod: case K::Remainder: case K::GeluBackward: case K::GeluTanhBackward:
-    case K::SiluBackward: case K::MishBackward:
+    case K::SiluBackward: case K::MishBackward: case K::Logaddexp:
       return Work::Transcendental;
     default:
       return Work::Elementwise;
   }
-}
-
-// Runs kernel(sub_shape, in_offsets, out_offset) over chunks of whole slices
-// of the first dim of `shape` with a size above 1: for kernels over N strided
-// or broadcast inputs (element strides `strides`) and a contiguous output.
-// Offsets are in elements.
-template <int N, class F>
-void for_slices(Context* ctx, const Dims& shape, const Dims* const (&strides)[N], Work w, F&& kernel) {
-  int dim = 0;
-  while (dim < shape.size() && shape[dim] == 1) ++dim;
-  const int64_t slice = dim < shape.size() && shape[dim] > 0 ? numel_of(shape) / shape[dim] : 0;
-  for_rows(ctx, shape, dim, w, [&](int64_t b, int64_t e) {
-    Dims sub = shape;
-    if (dim < shape.size()) sub[dim] = e - b;
-    int64_t in_off[N];
-    for (int k = 0; k < N; ++k) in_off[k] = dim < shape.size() ? b * (*strides[k])[dim] : 0;
-    kernel(sub, in_off, b * slice);
-  });
 }
 
 // kernels::copy (any dtypes, any strides on both sides) and kernels::fill,
@@ -179,6 +237,11 @@ Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k);
 inline Tensor inside(const Tensor& x, double lo, double hi, bool closed) {
   return unary_forward(x, closed ? kernels::UnaryKind::InsideClosed : kernels::UnaryKind::InsideOpen, lo, hi);
 }
+
+// g where `drop` (bool) is false, else 0: a select, not a product with a 0/1
+// mask, so that a NaN or inf arriving in g where the mask is 0 gives 0 (as
+// PyTorch's masked backwards do). Differentiable in g (double backward).
+inline Tensor zero_where(const Tensor& drop, const Tensor& g) { return where(drop, scalar_like(g, 0.0), g); }
 
 // Gradient of a broadcast input: summed back to its shape when it differs.
 inline Tensor reduce_to(const Tensor& g, const Dims& shape) {

@@ -14,31 +14,38 @@
 
 namespace ag::ops {
 
+// How a loss reduces its per-element values (the AG_REDUCTION_* values).
+enum class Reduction : int32_t { None = 0, Mean = 1, Sum = 2 };
+
+// The C++ signature of each family of ops.def (CUSTOM ops are declared below).
 #define AG_DECL_UNARY(name) Tensor name(const Tensor& x);
 #define AG_DECL_UNARY_SCALAR(name) Tensor name(const Tensor& x, double attr);
 #define AG_DECL_UNARY_SCALAR2(name) Tensor name(const Tensor& x, double attr, double attr2);
 #define AG_DECL_BINARY(name) Tensor name(const Tensor& a, const Tensor& b);
-#define AG_DECL_COMPARE(name) Tensor name(const Tensor& a, const Tensor& b);
-#define AG_DECL_REDUCE_ALL(name) Tensor name(const Tensor& x);
 #define AG_DECL_SHAPE(name) Tensor name(const Tensor& x, const Dims& shape);
 #define AG_DECL_DTYPE(name) Tensor name(const Tensor& x, DType dtype);
 #define AG_DECL_DIM(name) Tensor name(const Tensor& x, int64_t dim);
 #define AG_DECL_DIMS(name) Tensor name(const Tensor& x, const Dims& dims, bool keepdim);
+#define AG_DECL_DIMS_SCALAR(name) Tensor name(const Tensor& x, const Dims& dims, bool keepdim, double attr);
+#define AG_DECL_DIMLIST(name) Tensor name(const Tensor& x, const Dims& dims);
+#define AG_DECL_INT2(name) Tensor name(const Tensor& x, int64_t i, int64_t j);
+#define AG_DECL_DIM_KEEPDIM(name) Tensor name(const Tensor& x, int64_t dim, bool keepdim);
+#define AG_DECL_VALUES_INDICES(name) std::pair<Tensor, Tensor> name(const Tensor& x, int64_t dim, bool keepdim);
+#define AG_DECL_TENSORS_DIM(name) Tensor name(const std::vector<Tensor>& xs, int64_t dim);
+#define AG_DECL_INDEX(name) Tensor name(const Tensor& x, int64_t dim, const Tensor& index);
+#define AG_DECL_INDEX_SRC(name) Tensor name(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+#define AG_DECL_GRAD_Y_DIM(name) Tensor name(const Tensor& grad, const Tensor& y, int64_t dim);
+#define AG_DECL_LOSS(name) Tensor name(const Tensor& input, const Tensor& target, Reduction r);
+#define AG_DECL_RANDOM(name) Tensor name(Context* ctx, DType dt, const Dims& shape);
+#define AG_DECL_RANDOM2(name) Tensor name(Context* ctx, DType dt, const Dims& shape, double attr, double attr2);
+#define AG_DECL_NORM_BACKWARD(name) \
+  Tensor name(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight, double eps);
+#define AG_DECL_NORM_WEIGHT_GRAD(name) \
+  Tensor name(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, double eps);
 #define AG_DECL_CUSTOM(name)  // declared by hand below
-#define AG_OP(name, family) AG_DECL_##family(name)
+#define AG_OP(name, family, ...) AG_DECL_##family(name)
 #include "ops/ops.def"
-#undef AG_OP
-#undef AG_DECL_UNARY
-#undef AG_DECL_UNARY_SCALAR
-#undef AG_DECL_UNARY_SCALAR2
-#undef AG_DECL_BINARY
-#undef AG_DECL_COMPARE
-#undef AG_DECL_REDUCE_ALL
-#undef AG_DECL_SHAPE
-#undef AG_DECL_DTYPE
-#undef AG_DECL_DIM
-#undef AG_DECL_DIMS
-#undef AG_DECL_CUSTOM
+// (What each op computes: its block in src/ops and its C documentation.)
 
 // The same ops on a first input the caller gives up (a temporary, such as an
 // upstream gradient in a backward formula): when nobody else sees it and no
@@ -50,73 +57,36 @@ Tensor div(Tensor&& a, const Tensor& b);
 Tensor tanh_backward(Tensor&& g, const Tensor& t);
 
 // ---- shape and views (views share the input's storage and version counter) ----
-Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim);
-Tensor squeeze(const Tensor& x, const Dims& dims);  // no dims: every size-1 dim
-Tensor unsqueeze(const Tensor& x, int64_t dim);
-Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
-Tensor permute(const Tensor& x, const Dims& dims);
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step);
 Tensor slice_backward(const Tensor& g, const Dims& input_shape, int64_t dim, int64_t start, int64_t end,
                       int64_t step);
-Tensor select(const Tensor& x, int64_t dim, int64_t index);
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim);
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim);
 int64_t chunk_count(const Tensor& x, int64_t chunks, int64_t dim);
-Tensor concat(const std::vector<Tensor>& xs, int64_t dim);
-Tensor stack(const std::vector<Tensor>& xs, int64_t dim);
-Tensor flip(const Tensor& x, const Dims& dims);
 Tensor repeat(const Tensor& x, const Dims& repeats);
 enum class PadMode : int32_t { Constant = 0, Reflect = 1 };  // = AG_PAD_CONSTANT, AG_PAD_REFLECT
 Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, PadMode mode, double value);
 
 // ---- indexing (i64 indices, never wrapped; bool masks) ----
-Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
-Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
-Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
-Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
 Tensor embedding(const Tensor& weight, const Tensor& indices);
 Tensor one_hot(const Tensor& indices, int64_t num_classes);
 // ---- linear algebra (ops/linalg.cc) ----
-Tensor matmul(const Tensor& a, const Tensor& b);
-Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);  // bias may be null
-Tensor outer(const Tensor& a, const Tensor& b);
-Tensor dot(const Tensor& a, const Tensor& b);
-// ---- softmax, losses, reductions over dims (CUSTOM rows) ----
-
-// Fused gradients of softmax / log_softmax from the upstream gradient and the
-// forward output y (same shape): y * (g - sum(g * y)), g - exp(y) * sum(g).
-Tensor softmax_backward(const Tensor& grad, const Tensor& y, int64_t dim);
-Tensor log_softmax_backward(const Tensor& grad, const Tensor& y, int64_t dim);
-
-// How a loss reduces its per-element values (the AG_REDUCTION_* values).
-enum class Reduction : int32_t { None = 0, Mean = 1, Sum = 2 };
+// ---- losses (ops/losses.cc) ----
 // Checks a C reduction argument.
 Reduction reduction_arg(int32_t r);
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction r, int64_t ignore_index,
                      double label_smoothing);
 Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction r, int64_t ignore_index);
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction r);
-Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction r);
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction r, double beta);
 Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction r, double delta);
-Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction r);
 // pos_weight may be null.
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor* pos_weight,
                                         Reduction r);
 
-// Reductions over dims with an attribute (dims empty = all dims).
-Tensor var_dims(const Tensor& x, const Dims& dims, bool keepdim, double correction);
-Tensor std_dims(const Tensor& x, const Dims& dims, bool keepdim, double correction);
-Tensor norm_dims(const Tensor& x, const Dims& dims, bool keepdim, double p);
-// (values, i64 indices) of the max / min along dim; only values are differentiable.
-std::pair<Tensor, Tensor> max_dim(const Tensor& x, int64_t dim, bool keepdim);
-std::pair<Tensor, Tensor> min_dim(const Tensor& x, int64_t dim, bool keepdim);
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim);
-Tensor argmin(const Tensor& x, int64_t dim, bool keepdim);
 // cumsum from the start (reverse = false) or from the end of dim.
 Tensor cumsum_dir(const Tensor& x, int64_t dim, bool reverse);
 
@@ -144,10 +114,6 @@ Tensor arange(Context* ctx, DType dt, double start, double end, double step);
 Tensor linspace(Context* ctx, DType dt, double start, double end, int64_t steps);
 Tensor eye(Context* ctx, DType dt, int64_t n, int64_t m);  // m = -1: n
 // ---- random (ops/random.cc): from the context's Philox generator ----
-Tensor rand(Context* ctx, DType dt, const Dims& shape);
-Tensor randn(Context* ctx, DType dt, const Dims& shape);
-Tensor uniform(Context* ctx, DType dt, const Dims& shape, double low, double high);
-Tensor normal(Context* ctx, DType dt, const Dims& shape, double mean, double std);
 Tensor bernoulli(const Tensor& p);
 Tensor bernoulli_scalar(Context* ctx, DType dt, const Dims& shape, double p);
 Tensor randint(Context* ctx, const Dims& shape, int64_t low, int64_t high);
@@ -161,14 +127,6 @@ Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& weight);
 // Over the last normalized_shape.size() dims of x (biased variance).
 Tensor layer_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, const Tensor& bias, double eps);
 Tensor rms_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, double eps);
-// Their fused gradients with respect to x, from the upstream gradient.
-Tensor layer_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
-                           double eps);
-Tensor rms_norm_backward(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight,
-                         double eps);
-// Their fused weight gradients: sum of grad * xhat over the leading dims.
-Tensor layer_norm_weight_grad(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, double eps);
-Tensor rms_norm_weight_grad(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, double eps);
 // x is (N, C, ...); training updates the running stats in place (no graph).
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps);

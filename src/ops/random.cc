@@ -27,9 +27,9 @@ Tensor random_tensor(Context* ctx, DType dt, const Dims& shape, kernels::RandomK
   const int64_t n = y->numel();
   const Context::RngState s = ctx->reserve_random(kernels::random_blocks(k, dt, n));
   const size_t item = itemsize(dt);
-  for_chunks(ctx, n, Work::Transcendental, [&](int64_t off, int64_t len) {
+  for_chunks(ctx, n, [&](int64_t off, int64_t len) {
     kernels::random_fill(k, dt, y->data() + off * item, off, len, s.seed, s.offset, a, b);
-  });
+  }, Work::Transcendental);
   return y;
 }
 
@@ -84,9 +84,9 @@ Tensor bernoulli(const Tensor& p) {
   const int64_t n = y->numel();
   const Context::RngState s = ctx->reserve_random(kernels::random_blocks(kernels::RandomKind::Bernoulli, p->dtype(), n));
   const size_t item = itemsize(p->dtype());
-  for_chunks(ctx, n, Work::Transcendental, [&](int64_t off, int64_t len) {
+  for_chunks(ctx, n, [&](int64_t off, int64_t len) {
     kernels::bernoulli(p->dtype(), pc->data() + off * item, y->data() + off * item, off, len, s.seed, s.offset);
-  });
+  }, Work::Transcendental);
   return y;
 }
 
@@ -97,9 +97,9 @@ Tensor randint(Context* ctx, const Dims& shape, int64_t low, int64_t high) {
   const int64_t n = y->numel();
   const Context::RngState s = ctx->reserve_random(static_cast<uint64_t>((n + 1) / 2));  // two words per value
   const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
-  for_chunks(ctx, n, Work::Transcendental, [&](int64_t off, int64_t len) {
+  for_chunks(ctx, n, [&](int64_t off, int64_t len) {
     kernels::randint(y->data() + off * 8, off, len, s.seed, s.offset, low, range);
-  });
+  }, Work::Transcendental);
   return y;
 }
 

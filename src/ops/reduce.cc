@@ -21,7 +21,7 @@ Tensor sum_all(const Tensor& x) {
     const int64_t chunks = (n + kernels::kSumChunk - 1) / kernels::kSumChunk;
     std::vector<double> sums(static_cast<size_t>(chunks));
     const size_t item = itemsize(x->dtype());
-    x->context()->parallel_chunks(n, kernels::kSumChunk, [&](int64_t b, int64_t e) {
+    for_ranges(x->context(), n, kernels::kSumChunk, [&](int64_t b, int64_t e) {
       sums[static_cast<size_t>(b / kernels::kSumChunk)] = kernels::sum_contiguous(x->dtype(), x->data() + b * item, e - b);
     });
     const double total = kernels::merge_block_sums(sums.data(), chunks);

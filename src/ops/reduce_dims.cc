@@ -3,6 +3,7 @@
 // gradients undo a dropped dim with reshape (a view). Beyond sum and prod they are composites, so their derivatives of every order come
 // from the ops they are made of.
 #include <cmath>
+#include <limits>
 
 #include "ops/reduce_dims.h"
 
@@ -51,7 +52,7 @@ Tensor sum_keep(const Tensor& x, const ReducedShape& r) {
   const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
   const int64_t in_row = x->numel() / rows, out_row = y->numel() / rows;
   const int64_t rows_per_chunk = units_per_chunk(Work::Reduction, in_row);
-  x->context()->parallel_chunks(rows, rows_per_chunk, [&](int64_t b, int64_t e) {
+  for_ranges(x->context(), rows, rows_per_chunk, [&](int64_t b, int64_t e) {
     Dims shape = x->shape(), keep = r.keep;
     shape[0] = keep[0] = e - b;
     kernels::sum_to(x->dtype(), shape, kernels::View{x->data() + b * x->strides()[0] * item, &x->strides()},
@@ -132,8 +133,8 @@ Tensor prod_keep(const Tensor& x, const ReducedShape& r) {
 // reduced slice with z zeros, using x2 = x with its zeros replaced by 1 and
 // P = prod(x2): z = 0: g * P / x; z = 1: g * P at the zero, and
 // g * x_zero * P / x2 elsewhere (0 in value, but the right derivative in
-// x_zero); z >= 2: 0. Second derivatives are exact except across two or more
-// exact zeros of one slice.
+// x_zero); z = 2: g * x_other_zero * P at each zero (0 in value, derivative P
+// in the other zero), 0 elsewhere; z >= 3: 0. Second derivatives are exact.
 namespace {
 struct ProdDimsBackward final : SavingNode<1> {
   ProdDimsBackward(const Tensor& x, const Dims& d, const ReducedShape& r) : shape(x->shape()), dims(d), keep(r.keep) {}
@@ -147,6 +148,7 @@ struct ProdDimsBackward final : SavingNode<1> {
     const Tensor zeros_in_slice = expand(sum_dims(zero, dims, true), shape);
     const Tensor none = coefficients(zeros_in_slice, [](double c) { return c == 0.0 ? 1.0 : 0.0; });
     const Tensor one = coefficients(zeros_in_slice, [](double c) { return c == 1.0 ? 1.0 : 0.0; });
+    const Tensor two = coefficients(zeros_in_slice, [](double c) { return c == 2.0 ? 1.0 : 0.0; });
     const Tensor x2 = add(mul(x, nonzero), zero);
     const Tensor p = expand(prod_dims(x2, dims, true), shape);
     const Tensor p_over_x = div(p, x2);
@@ -156,7 +158,10 @@ struct ProdDimsBackward final : SavingNode<1> {
     }
     const Tensor x_zero = expand(sum_dims(mul(x, zero), dims, true), shape);
     const Tensor at_zero = mul(one, zero), beside_zero = mul(one, nonzero);
-    const Tensor local = add(add(mul(at_zero, p), mul(none, p_over_x)), mul(beside_zero, mul(x_zero, p_over_x)));
+    const Tensor at_one_of_two = mul(two, zero);
+    // x_zero - x at one of two zeros: the other zero (x_zero sums both).
+    const Tensor local = add(add(add(mul(at_zero, p), mul(none, p_over_x)), mul(beside_zero, mul(x_zero, p_over_x))),
+                             mul(at_one_of_two, mul(sub(x_zero, x), p)));
     out[0] = mul(ge, local);
   }
   Dims shape, dims, keep;
@@ -183,19 +188,26 @@ Tensor logsumexp_dims(const Tensor& x, const Dims& dims, bool keepdim) {
 }
 
 // var_dims: sum((x - mean)^2) / max(0, N - correction) over the dims (N
-// elements per slice); inf or NaN where the divisor is 0.
+// elements per slice); inf or NaN where the divisor is 0. The gradient is
+// 2 (x - mean) / (N - correction) also for correction > N, as PyTorch's.
 Tensor var_dims(const Tensor& x, const Dims& dims, bool keepdim, double correction) {
   check_floating(*x);
   if (std::isnan(correction)) fail(AG_ERR_INVALID_ARGUMENT, "correction is NaN");
   const ReducedShape r = reduced_shape(*x, dims);
   const Tensor d = sub(x, mean_dims(x, dims, true));
-  const double divisor = std::max(0.0, static_cast<double>(r.count) - correction);
-  return div(sum_dims(mul(d, d), dims, keepdim), scalar_like(x, divisor));
+  const double divisor = static_cast<double>(r.count) - correction;
+  const Tensor s = sum_dims(mul(d, d), dims, keepdim);
+  if (divisor >= 0.0) return div(s, scalar_like(x, divisor));
+  // The value s / 0 (inf, NaN for s = 0) as a constant added to s / divisor - that.
+  const Tensor rest = coefficients(s, [divisor](double v) {
+    return (v > 0.0 ? std::numeric_limits<double>::infinity() : std::nan("")) - v / divisor;
+  });
+  return add(div(s, scalar_like(x, divisor)), rest);
 }
 
-// std_dims: sqrt(var_dims); its gradient is NaN where the deviation is 0 (as in PyTorch).
+// std_dims: sqrt(var_dims); gradient 0 where the variance is 0 (as PyTorch).
 Tensor std_dims(const Tensor& x, const Dims& dims, bool keepdim, double correction) {
-  return pow_scalar(var_dims(x, dims, keepdim, correction), 0.5);
+  return pow_away_from_zero(var_dims(x, dims, keepdim, correction), 0.5);
 }
 
 // norm_dims: the vector p-norm over the dims: p = 2 sqrt(sum x^2) (gradient
@@ -209,10 +221,7 @@ Tensor norm_dims(const Tensor& x, const Dims& dims, bool keepdim, double p) {
   const ReducedShape r = reduced_shape(*x, dims);
   Tensor y;
   if (p == 2.0) {
-    const Tensor s = sum_dims(mul(x, x), dims, true);
-    // sqrt(s + z) - z with z = 1 where s = 0: value 0 and gradient 0 there, not 0 * inf.
-    const Tensor z = coefficients(s, [](double v) { return v == 0.0 ? 1.0 : 0.0; });
-    y = sub(pow_scalar(add(s, z), 0.5), z);
+    y = pow_away_from_zero(sum_dims(mul(x, x), dims, true), 0.5);
   } else if (p == 1.0) {
     y = sum_dims(abs_of(x), dims, true);
   } else if (std::isinf(p)) {
@@ -226,6 +235,11 @@ Tensor norm_dims(const Tensor& x, const Dims& dims, bool keepdim, double p) {
   } else if (p == 0.0) {
     const Tensor nonzero = coefficients(x, [](double v) { return v != 0.0 ? 1.0 : 0.0; });
     y = add(sum_dims(nonzero, dims, true), sum_dims(mul(x, zeros_like(x)), dims, true));
+  } else if (p > 0.0) {
+    // 0 < p < 1: |x|^p has an infinite slope at 0, taken as 0 (PyTorch's
+    // mask); the outer root likewise where the norm is 0.
+    const Tensor a = p < 1.0 ? pow_away_from_zero(abs_of(x), p) : pow_scalar(abs_of(x), p);
+    y = pow_away_from_zero(sum_dims(a, dims, true), 1.0 / p);
   } else {
     y = pow_scalar(sum_dims(pow_scalar(abs_of(x), p), dims, true), 1.0 / p);
   }

@@ -41,11 +41,10 @@ inline Split split_at(const Dims& shape, int d) {
 // on the shape, and rows are independent, so results do not depend on the
 // thread count.
 template <class F>
-void for_row_blocks(Context* ctx, const Split& s, Work w, F&& kernel) {
+void for_row_blocks(Context* ctx, const Split& s, F&& kernel, Work w = Work::Elementwise) {
   const int64_t row = std::max<int64_t>(s.n, 1) * s.inner;
   if (row == 0 || s.outer == 0) return;
-  const int64_t rows_per_chunk = units_per_chunk(w, row);
-  ctx->parallel_chunks(s.outer, rows_per_chunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
+  for_ranges(ctx, s.outer, units_per_chunk(w, row), [&](int64_t b, int64_t e) { kernel(b, e - b); });
 }
 
 // A constant tensor (no graph) of x's shape and dtype holding f(x[i]) (f
@@ -79,6 +78,16 @@ inline double sign_of(double v) { return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0);
 
 // |x| as x * sign(x) with a constant sign: gradient sign(x), 0 at 0.
 inline Tensor abs_of(const Tensor& x) { return mul(x, coefficients(x, sign_of)); }
+
+// t^e, with value and gradient 0 where t = 0 (by selects, so no 0 * inf
+// there): for e < 1, whose slope at 0 is infinite (the sqrt of a zero
+// variance or sum of squares, p-norms at zero), as PyTorch's masked
+// backwards. Second derivatives there are 0 as well.
+inline Tensor pow_away_from_zero(const Tensor& t, double e) {
+  const Tensor zero = scalar_like(t, 0.0);
+  const Tensor at_zero = eq(t, zero);
+  return where(at_zero, zero, pow_scalar(where(at_zero, scalar_like(t, 1.0), t), e));
+}
 
 // Max/min/prod of x along dim d into a new tensor of x's shape with d set to
 // 1 (no graph); `indices`, if given, receives the i64 index of the selected

@@ -21,10 +21,10 @@ Tensor reduce_along(kernels::DimReduceKind k, const Tensor& x, int d, Tensor* in
     idx = (*indices)->data_as<int64_t>();
   }
   const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
-  for_row_blocks(x->context(), s, Work::Reduction, [&](int64_t first, int64_t rows) {
+  for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
     kernels::reduce_dim(k, x->dtype(), xc->data() + first * s.n * s.inner * item, rows, s.n, s.inner,
                         out->data() + first * s.inner * item, idx ? idx + first * s.inner : nullptr);
-  });
+  }, Work::Reduction);
   return out;
 }
 
@@ -66,7 +66,8 @@ struct SelectBackward final : SavingNode<1> {
   void apply(TensorList& g, TensorList& out) override {
     const Tensor indices = saved[0].unpack(*this);
     const Tensor mask = onehot_along(indices, shape, dim, g[0]->dtype(), g[0]->context());
-    out[0] = mul(expand(reshape(g[0], keep), shape), mask);
+    // A select, not a product: a NaN in g reaches only the selected element.
+    out[0] = zero_where(eq(mask, scalar_like(mask, 0.0)), expand(reshape(g[0], keep), shape));
   }
   const char* name_;
   Dims shape, keep;

@@ -6,50 +6,16 @@ namespace ag::ops {
 
 namespace {
 
-// The broadcast shape of the inputs and each one's strides over it.
-struct Broadcast {
-  Dims shape;
-  Dims strides[3];
-};
-
-Broadcast broadcast_all(std::initializer_list<const TensorImpl*> inputs) {
-  Broadcast b;
-  for (const TensorImpl* t : inputs) b.shape = broadcast_shapes(b.shape, t->shape());
-  int i = 0;
-  for (const TensorImpl* t : inputs) b.strides[i++] = broadcast_strides(t->shape(), t->strides(), b.shape);
-  return b;
-}
-
-// True when every input is contiguous with the output's shape: the case that
-// is cut into parallel chunks.
-bool flat(std::initializer_list<const TensorImpl*> inputs, const Dims& shape) {
-  for (const TensorImpl* t : inputs) {
-    if (t->shape() != shape || !t->is_contiguous()) return false;
-  }
-  return true;
-}
-
-// View of t's elements from `off` on, read contiguously.
-kernels::View flat_view(const TensorImpl& t, int64_t off, const Dims& unit) {
-  return kernels::View{t.data() + off * static_cast<int64_t>(itemsize(t.dtype())), &unit};
-}
-
 Tensor compare(const Tensor& a, const Tensor& b, kernels::CompareKind k) {
   check_same(*a, *b);
   check_floating(*a);
-  const Broadcast bc = broadcast_all({a.get(), b.get()});
-  Tensor y = empty(a->context(), DType::Bool, bc.shape);
+  const Dims shape = broadcast_shapes(a->shape(), b->shape());
+  Tensor y = empty(a->context(), DType::Bool, shape);
   uint8_t* out = reinterpret_cast<uint8_t*>(y->data());
-  const int64_t n = y->numel();
-  if (n > kElementwiseChunk && flat({a.get(), b.get()}, bc.shape)) {
-    const Dims unit{1};
-    for_chunks(a->context(), n, Work::Elementwise, [&](int64_t off, int64_t len) {
-      kernels::compare(k, a->dtype(), Dims{len}, flat_view(*a, off, unit), flat_view(*b, off, unit), out + off);
-    });
-  } else {
-    kernels::compare(k, a->dtype(), bc.shape, kernels::View{a->data(), &bc.strides[0]},
-                     kernels::View{b->data(), &bc.strides[1]}, out);
-  }
+  const TensorImpl* const in[2] = {a.get(), b.get()};
+  for_elementwise(in, shape, [&](const Dims& sub, const kernels::View* v, int64_t off) {
+    kernels::compare(k, a->dtype(), sub, v[0], v[1], out + off);
+  });
   return y;
 }
 
@@ -81,20 +47,13 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_floating(*a);
   if (cond->context() != a->context()) fail(AG_ERR_CONTEXT, "the tensors belong to different contexts");
   if (cond->dtype() != DType::Bool) fail(AG_ERR_DTYPE, "cond must be a bool tensor, got ", dtype_name(cond->dtype()));
-  const Broadcast bc = broadcast_all({cond.get(), a.get(), b.get()});
-  Tensor y = empty(a->context(), a->dtype(), bc.shape);
-  const int64_t n = y->numel();
-  if (n > kElementwiseChunk && flat({cond.get(), a.get(), b.get()}, bc.shape)) {
-    const Dims unit{1};
-    const int64_t item = static_cast<int64_t>(itemsize(a->dtype()));
-    for_chunks(a->context(), n, Work::Elementwise, [&](int64_t off, int64_t len) {
-      kernels::where(a->dtype(), Dims{len}, flat_view(*cond, off, unit), flat_view(*a, off, unit),
-                     flat_view(*b, off, unit), y->data() + off * item);
-    });
-  } else {
-    kernels::where(a->dtype(), bc.shape, kernels::View{cond->data(), &bc.strides[0]},
-                   kernels::View{a->data(), &bc.strides[1]}, kernels::View{b->data(), &bc.strides[2]}, y->data());
-  }
+  const Dims shape = broadcast_shapes(broadcast_shapes(cond->shape(), a->shape()), b->shape());
+  Tensor y = empty(a->context(), a->dtype(), shape);
+  const int64_t item = static_cast<int64_t>(itemsize(a->dtype()));
+  const TensorImpl* const in[3] = {cond.get(), a.get(), b.get()};
+  for_elementwise(in, shape, [&](const Dims& sub, const kernels::View* v, int64_t off) {
+    kernels::where(a->dtype(), sub, v[0], v[1], v[2], y->data() + off * item);
+  });
   if (should_record({a.get(), b.get()})) {
     record<WhereBackward>({cond.get(), a.get(), b.get()}, y)->saved[0].save(cond, false);
   }
@@ -122,20 +81,13 @@ Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& weight) {
   check_same(*a, *b);
   check_same(*a, *weight);
   check_floating(*a);
-  const Broadcast bc = broadcast_all({a.get(), b.get(), weight.get()});
-  Tensor y = empty(a->context(), a->dtype(), bc.shape);
-  const int64_t n = y->numel();
-  if (n > kElementwiseChunk && flat({a.get(), b.get(), weight.get()}, bc.shape)) {
-    const Dims unit{1};
-    const int64_t item = static_cast<int64_t>(itemsize(a->dtype()));
-    for_chunks(a->context(), n, Work::Elementwise, [&](int64_t off, int64_t len) {
-      kernels::lerp(a->dtype(), Dims{len}, flat_view(*a, off, unit), flat_view(*b, off, unit),
-                    flat_view(*weight, off, unit), y->data() + off * item);
-    });
-  } else {
-    kernels::lerp(a->dtype(), bc.shape, kernels::View{a->data(), &bc.strides[0]},
-                  kernels::View{b->data(), &bc.strides[1]}, kernels::View{weight->data(), &bc.strides[2]}, y->data());
-  }
+  const Dims shape = broadcast_shapes(broadcast_shapes(a->shape(), b->shape()), weight->shape());
+  Tensor y = empty(a->context(), a->dtype(), shape);
+  const int64_t item = static_cast<int64_t>(itemsize(a->dtype()));
+  const TensorImpl* const in[3] = {a.get(), b.get(), weight.get()};
+  for_elementwise(in, shape, [&](const Dims& sub, const kernels::View* v, int64_t off) {
+    kernels::lerp(a->dtype(), sub, v[0], v[1], v[2], y->data() + off * item);
+  });
   if (should_record({a.get(), b.get(), weight.get()})) {
     auto n = record<LerpBackward>({a.get(), b.get(), weight.get()}, y);
     if (n->needs_input_grad(2)) {

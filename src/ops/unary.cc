@@ -1,27 +1,23 @@
-// Elementwise ops of one input: neg, exp, log, tanh, pow_scalar.
-#include "ops/op_common.h"
+// Elementwise math of one input: the unary driver (unary_forward) and neg,
+// exp, log, tanh, pow_scalar, abs, sign, expm1, log1p, log2, log10, sqrt, rsqrt,
+// square, reciprocal, the trigonometric and hyperbolic functions, erf, and the
+// rounding ops (floor, ceil, round, trunc), whose gradient is zero. Each op is
+// its kernel plus a backward formula in ag's own ops (unary_op of
+// elementwise.h), so higher derivatives come from create_graph.
+#include "ops/elementwise.h"
 
 namespace ag::ops {
 
 namespace {
 
-// y = k(x) for more than one grain of elements: parallel chunks of a
-// contiguous x, else slices. Out of line: unary_forward stays small.
+// y = k(x) for more than one grain of elements (the elementwise
+// driver). Out of line: unary_forward stays small.
 [[gnu::noinline]] void unary_large(const Tensor& x, kernels::UnaryKind k, double attr, double attr2, TensorImpl& y) {
-  const size_t item = itemsize(x->dtype());
-  if (x->is_contiguous()) {
-    const Dims unit{1};
-    for_chunks(x->context(), x->numel(), work_of(k), [&](int64_t off, int64_t len) {
-      kernels::unary(k, x->dtype(), Dims{len}, kernels::View{x->data() + off * item, &unit}, y.data() + off * item, attr,
-                     attr2);
-    });
-  } else {
-    const Dims* strides[1] = {&x->strides()};
-    for_slices(x->context(), x->shape(), strides, work_of(k), [&](const Dims& sub, const int64_t* in, int64_t out) {
-      kernels::unary(k, x->dtype(), sub, kernels::View{x->data() + in[0] * item, strides[0]}, y.data() + out * item,
-                     attr, attr2);
-    });
-  }
+  const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
+  const TensorImpl* const in[1] = {x.get()};
+  for_elementwise(in, x->shape(), [&](const Dims& sub, const kernels::View* v, int64_t off) {
+    kernels::unary(k, x->dtype(), sub, v[0], y.data() + off * item, attr, attr2);
+  }, work_of(k));
 }
 
 }  // namespace
@@ -38,82 +34,176 @@ Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double 
   return y;
 }
 
-// neg: y = -x; dx = -g.
 namespace {
-struct NegBackward final : Node {
-  const char* name() const override { return "NegBackward"; }
-  void apply(TensorList& g, TensorList& out) override { out[0] = neg(g[0]); }
-};
+using K = kernels::UnaryKind;
+
+// The gradient of a piecewise-constant op: zeros (PyTorch's convention).
+Tensor zero_grad(Tensor g, const Tensor&, double, double) { return zeros_like(g); }
 }  // namespace
+
+// neg: dx = -g.
 Tensor neg(const Tensor& x) {
-  Tensor y = unary_forward(x, kernels::UnaryKind::Neg);
-  if (should_record({x.get()})) record<NegBackward>({x.get()}, y);
-  return y;
+  return unary_op(x, K::Neg, "NegBackward", Save::Nothing, [](Tensor g, const Tensor&, double, double) { return neg(g); });
 }
 
-// exp: y = e^x; dx = g * y. Saves y.
-namespace {
-struct ExpBackward final : SavingNode<1> {
-  const char* name() const override { return "ExpBackward"; }
-  void apply(TensorList& g, TensorList& out) override { out[0] = mul(g[0], saved[0].unpack(*this)); }
-};
-}  // namespace
+// exp: dx = g * y.
 Tensor exp(const Tensor& x) {
-  Tensor y = unary_forward(x, kernels::UnaryKind::Exp);
-  if (should_record({x.get()})) record<ExpBackward>({x.get()}, y)->saved[0].save(y, true);
-  return y;
+  return unary_op(x, K::Exp, "ExpBackward", Save::Output,
+                  [](Tensor g, const Tensor& y, double, double) { return mul(std::move(g), y); });
 }
 
-// log: y = ln x; dx = g / x. Saves x.
-namespace {
-struct LogBackward final : SavingNode<1> {
-  const char* name() const override { return "LogBackward"; }
-  void apply(TensorList& g, TensorList& out) override { out[0] = div(g[0], saved[0].unpack(*this)); }
-};
-}  // namespace
+// log: dx = g / x.
 Tensor log(const Tensor& x) {
-  Tensor y = unary_forward(x, kernels::UnaryKind::Log);
-  if (should_record({x.get()})) record<LogBackward>({x.get()}, y)->saved[0].save(x, false);
-  return y;
+  return unary_op(x, K::Log, "LogBackward", Save::Input,
+                  [](Tensor g, const Tensor& x, double, double) { return div(std::move(g), x); });
 }
 
-// tanh: y = tanh x; dx = tanh_backward(g, y) = g * (1 - y^2). Saves y.
-namespace {
-struct TanhBackward final : SavingNode<1> {
-  const char* name() const override { return "TanhBackward"; }
-  void apply(TensorList& g, TensorList& out) override {
-    out[0] = tanh_backward(last_use(*this, g, 0), saved[0].unpack(*this));
-  }
-};
-}  // namespace
+// tanh: dx = tanh_backward(g, y) = g * (1 - y^2).
 Tensor tanh(const Tensor& x) {
-  Tensor y = unary_forward(x, kernels::UnaryKind::Tanh);
-  if (should_record({x.get()})) record<TanhBackward>({x.get()}, y)->saved[0].save(y, true);
-  return y;
+  return unary_op(x, K::Tanh, "TanhBackward", Save::Output,
+                  [](Tensor g, const Tensor& y, double, double) { return tanh_backward(std::move(g), y); });
 }
 
-// pow_scalar: y = x^p; dx = g * p * x^(p-1), and 0 for p = 0. Saves x.
-namespace {
-struct PowScalarBackward final : SavingNode<1> {
-  explicit PowScalarBackward(double p) : p_(p) {}
-  const char* name() const override { return "PowScalarBackward"; }
-  void apply(TensorList& g, TensorList& out) override {
-    Tensor x = saved[0].unpack(*this);
-    if (p_ == 0.0) {
-      out[0] = zeros_like(x);
-    } else if (p_ == 1.0) {
-      out[0] = g[0];
-    } else {
-      out[0] = mul(g[0], mul(pow_scalar(x, p_ - 1.0), scalar_like(x, p_)));
-    }
-  }
-  double p_;
-};
-}  // namespace
+// pow_scalar: y = x^p; dx = g * p * x^(p-1), and 0 for p = 0.
 Tensor pow_scalar(const Tensor& x, double p) {
-  Tensor y = unary_forward(x, kernels::UnaryKind::PowScalar, p);
-  if (should_record({x.get()})) record<PowScalarBackward>({x.get()}, y, p)->saved[0].save(x, false);
-  return y;
+  return unary_op(
+      x, K::PowScalar, "PowScalarBackward", Save::Input,
+      [](Tensor g, const Tensor& x, double p, double) {
+        if (p == 0.0) return zeros_like(x);
+        if (p == 1.0) return g;
+        return mul(std::move(g), mul(pow_scalar(x, p - 1.0), scalar_like(x, p)));
+      },
+      p);
 }
+
+// abs: dx = g * sign(x) (0 at x = 0).
+Tensor abs(const Tensor& x) {
+  return unary_op(x, K::Abs, "AbsBackward", Save::Input,
+                  [](Tensor g, const Tensor& x, double, double) { return mul(g, sign(x)); });
+}
+
+// sign: -1, 0 or 1 (zeros and NaN as they are); zero gradient.
+Tensor sign(const Tensor& x) { return unary_op(x, K::Sign, "SignBackward", Save::Nothing, zero_grad); }
+
+// expm1: dx = g * (y + 1).
+Tensor expm1(const Tensor& x) {
+  return unary_op(x, K::Expm1, "Expm1Backward", Save::Output,
+                  [](Tensor g, const Tensor& y, double, double) { return mul(g, add_scalar(y, 1.0)); });
+}
+
+// log1p: dx = g / (x + 1).
+Tensor log1p(const Tensor& x) {
+  return unary_op(x, K::Log1p, "Log1pBackward", Save::Input,
+                  [](Tensor g, const Tensor& x, double, double) { return div(g, add_scalar(x, 1.0)); });
+}
+
+// log2: dx = g / (x ln 2).
+Tensor log2(const Tensor& x) {
+  return unary_op(x, K::Log2, "Log2Backward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    return div(g, mul_scalar(x, 0.69314718055994530941723212145818));
+  });
+}
+
+// log10: y = ln x / ln 10 (the log kernel, then one rounding of the
+// product); dx = g / (x ln 10).
+Tensor log10(const Tensor& x) {
+  constexpr double ln10 = 2.30258509299404568401799145468436;
+  const Tensor y = binary_forward(unary_forward(x, K::Log), scalar_like(x, 1.0 / ln10), kernels::BinaryKind::Mul);
+  return unary_record(x, y, "Log10Backward", Save::Input,
+                      [](Tensor g, const Tensor& x, double, double) { return div(std::move(g), mul_scalar(x, ln10)); });
+}
+
+// sqrt: dx = g / (2 y).
+Tensor sqrt(const Tensor& x) {
+  return unary_op(x, K::Sqrt, "SqrtBackward", Save::Output,
+                  [](Tensor g, const Tensor& y, double, double) { return div(g, mul_scalar(y, 2.0)); });
+}
+
+// rsqrt: y = x^(-1/2); dx = -g y^3 / 2.
+Tensor rsqrt(const Tensor& x) {
+  return unary_op(x, K::Rsqrt, "RsqrtBackward", Save::Output, [](Tensor g, const Tensor& y, double, double) {
+    return mul(g, mul_scalar(pow_scalar(y, 3.0), -0.5));
+  });
+}
+
+// square: dx = 2 g x.
+Tensor square(const Tensor& x) {
+  return unary_op(x, K::Square, "SquareBackward", Save::Input,
+                  [](Tensor g, const Tensor& x, double, double) { return mul(g, mul_scalar(x, 2.0)); });
+}
+
+// reciprocal: dx = -g y^2.
+Tensor reciprocal(const Tensor& x) {
+  return unary_op(x, K::Reciprocal, "ReciprocalBackward", Save::Output,
+                  [](Tensor g, const Tensor& y, double, double) { return neg(mul(g, square(y))); });
+}
+
+// sin: dx = g cos x.
+Tensor sin(const Tensor& x) {
+  return unary_op(x, K::Sin, "SinBackward", Save::Input,
+                  [](Tensor g, const Tensor& x, double, double) { return mul(g, cos(x)); });
+}
+
+// cos: dx = -g sin x.
+Tensor cos(const Tensor& x) {
+  return unary_op(x, K::Cos, "CosBackward", Save::Input,
+                  [](Tensor g, const Tensor& x, double, double) { return neg(mul(g, sin(x))); });
+}
+
+// tan: dx = g (1 + y^2).
+Tensor tan(const Tensor& x) {
+  return unary_op(x, K::Tan, "TanBackward", Save::Output,
+                  [](Tensor g, const Tensor& y, double, double) { return mul(g, add_scalar(square(y), 1.0)); });
+}
+
+namespace {
+// 1 / sqrt(1 - x^2), the magnitude of the derivative of asin and acos.
+Tensor inv_sqrt_one_minus_square(const Tensor& x) { return rsqrt(sub(scalar_like(x, 1.0), square(x))); }
+}  // namespace
+
+// asin: dx = g / sqrt(1 - x^2).
+Tensor asin(const Tensor& x) {
+  return unary_op(x, K::Asin, "AsinBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    return mul(g, inv_sqrt_one_minus_square(x));
+  });
+}
+
+// acos: dx = -g / sqrt(1 - x^2).
+Tensor acos(const Tensor& x) {
+  return unary_op(x, K::Acos, "AcosBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    return neg(mul(g, inv_sqrt_one_minus_square(x)));
+  });
+}
+
+// atan: dx = g / (1 + x^2).
+Tensor atan(const Tensor& x) {
+  return unary_op(x, K::Atan, "AtanBackward", Save::Input,
+                  [](Tensor g, const Tensor& x, double, double) { return div(g, add_scalar(square(x), 1.0)); });
+}
+
+// sinh: dx = g cosh x.
+Tensor sinh(const Tensor& x) {
+  return unary_op(x, K::Sinh, "SinhBackward", Save::Input,
+                  [](Tensor g, const Tensor& x, double, double) { return mul(g, cosh(x)); });
+}
+
+// cosh: dx = g sinh x.
+Tensor cosh(const Tensor& x) {
+  return unary_op(x, K::Cosh, "CoshBackward", Save::Input,
+                  [](Tensor g, const Tensor& x, double, double) { return mul(g, sinh(x)); });
+}
+
+// erf: dx = g (2 / sqrt pi) e^(-x^2).
+Tensor erf(const Tensor& x) {
+  return unary_op(x, K::Erf, "ErfBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    return mul(g, mul_scalar(exp(neg(square(x))), 1.1283791670955125738961589031215));
+  });
+}
+
+// Rounding to integral values (round: halfway cases to even); zero gradient.
+Tensor floor(const Tensor& x) { return unary_op(x, K::Floor, "FloorBackward", Save::Nothing, zero_grad); }
+Tensor ceil(const Tensor& x) { return unary_op(x, K::Ceil, "CeilBackward", Save::Nothing, zero_grad); }
+Tensor round(const Tensor& x) { return unary_op(x, K::Round, "RoundBackward", Save::Nothing, zero_grad); }
+Tensor trunc(const Tensor& x) { return unary_op(x, K::Trunc, "TruncBackward", Save::Nothing, zero_grad); }
 
 }  // namespace ag::ops

@@ -53,6 +53,11 @@ std::vector<Tensor> tensor_list(ag_tensor* const* params, int32_t n) {
   return out;
 }
 
+// An optimizer call works on its parameters' context (for ag/profile.h).
+void note_profiled(optim::Optimizer& o) {
+  if (profiling_anywhere() && o.num_params() > 0) note_profiled_context(o.param(0).param->context());
+}
+
 }  // namespace
 
 extern "C" {
@@ -106,11 +111,19 @@ AG_API int32_t ag_optimizer_num_params(const ag_optimizer* opt) noexcept {
 }
 
 AG_API ag_status ag_optimizer_step(ag_optimizer* opt) noexcept {
-  return api::call("ag_optimizer_step", [&] { opt_arg(opt).step(); });
+  return api::call("ag_optimizer_step", [&] {
+    optim::Optimizer& o = opt_arg(opt);
+    note_profiled(o);
+    o.step();
+  });
 }
 
 AG_API ag_status ag_optimizer_zero_grad(ag_optimizer* opt) noexcept {
-  return api::call("ag_optimizer_zero_grad", [&] { opt_arg(opt).zero_grad(); });
+  return api::call("ag_optimizer_zero_grad", [&] {
+    optim::Optimizer& o = opt_arg(opt);
+    note_profiled(o);
+    o.zero_grad();
+  });
 }
 
 AG_API ag_status ag_optimizer_set_lr(ag_optimizer* opt, int32_t group, double lr) noexcept {

@@ -57,7 +57,7 @@ def main():
             errors.append("%s: described as %s, exported as %s" % (name, described[name]["since"], exported[name]))
 
     with open(ops_def) as f:
-        ops = re.findall(r"^AG_OP\((\w+),\s*(\w+)\)", f.read(), re.M)
+        ops = re.findall(r"^AG_OP\((\w+),\s*(\w+),", f.read(), re.M)
     listed = {o["name"]: o for o in api["ops"]}
     for name, family in ops:
         o = listed.get(name)

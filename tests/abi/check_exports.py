@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Check that the exported C ABI of libag is listed consistently everywhere.
 
-Usage: check_exports.py LIBAG_SO AG_MAP INCLUDE_DIR ABI_MD [STRUCT_INIT_TEST]
+Usage: check_exports.py LIBAG_SO AG_MAP INCLUDE_DIR ABI_MD OPS_DEF [STRUCT_INIT_TEST]
 
 Fails (exit 1, printing the differences) unless these four sets of function
 names are equal:
   - functions the shared library exports (nm -D --defined-only, type T);
   - functions in the global sections of the version script (src/ag.map);
-  - functions declared with AG_API in the public headers (include/ag/*.h);
-  - functions in the table of ABI.md (rows starting with "| `ag_").
+  - functions declared with AG_API in libag's public headers (ag.h and those it includes);
+  - functions in the table of ABI.md (rows starting with "| `ag_") together
+    with the ops of src/ops/ops.def (ag_op_<name> of the AG_OP rows,
+    ag_op_<name>_ of the AG_INPLACE rows), which ABI.md leaves to the headers.
+A function missing from ag.map is reported with the line to add and where.
 Also checks that every exported symbol carries the version node ag.map lists
 it under, that nothing else is exported, and that the SONAME is libag.so.0.
 With STRUCT_INIT_TEST, also checks that every AG_X_INIT macro of the headers
@@ -109,10 +112,17 @@ def map_functions(map_path, problems):
     return funcs
 
 
+def libag_headers(include_dir):
+    """ag.h and the headers it includes: libag's. Others beside them (ag/dist.h)
+    belong to separate libraries with checks of their own."""
+    with open(os.path.join(include_dir, "ag.h"), encoding="utf-8") as f:
+        return sorted(["ag.h"] + re.findall(r'^#include "ag/(\w+\.h)"', f.read(), re.M))
+
+
 def header_functions(include_dir, problems):
     """Returns {name: header} for every function declared with AG_API."""
     funcs = {}
-    headers = sorted(f for f in os.listdir(include_dir) if f.endswith(".h"))
+    headers = libag_headers(include_dir)
     if not headers:
         problems.append("no headers in %s" % include_dir)
     decl_re = re.compile(r"\bAG_API\b([^;{}]*?)\b(ag_[A-Za-z0-9_]+)\s*\(")
@@ -154,10 +164,26 @@ def doc_functions(abi_md, problems):
     return funcs
 
 
+def ops_def_functions(ops_def):
+    """The C functions of the rows of ops.def."""
+    with open(ops_def, encoding="utf-8") as f:
+        text = f.read()
+    return ({"ag_op_" + n for n in re.findall(r"^AG_OP\((\w+),", text, re.M)} |
+            {"ag_op_%s_" % n for n in re.findall(r"^AG_INPLACE\((\w+),", text, re.M)})
+
+
+def map_hint(name, mapped):
+    """Where `name` goes in ag.map: the newest node, in alphabetical order."""
+    newest = max(set(mapped.values()), key=lambda v: [int(x) for x in re.findall(r"\d+", v)], default="AG_0.1")
+    before = sorted(n for n, node in mapped.items() if node == newest and n < name)
+    where = ("after `%s;`" % before[-1]) if before else "first"
+    return "add `    %s;` to node %s of src/ag.map (%s)" % (name, newest, where)
+
+
 def init_macros(include_dir):
     """Returns the AG_X_INIT macros the headers define."""
     macros = set()
-    for h in sorted(f for f in os.listdir(include_dir) if f.endswith(".h")):
+    for h in libag_headers(include_dir):
         with open(os.path.join(include_dir, h), encoding="utf-8") as f:
             macros.update(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(AG_[A-Z0-9_]+_INIT)\b", f.read(), flags=re.M))
     return macros
@@ -175,11 +201,11 @@ def check_init_macros(include_dir, declared, test_path, problems):
 
 
 def main(argv):
-    if len(argv) not in (5, 6):
+    if len(argv) not in (6, 7):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    so_path, map_path, include_dir, abi_md = argv[1:5]
-    for p in (so_path, map_path, abi_md):
+    so_path, map_path, include_dir, abi_md, ops_def = argv[1:6]
+    for p in (so_path, map_path, abi_md, ops_def):
         if not os.path.isfile(p):
             _fatal("%s is not a file" % p)
     if not os.path.isdir(include_dir):
@@ -194,6 +220,10 @@ def main(argv):
     mapped = map_functions(map_path, problems)
     declared = header_functions(include_dir, problems)
     documented = doc_functions(abi_md, problems)
+    ops = ops_def_functions(ops_def)
+    for name in sorted(documented & ops):
+        problems.append("ABI.md has a row for %s, an op of ops.def (ops are documented by their header)" % name)
+    documented |= ops
 
     sets = [
         ("exported by the library (nm -D)", set(lib)),
@@ -207,6 +237,8 @@ def main(argv):
         if missing:
             problems.append("missing from the functions %s:\n    %s" % (label, "\n    ".join(missing)))
 
+    for name in sorted(everything - set(mapped)):
+        problems.append(map_hint(name, mapped))
     for name in sorted(set(lib) & set(mapped)):
         if lib[name] != mapped[name]:
             problems.append("%s is exported with version %r but ag.map lists it under %s"
@@ -215,8 +247,8 @@ def main(argv):
     if missing_nodes:
         problems.append("version nodes of ag.map not defined by the library: %s" % ", ".join(missing_nodes))
 
-    if len(argv) == 6:
-        check_init_macros(include_dir, declared, argv[5], problems)
+    if len(argv) == 7:
+        check_init_macros(include_dir, declared, argv[6], problems)
 
     if problems:
         print("ABI export check FAILED:")

@@ -19,7 +19,8 @@
   X(ag_functional_options, AG_FUNCTIONAL_OPTIONS_INIT, ag_functional_options_init) \
   X(ag_gradcheck_options, AG_GRADCHECK_OPTIONS_INIT, ag_gradcheck_options_init) \
   X(ag_gradcheck_result, AG_GRADCHECK_RESULT_INIT, ag_gradcheck_result_init) \
-  X(ag_optimizer_options, AG_OPTIMIZER_OPTIONS_INIT, ag_optimizer_options_init)
+  X(ag_optimizer_options, AG_OPTIMIZER_OPTIONS_INIT, ag_optimizer_options_init) \
+  X(ag_profiler_options, AG_PROFILER_OPTIONS_INIT, ag_profiler_options_init)
 
 /* The macro and the function give the same bytes, whatever the memory held
  * before; struct_size is the size of the struct and every other byte is 0. */

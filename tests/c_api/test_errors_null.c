@@ -99,71 +99,55 @@ static const int64_t v0[1] = {0}, v1[2] = {1, 1}, v2[2] = {2, 2}, v4[4] = {0, 0,
 #define NULLS_OF(name, n, call)                              \
   static ag_status nulls_##name(ag_tensor **out) { return call; } \
   enum { nreq_##name = n };
+#define NULLS_CALL(name, n, ...)                                        \
+  static ag_status nulls_##name(ag_tensor **out) { __VA_ARGS__ }        \
+  enum { nreq_##name = n };
 #define NULLS_UNARY(name) NULLS_OF(name, 1, ag_op_##name(out, T(0)))
-#define NULLS_REDUCE_ALL(name) NULLS_UNARY(name)
 #define NULLS_UNARY_SCALAR(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), 0.5))
 #define NULLS_UNARY_SCALAR2(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), 0.0, 1.0))
 #define NULLS_BINARY(name) NULLS_OF(name, 2, ag_op_##name(out, T(0), T(1)))
-#define NULLS_COMPARE(name) NULLS_BINARY(name)
 #define NULLS_SHAPE(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), v2, 2))
 #define NULLS_DTYPE(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), AG_F32))
 #define NULLS_DIM(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), 0))
 #define NULLS_DIMS(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), v0, 1, 0))
+#define NULLS_DIMS_SCALAR(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), v0, 1, 0, 1.0))
+#define NULLS_DIMLIST(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), v1, 2))
+#define NULLS_INT2(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), 0, 1))
+#define NULLS_DIM_KEEPDIM(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), 0, 0))
+#define NULLS_VALUES_INDICES(name) \
+  NULLS_CALL(name, 1, ag_tensor *ix = SENT_T; return ag_op_##name(out, &ix, T(0), 0, 0);)
+#define NULLS_TENSORS_DIM(name) \
+  NULLS_CALL(name, 2, const ag_tensor *xs[2]; xs[0] = T(0); xs[1] = T(1); return ag_op_##name(out, xs, 2, 0);)
+#define NULLS_INDEX(name) NULLS_OF(name, 2, ag_op_##name(out, T(0), 0, IX(1)))
+#define NULLS_INDEX_SRC(name) NULLS_OF(name, 3, ag_op_##name(out, T(0), 0, IX(1), T(2)))
+#define NULLS_GRAD_Y_DIM(name) NULLS_OF(name, 2, ag_op_##name(out, T(0), T(1), 0))
+#define NULLS_LOSS(name) NULLS_OF(name, 2, ag_op_##name(out, T(0), T(1), 1))
+#define NULLS_RANDOM(name) NULLS_OF(name, 1, ag_op_##name(out, CTX(0), AG_F64, v2, 2))
+#define NULLS_RANDOM2(name) NULLS_OF(name, 1, ag_op_##name(out, CTX(0), AG_F64, v2, 2, 0.0, 1.0))
+#define NULLS_NORM_BACKWARD(name) NULLS_OF(name, 2, ag_op_##name(out, T(0), T(1), v2 + 1, 1, NULL, 1e-5))
+#define NULLS_NORM_WEIGHT_GRAD(name) NULLS_OF(name, 2, ag_op_##name(out, T(0), T(1), v2 + 1, 1, 1e-5))
 #define NULLS_CUSTOM(name) /* written out below */
-#define AG_OP(name, family) NULLS_##family(name)
+#define AG_OP(name, family, ...) NULLS_##family(name)
 #include "ops/ops.def"
-#undef AG_OP
 
 /* CUSTOM ops: n = the required tensor (or context) arguments, numbered in
  * order; optional ones (bias, weight, pos_weight, running stats) stay NULL. */
-#define NULLS_CALL(name, n, ...)                                        \
-  static ag_status nulls_##name(ag_tensor **out) { __VA_ARGS__ }        \
-  enum { nreq_##name = n };
-NULLS_OF(flatten, 1, ag_op_flatten(out, T(0), 0, 1))
-NULLS_OF(squeeze, 1, ag_op_squeeze(out, T(0), NULL, 0))
-NULLS_OF(unsqueeze, 1, ag_op_unsqueeze(out, T(0), 0))
-NULLS_OF(transpose, 1, ag_op_transpose(out, T(0), 0, 1))
-NULLS_OF(permute, 1, ag_op_permute(out, T(0), v1, 2))
 NULLS_OF(slice, 1, ag_op_slice(out, T(0), 0, 0, 1, 1))
 NULLS_OF(slice_backward, 1, ag_op_slice_backward(out, T(0), v2, 2, 0, 0, 2, 1))
-NULLS_OF(select, 1, ag_op_select(out, T(0), 0, 0))
 NULLS_OF(narrow, 1, ag_op_narrow(out, T(0), 0, 0, 1))
 NULLS_CALL(split, 1, ag_tensor *o[4]; (void)out; return ag_op_split(o, 4, T(0), v1, 2, 0);)
 NULLS_CALL(chunk, 1, ag_tensor *o[4]; int32_t n = 0; (void)out; return ag_op_chunk(o, 4, &n, T(0), 2, 0);)
-NULLS_CALL(concat, 2, const ag_tensor *xs[2]; xs[0] = T(0); xs[1] = T(1); return ag_op_concat(out, xs, 2, 0);)
-NULLS_CALL(stack, 2, const ag_tensor *xs[2]; xs[0] = T(0); xs[1] = T(1); return ag_op_stack(out, xs, 2, 0);)
-NULLS_OF(flip, 1, ag_op_flip(out, T(0), v0, 1))
 NULLS_OF(repeat, 1, ag_op_repeat(out, T(0), v1, 2))
 NULLS_OF(pad, 1, ag_op_pad(out, T(0), v4, 4, 0, 0.0))
-NULLS_OF(index_select, 2, ag_op_index_select(out, T(0), 0, IX(1)))
-NULLS_OF(index_add, 3, ag_op_index_add(out, T(0), 0, IX(1), T(2)))
-NULLS_OF(gather, 2, ag_op_gather(out, T(0), 0, IX(1)))
-NULLS_OF(scatter_add, 3, ag_op_scatter_add(out, T(0), 0, IX(1), T(2)))
 NULLS_OF(masked_fill, 2, ag_op_masked_fill(out, T(0), T(1), 0.0))
 NULLS_OF(embedding, 2, ag_op_embedding(out, T(0), IX(1)))
 NULLS_OF(one_hot, 1, ag_op_one_hot(out, IX(0), 3))
-NULLS_OF(matmul, 2, ag_op_matmul(out, T(0), T(1)))
-NULLS_OF(bmm, 2, ag_op_bmm(out, T(0), T(1)))
 NULLS_OF(linear, 2, ag_op_linear(out, T(0), T(1), NULL))
-NULLS_OF(outer, 2, ag_op_outer(out, T(0), T(1)))
-NULLS_OF(dot, 2, ag_op_dot(out, T(0), T(1)))
-NULLS_OF(softmax_backward, 2, ag_op_softmax_backward(out, T(0), T(1), 0))
-NULLS_OF(log_softmax_backward, 2, ag_op_log_softmax_backward(out, T(0), T(1), 0))
 NULLS_OF(cross_entropy, 2, ag_op_cross_entropy(out, T(0), IX(1), 1, -100, 0.0))
 NULLS_OF(nll_loss, 2, ag_op_nll_loss(out, T(0), IX(1), 1, -100))
-NULLS_OF(mse_loss, 2, ag_op_mse_loss(out, T(0), T(1), 1))
-NULLS_OF(l1_loss, 2, ag_op_l1_loss(out, T(0), T(1), 1))
 NULLS_OF(smooth_l1_loss, 2, ag_op_smooth_l1_loss(out, T(0), T(1), 1, 1.0))
 NULLS_OF(huber_loss, 2, ag_op_huber_loss(out, T(0), T(1), 1, 1.0))
-NULLS_OF(binary_cross_entropy, 2, ag_op_binary_cross_entropy(out, T(0), T(1), 1))
 NULLS_OF(binary_cross_entropy_with_logits, 2, ag_op_binary_cross_entropy_with_logits(out, T(0), T(1), NULL, 1))
-NULLS_OF(var_dims, 1, ag_op_var_dims(out, T(0), v0, 1, 0, 1.0))
-NULLS_OF(std_dims, 1, ag_op_std_dims(out, T(0), v0, 1, 0, 1.0))
-NULLS_OF(norm_dims, 1, ag_op_norm_dims(out, T(0), v0, 1, 0, 2.0))
-NULLS_CALL(max_dim, 1, ag_tensor *ix = SENT_T; return ag_op_max_dim(out, &ix, T(0), 0, 0);)
-NULLS_CALL(min_dim, 1, ag_tensor *ix = SENT_T; return ag_op_min_dim(out, &ix, T(0), 0, 0);)
-NULLS_OF(argmax, 1, ag_op_argmax(out, T(0), 0, 0))
-NULLS_OF(argmin, 1, ag_op_argmin(out, T(0), 0, 0))
 NULLS_OF(unfold, 1, ag_op_unfold(out, T(0), v1, v1, v4, v1))
 NULLS_OF(fold, 1, ag_op_fold(out, T(0), v2, v1, v1, v4, v1))
 NULLS_OF(conv2d, 2, ag_op_conv2d(out, T(0), T(1), NULL, v1, v4, v1, 1))
@@ -176,10 +160,6 @@ NULLS_OF(adaptive_avg_pool2d, 1, ag_op_adaptive_avg_pool2d(out, T(0), v1))
 NULLS_OF(arange, 1, ag_op_arange(out, CTX(0), AG_F64, 0.0, 2.0, 1.0))
 NULLS_OF(linspace, 1, ag_op_linspace(out, CTX(0), AG_F64, 0.0, 1.0, 3))
 NULLS_OF(eye, 1, ag_op_eye(out, CTX(0), AG_F64, 2, 2))
-NULLS_OF(rand, 1, ag_op_rand(out, CTX(0), AG_F64, v2, 2))
-NULLS_OF(randn, 1, ag_op_randn(out, CTX(0), AG_F64, v2, 2))
-NULLS_OF(uniform, 1, ag_op_uniform(out, CTX(0), AG_F64, v2, 2, 0.0, 1.0))
-NULLS_OF(normal, 1, ag_op_normal(out, CTX(0), AG_F64, v2, 2, 0.0, 1.0))
 NULLS_OF(bernoulli, 1, ag_op_bernoulli(out, T(0)))
 NULLS_OF(bernoulli_scalar, 1, ag_op_bernoulli_scalar(out, CTX(0), AG_F64, v2, 2, 0.5))
 NULLS_OF(randint, 1, ag_op_randint(out, CTX(0), v2, 2, 0, 3))
@@ -188,10 +168,6 @@ NULLS_OF(where, 3, ag_op_where(out, T(0), T(1), T(2)))
 NULLS_OF(lerp, 3, ag_op_lerp(out, T(0), T(1), T(2)))
 NULLS_OF(layer_norm, 1, ag_op_layer_norm(out, T(0), v2 + 1, 1, NULL, NULL, 1e-5))
 NULLS_OF(rms_norm, 1, ag_op_rms_norm(out, T(0), v2 + 1, 1, NULL, 1e-5))
-NULLS_OF(layer_norm_backward, 2, ag_op_layer_norm_backward(out, T(0), T(1), v2 + 1, 1, NULL, 1e-5))
-NULLS_OF(rms_norm_backward, 2, ag_op_rms_norm_backward(out, T(0), T(1), v2 + 1, 1, NULL, 1e-5))
-NULLS_OF(layer_norm_weight_grad, 2, ag_op_layer_norm_weight_grad(out, T(0), T(1), v2 + 1, 1, 1e-5))
-NULLS_OF(rms_norm_weight_grad, 2, ag_op_rms_norm_weight_grad(out, T(0), T(1), v2 + 1, 1, 1e-5))
 NULLS_OF(batch_norm, 1, ag_op_batch_norm(out, T(0), NULL, NULL, NULL, NULL, 1, 0.1, 1e-5))
 NULLS_OF(group_norm, 1, ag_op_group_norm(out, T(0), 1, NULL, NULL, 1e-5))
 
@@ -202,9 +178,8 @@ typedef struct {
 } NullCase;
 
 static const NullCase k_null_cases[] = {
-#define AG_OP(name, family) {#name, nulls_##name, nreq_##name},
+#define AG_OP(name, ...) {#name, nulls_##name, nreq_##name},
 #include "ops/ops.def"
-#undef AG_OP
 };
 
 static void test_null_inputs_every_op(void) {

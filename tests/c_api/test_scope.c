@@ -130,6 +130,51 @@ static void test_release_inside_takes_back_a_record(void) {
   ag_context_release(ctx);
 }
 
+static ag_status noop_leaf_hook(void *user_data, ag_tensor *leaf) {
+  (void)leaf;
+  ++*(int *)user_data;
+  return AG_OK;
+}
+
+/* Replaces the gradient by a new tensor (twice it), made inside the hook. */
+static ag_status doubling_hook(void *user_data, const ag_tensor *grad, ag_tensor **replacement) {
+  ag_tensor *two = NULL;
+  ag_status s = ag_tensor_full(&two, *(ag_context **)user_data, AG_F64, NULL, 0, 2.0);
+  if (s == AG_OK) s = ag_op_mul(replacement, grad, two);
+  ag_tensor_release(two);
+  return s;
+}
+
+/* Tensors lent to hooks and tensors hooks hand back go through the open
+ * scope without leaving a record in it: its end releases neither the leaf
+ * nor ag's reference to a replacement. */
+static void test_hooks_inside_a_scope_leave_no_record(void) {
+  ag_context *ctx = NEW_CTX();
+  ag_tensor *w = SCALAR(ctx, AG_F64, 3.0);
+  int calls = 0;
+  REQUIRE_OK(ag_tensor_requires_grad(w, 1));
+  REQUIRE_OK(ag_tensor_register_post_accumulate_grad_hook(NULL, w, noop_leaf_hook, &calls, NULL));
+  REQUIRE_OK(ag_tensor_register_hook(NULL, w, doubling_hook, &ctx, NULL));
+  for (int it = 0; it < 3; ++it) {
+    ag_scope *s = NULL;
+    ag_tensor *y = NULL, *g = NULL;
+    double v = 0.0;
+    REQUIRE_OK(ag_scope_begin(&s));
+    REQUIRE_OK(ag_op_mul(&y, w, w));
+    REQUIRE_OK(ag_backward(y, NULL, NULL));
+    REQUIRE_OK(ag_tensor_grad(&g, w));
+    CHECK_OK(ag_tensor_item(g, &v));
+    CHECK(v == 12.0); /* 2 * dy/dw = 2 * 2w */
+    CHECK_OK(ag_scope_end(s));
+    CHECK(ag_tensor_numel(w) == 1); /* still live */
+    CHECK_OK(ag_tensor_set_grad(w, NULL));
+  }
+  CHECK(calls == 3);
+  REL(w);
+  CHECK(bytes_in_use(ctx) == 0);
+  ag_context_release(ctx);
+}
+
 static void test_bad_arguments(void) {
   CHECK_ERR(ag_scope_begin(NULL), AG_ERR_INVALID_ARGUMENT, "ag_scope_begin");
   CHECK_ERR(ag_scope_end(NULL), AG_ERR_INVALID_ARGUMENT, "ag_scope_end");
@@ -150,6 +195,7 @@ int main(int argc, char **argv) {
   RUN(test_nested_keep_moves_to_the_enclosing_scope);
   RUN(test_early_release_and_retain_are_counted);
   RUN(test_release_inside_takes_back_a_record);
+  RUN(test_hooks_inside_a_scope_leave_no_record);
   RUN(test_bad_arguments);
   return h_finish();
 }

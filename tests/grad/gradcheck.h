@@ -1,8 +1,9 @@
 // The sample table of the gradient checker: how to call each op on which
-// inputs. Generic families get their cases in test_gradcheck.cc; an op of
-// family CUSTOM (its own C signature) provides `std::vector<Case>
-// cases_<name>()` in a cases_<area>.cc file of this directory, declared here
-// from ops.def, so an op without cases fails to link.
+// inputs. An op whose CHECK column in ops.def is generic gets its cases in
+// test_gradcheck.cc (from its DOMAIN and ATTRS columns); an op with CHECK
+// CUSTOM provides `std::vector<Case> cases_<name>()` in a cases_<area>.cc file
+// of this directory, declared here from ops.def, so an op without cases fails
+// to link.
 #pragma once
 
 #include <cstdint>
@@ -57,20 +58,21 @@ struct Case {
 
 using Cases = std::vector<Case>;
 
+// A CUSTOM check's cases come from cases_<name>(); the generic checks
+// (CHECK column of ops.def) are in test_gradcheck.cc.
+#define AG_CASES_DECL_CUSTOM(name) Cases cases_##name();
+#define AG_CASES_DECL(name, check) AG_CASES_DECL_##check(name)
 #define AG_CASES_DECL_UNARY(name)
 #define AG_CASES_DECL_UNARY_SCALAR(name)
 #define AG_CASES_DECL_UNARY_SCALAR2(name)
 #define AG_CASES_DECL_BINARY(name)
 #define AG_CASES_DECL_COMPARE(name)
-#define AG_CASES_DECL_REDUCE_ALL(name)
 #define AG_CASES_DECL_SHAPE(name)
 #define AG_CASES_DECL_DTYPE(name)
 #define AG_CASES_DECL_DIM(name)
 #define AG_CASES_DECL_DIMS(name)
-#define AG_CASES_DECL_CUSTOM(name) Cases cases_##name();
-#define AG_OP(name, family) AG_CASES_DECL_##family(name)
+#define AG_OP(name, family, check, ...) AG_CASES_DECL(name, check)
 #include "ops/ops.def"
-#undef AG_OP
 
 // c followed by y * y: the gradient then depends on x, so the second-order
 // check runs through the op's backward (for ops linear in x: views, copies,

@@ -173,43 +173,37 @@ using DtypeOp = ag_status (*)(ag_tensor**, const ag_tensor*, ag_dtype);
 using DimOp = ag_status (*)(ag_tensor**, const ag_tensor*, int64_t);
 using DimsOp = ag_status (*)(ag_tensor**, const ag_tensor*, const int64_t*, int32_t, int32_t);
 
-// Input domain of an op where the default (-2, 2) is wrong.
-void domain(const std::string& op, size_t input, double& lo, double& hi) {
-  if (op == "log") lo = 0.3, hi = 3.0;
-  if (op == "div" && input == 1) lo = 0.5, hi = 2.0;
-  if (op == "pow_scalar") lo = 0.3, hi = 2.0;
-  // Elementwise math: inside the domain, away from poles.
-  if (op == "log1p") lo = -0.5, hi = 2.0;
-  if (op == "log2" || op == "sqrt" || op == "rsqrt") lo = 0.3, hi = 3.0;
-  if (op == "reciprocal") lo = 0.4, hi = 2.0;
-  if (op == "tan") lo = -1.2, hi = 1.2;
-  if (op == "asin" || op == "acos") lo = -0.9, hi = 0.9;
-  if (op == "sigmoid_backward" && input == 1) lo = 0.05, hi = 0.95;
-  if (op == "pow" && input == 0) lo = 0.3, hi = 2.0;
-  if ((op == "fmod" || op == "remainder") && input == 1) lo = 0.7, hi = 1.9;
-}
+// An op's knobs from ops.def: DOMAIN, the sampling range of its first two
+// differentiable inputs ({} = (-2, 2)), and ATTRS, the attribute values of
+// the scalar checks ({} = the check's defaults).
+struct Knobs {
+  std::vector<double> domain, attrs;
+  void range(size_t input, double& lo, double& hi) const {
+    if (domain.size() >= 2 * input + 2) lo = domain[2 * input], hi = domain[2 * input + 1];
+  }
+};
 
 const std::vector<Shape> kUnaryShapes = {{}, {5}, {2, 3}, {2, 1, 3}};
 const std::vector<std::pair<Shape, Shape>> kBinaryShapes = {
     {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 1}, {1, 3}}, {{}, {2, 2}}, {{4, 1, 3}, {2, 1}}, {{3}, {}}};
 
-std::vector<Case> unary_cases(const std::string& name, Unary fn) {
+std::vector<Case> unary_cases(const std::string& name, Unary fn, const Knobs& k) {
   std::vector<Case> cases;
   for (const Shape& s : kUnaryShapes) {
     Input in{s};
-    domain(name, 0, in.lo, in.hi);
+    k.range(0, in.lo, in.hi);
     cases.push_back({name, {in}, [fn](ag_tensor** out, const std::vector<ag_tensor*>& x) { return fn(out, x[0]); }});
   }
   return cases;
 }
 
-std::vector<Case> unary_scalar_cases(const std::string& name, UnaryScalar fn) {
-  std::vector<double> attrs = {2.0, 3.0, 0.5, -1.5, 1.0, 0.0};
+std::vector<Case> unary_scalar_cases(const std::string& name, UnaryScalar fn, const Knobs& k) {
+  const std::vector<double> attrs = k.attrs.empty() ? std::vector<double>{2.0, 3.0, 0.5, -1.5, 1.0, 0.0} : k.attrs;
   std::vector<Case> cases;
   for (double a : attrs) {
     for (const Shape& s : kUnaryShapes) {
       Input in{s};
-      domain(name, 0, in.lo, in.hi);
+      k.range(0, in.lo, in.hi);
       cases.push_back({name + "(" + std::to_string(a) + ")", {in},
                        [fn, a](ag_tensor** out, const std::vector<ag_tensor*>& x) { return fn(out, x[0], a); }});
     }
@@ -217,23 +211,17 @@ std::vector<Case> unary_scalar_cases(const std::string& name, UnaryScalar fn) {
   return cases;
 }
 
-// Attribute pairs of the two-attribute ops, away from their kinks.
-std::vector<std::pair<double, double>> scalar2_attrs(const std::string& name) {
-  const double none = std::nan("");
-  if (name == "softplus") return {{1.0, 20.0}, {2.0, 1.0}, {0.5, 3.0}};
-  if (name == "hardtanh") return {{-1.0, 1.0}, {-0.5, 1.5}};
-  if (name == "clamp") return {{-1.0, 1.0}, {none, 0.5}, {-0.5, none}};
-  return {{0.0, 1.0}};
-}
-
-std::vector<Case> unary_scalar2_cases(const std::string& name, UnaryScalar2 fn) {
+// Attribute pairs (ATTRS: a1, a2, a1, a2, ...; default (0, 1)).
+std::vector<Case> unary_scalar2_cases(const std::string& name, UnaryScalar2 fn, const Knobs& k) {
+  const std::vector<double> attrs = k.attrs.empty() ? std::vector<double>{0.0, 1.0} : k.attrs;
   std::vector<Case> cases;
-  for (const auto& [a1, a2] : scalar2_attrs(name)) {
+  for (size_t i = 0; i + 1 < attrs.size(); i += 2) {
+    const double a1 = attrs[i], a2 = attrs[i + 1];
     for (const Shape& s : kUnaryShapes) {
       Input in{s};
-      domain(name, 0, in.lo, in.hi);
+      k.range(0, in.lo, in.hi);
       cases.push_back({name + "(" + std::to_string(a1) + ", " + std::to_string(a2) + ")", {in},
-                       [fn, a1 = a1, a2 = a2](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                       [fn, a1, a2](ag_tensor** out, const std::vector<ag_tensor*>& x) {
                          return fn(out, x[0], a1, a2);
                        }});
     }
@@ -242,7 +230,7 @@ std::vector<Case> unary_scalar2_cases(const std::string& name, UnaryScalar2 fn) 
 }
 
 // Comparisons: bool results, no gradient.
-std::vector<Case> compare_cases(const std::string& name, Binary fn) {
+std::vector<Case> compare_cases(const std::string& name, Binary fn, const Knobs&) {
   std::vector<Case> cases;
   for (const auto& [sa, sb] : kBinaryShapes) {
     cases.push_back({name, {Input{sa}, Input{sb}},
@@ -252,20 +240,18 @@ std::vector<Case> compare_cases(const std::string& name, Binary fn) {
   return cases;
 }
 
-std::vector<Case> binary_cases(const std::string& name, Binary fn) {
+std::vector<Case> binary_cases(const std::string& name, Binary fn, const Knobs& k) {
   std::vector<Case> cases;
   for (const auto& [sa, sb] : kBinaryShapes) {
     Input a{sa}, b{sb};
-    domain(name, 0, a.lo, a.hi);
-    domain(name, 1, b.lo, b.hi);
+    k.range(0, a.lo, a.hi);
+    k.range(1, b.lo, b.hi);
     cases.push_back({name, {a, b}, [fn](ag_tensor** out, const std::vector<ag_tensor*>& x) { return fn(out, x[0], x[1]); }});
   }
   return cases;
 }
 
-std::vector<Case> reduce_all_cases(const std::string& name, Unary fn) { return unary_cases(name, fn); }
-
-std::vector<Case> shape_cases(const std::string& name, ShapeOp fn) {
+std::vector<Case> shape_cases(const std::string& name, ShapeOp fn, const Knobs&) {
   // (input shape, attribute shape) pairs valid for the op.
   std::vector<std::pair<Shape, Shape>> pairs;
   if (name == "expand") pairs = {{{3}, {2, 3}}, {{2, 1}, {2, 4}}, {{}, {3}}, {{2, 1, 3}, {2, 2, 3}}};
@@ -280,7 +266,7 @@ std::vector<Case> shape_cases(const std::string& name, ShapeOp fn) {
   return cases;
 }
 
-std::vector<Case> dtype_cases(const std::string& name, DtypeOp fn) {
+std::vector<Case> dtype_cases(const std::string& name, DtypeOp fn, const Knobs&) {
   std::vector<Case> cases;
   for (const Shape& s : kUnaryShapes) {
     // The target is the input's own dtype, so the f64 check stays exact; the
@@ -302,13 +288,13 @@ ag_status on_expanded(ag_tensor** out, const ag_tensor* x, const Shape& to, F fn
   return st;
 }
 
-std::vector<Case> dim_cases(const std::string& name, DimOp fn) {
+std::vector<Case> dim_cases(const std::string& name, DimOp fn, const Knobs& k) {
   const std::vector<std::pair<Shape, int64_t>> rows = {{{}, 0},     {{5}, 0},        {{2, 3}, 1},   {{2, 3}, 0},
                                                        {{2, 3}, -1}, {{2, 3, 4}, 1}, {{2, 3, 4}, -3}};
   std::vector<Case> cases;
   for (const auto& [s, dim] : rows) {
     Input in{s};
-    domain(name, 0, in.lo, in.hi);
+    k.range(0, in.lo, in.hi);
     cases.push_back({name + "(dim=" + std::to_string(dim) + ")", {in},
                      [fn, dim = dim](ag_tensor** out, const std::vector<ag_tensor*>& x) { return fn(out, x[0], dim); }});
   }
@@ -322,14 +308,14 @@ std::vector<Case> dim_cases(const std::string& name, DimOp fn) {
   return cases;
 }
 
-std::vector<Case> dims_cases(const std::string& name, DimsOp fn) {
+std::vector<Case> dims_cases(const std::string& name, DimsOp fn, const Knobs& k) {
   const std::vector<std::pair<Shape, Shape>> rows = {
       {{2, 3}, {1}}, {{2, 3}, {0}}, {{2, 3, 4}, {0, 2}}, {{2, 3, 4}, {-1}}, {{2, 3}, {}}, {{}, {0}}, {{2, 3, 4}, {2, 0}}};
   std::vector<Case> cases;
   for (const auto& [s, dims] : rows) {
     for (int32_t keep : {0, 1}) {
       Input in{s};
-      domain(name, 0, in.lo, in.hi);
+      k.range(0, in.lo, in.hi);
       cases.push_back({name + "(keepdim=" + std::to_string(keep) + ")", {in},
                        [fn, dims = dims, keep](ag_tensor** out, const std::vector<ag_tensor*>& x) {
                          return fn(out, x[0], dims.data(), static_cast<int32_t>(dims.size()), keep);
@@ -347,20 +333,22 @@ std::vector<Case> dims_cases(const std::string& name, DimsOp fn) {
 std::vector<Case> all_cases() {
   std::vector<Case> all;
   auto add = [&](std::vector<Case> c) { all.insert(all.end(), c.begin(), c.end()); };
-#define AG_CASES_UNARY(name) add(unary_cases(#name, &ag_op_##name));
-#define AG_CASES_UNARY_SCALAR(name) add(unary_scalar_cases(#name, &ag_op_##name));
-#define AG_CASES_UNARY_SCALAR2(name) add(unary_scalar2_cases(#name, &ag_op_##name));
-#define AG_CASES_BINARY(name) add(binary_cases(#name, &ag_op_##name));
-#define AG_CASES_COMPARE(name) add(compare_cases(#name, &ag_op_##name));
-#define AG_CASES_REDUCE_ALL(name) add(reduce_all_cases(#name, &ag_op_##name));
-#define AG_CASES_SHAPE(name) add(shape_cases(#name, &ag_op_##name));
-#define AG_CASES_DTYPE(name) add(dtype_cases(#name, &ag_op_##name));
-#define AG_CASES_DIM(name) add(dim_cases(#name, &ag_op_##name));
-#define AG_CASES_DIMS(name) add(dims_cases(#name, &ag_op_##name));
-#define AG_CASES_CUSTOM(name) add(cases_##name());
-#define AG_OP(name, family) AG_CASES_##family(name)
+  const double NONE = std::nan("");  // an absent bound in ATTRS
+  (void)NONE;
+#define AG_UNPAREN(...) __VA_ARGS__
+#define AG_CASES_UNARY(name, k) add(unary_cases(#name, &ag_op_##name, k));
+#define AG_CASES_UNARY_SCALAR(name, k) add(unary_scalar_cases(#name, &ag_op_##name, k));
+#define AG_CASES_UNARY_SCALAR2(name, k) add(unary_scalar2_cases(#name, &ag_op_##name, k));
+#define AG_CASES_BINARY(name, k) add(binary_cases(#name, &ag_op_##name, k));
+#define AG_CASES_COMPARE(name, k) add(compare_cases(#name, &ag_op_##name, k));
+#define AG_CASES_SHAPE(name, k) add(shape_cases(#name, &ag_op_##name, k));
+#define AG_CASES_DTYPE(name, k) add(dtype_cases(#name, &ag_op_##name, k));
+#define AG_CASES_DIM(name, k) add(dim_cases(#name, &ag_op_##name, k));
+#define AG_CASES_DIMS(name, k) add(dims_cases(#name, &ag_op_##name, k));
+#define AG_CASES_CUSTOM(name, k) add(cases_##name());
+#define AG_OP(name, family, check, flags, domain, attrs) \
+  AG_CASES_##check(name, (Knobs{{AG_UNPAREN domain}, {AG_UNPAREN attrs}}))
 #include "ops/ops.def"
-#undef AG_OP
   return all;
 }
 

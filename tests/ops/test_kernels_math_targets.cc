@@ -302,7 +302,7 @@ const std::vector<BinaryCase>& binary_cases() {
          return r;
        },
        0},
-      {BinaryKind::GreaterShare, "greater_share", [](LD a, LD b) { return a > b ? LD(1) : a == b ? LD(0.5) : LD(0); }, 0},
+      {BinaryKind::GreaterShare, "greater_share", [](LD a, LD b) { return a < b ? LD(0) : a == b ? LD(0.5) : LD(1); }, 0},  // NaN: 1, as PyTorch
   };
   return cases;
 }

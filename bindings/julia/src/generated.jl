@@ -9,6 +9,7 @@ mutable struct ag_function_ctx end
 mutable struct ag_hook end
 mutable struct ag_node end
 mutable struct ag_optimizer end
+mutable struct ag_profile end
 mutable struct ag_safetensors end
 mutable struct ag_scope end
 mutable struct ag_tensor end
@@ -200,6 +201,12 @@ struct ag_optimizer_options
     maximize::Int32
 end
 
+struct ag_profiler_options
+    struct_size::UInt32
+    record_calls::Int32
+    max_events::Int64
+end
+
 """Turn anomaly mode on (nonzero) or off (0) for the backward passes of `ctx`
 (a pass reads the mode of its roots' context once, when it starts).
 Thread-safe.
@@ -273,7 +280,8 @@ end
 sets it back to none (so the next backward starts afresh), otherwise
 `grad` (same shape, dtype and context; it is shared, not copied) becomes
 the gradient.
-@return AG_OK; AG_ERR_INVALID_ARGUMENT; AG_ERR_SHAPE; AG_ERR_DTYPE;
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (also for `grad` == `t`, which
+        would own itself); AG_ERR_SHAPE; AG_ERR_DTYPE;
         AG_ERR_CONTEXT; AG_ERR_GRAPH (t is a non-leaf that does not retain
         its gradient)."""
 function ag_tensor_set_grad(t, grad)
@@ -1254,6 +1262,11 @@ function ag_op_log2(out, x)
     ccall((:ag_op_log2, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
 
+"""y = log10 x (-inf at 0, NaN below 0), ln x / ln 10 rounded twice (within 2 ulp). Gradient 1 / (x ln 10)."""
+function ag_op_log10(out, x)
+    ccall((:ag_op_log10, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
 """y = sqrt x, correctly rounded (NaN below 0). Gradient 1 / (2 y)."""
 function ag_op_sqrt(out, x)
     ccall((:ag_op_sqrt, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
@@ -1367,7 +1380,7 @@ function ag_op_sigmoid_backward(out, grad, s)
     ccall((:ag_op_sigmoid_backward, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, grad, s)
 end
 
-"""y = max(x, 0) (NaN stays NaN)."""
+"""y = max(x, 0) (NaN stays NaN). Gradient 0 where y <= 0, else 1 (also for NaN, as PyTorch)."""
 function ag_op_relu(out, x)
     ccall((:ag_op_relu, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
@@ -1377,12 +1390,15 @@ function ag_op_leaky_relu(out, x, negative_slope)
     ccall((:ag_op_leaky_relu, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, x, negative_slope)
 end
 
-"""y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1)."""
+"""y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1).
+Gradient 1 for x > 0, else alpha e^x; second derivative alpha e^x for
+x < 0, else 0 (at x = 0 too, as PyTorch; no overflow for large x)."""
 function ag_op_elu(out, x, alpha)
     ccall((:ag_op_elu, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, x, alpha)
 end
 
-"""y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805."""
+"""y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale =
+1.0507009873554805; derivatives as ag_op_elu's, times scale."""
 function ag_op_selu(out, x)
     ccall((:ag_op_selu, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
 end
@@ -1394,7 +1410,8 @@ end
 
 """y = ln(1 + e^(beta x)) / beta, and y = x where beta * x > threshold
 (PyTorch's defaults: beta 1, threshold 20). Gradient sigmoid(beta x), 1
-above the threshold.
+above the threshold; at beta x = threshold the gradient is
+sigmoid(threshold) and the second derivative 0 (as PyTorch).
 @return AG_ERR_INVALID_ARGUMENT also when beta is 0 or NaN or threshold is NaN."""
 function ag_op_softplus(out, x, beta, threshold)
     ccall((:ag_op_softplus, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble, Cdouble), out, x, beta, threshold)
@@ -1406,7 +1423,7 @@ function ag_op_mish(out, x)
 end
 
 """y = x clamped to [min_val, max_val] (PyTorch's defaults: -1, 1). Gradient
-1 strictly inside, 0 at and beyond the bounds.
+1 strictly inside (and for NaN x, as PyTorch), 0 at and beyond the bounds.
 @return AG_ERR_INVALID_ARGUMENT also when min_val > max_val or a bound is NaN."""
 function ag_op_hardtanh(out, x, min_val, max_val)
     ccall((:ag_op_hardtanh, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble, Cdouble), out, x, min_val, max_val)
@@ -1414,7 +1431,8 @@ end
 
 """y = min(max(x, min), max). A NaN bound means "no bound" on that side (pass
 NAN for PyTorch's None). With min > max every element is max (as PyTorch).
-NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0."""
+NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0 (NaN x: 0,
+as PyTorch)."""
 function ag_op_clamp(out, x, min, max)
     ccall((:ag_op_clamp, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble, Cdouble), out, x, min, max)
 end
@@ -1469,19 +1487,22 @@ end
 
 """y = a ** b (C pow semantics, e.g. a negative base with a non-integral
 exponent is NaN). Gradients: b * a^(b-1) for a (0 where b = 0);
-a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch)."""
+a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch). Its derivatives
+in b are 0 there too (0^b = 0 for b > 0; PyTorch gives NaN from 0 * ln 0)."""
 function ag_op_pow(out, a, b)
     ccall((:ag_op_pow, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
 """y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
-split half and half between a and b (as PyTorch)."""
+split half and half between a and b; where the result is NaN both get the
+whole gradient; the input not selected gets 0, selected (as PyTorch)."""
 function ag_op_maximum(out, a, b)
     ccall((:ag_op_maximum, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
 """y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
-split half and half between a and b (as PyTorch)."""
+split half and half between a and b; where the result is NaN both get the
+whole gradient; the input not selected gets 0, selected (as PyTorch)."""
 function ag_op_minimum(out, a, b)
     ccall((:ag_op_minimum, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
@@ -1507,50 +1528,50 @@ function ag_op_remainder(out, a, b)
     ccall((:ag_op_remainder, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
--trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+"""y = sqrt(a^2 + b^2), computed so (it overflows to inf where a^2 + b^2 does,
+unlike C's hypot). Gradients: a / y for a, b / y for b (NaN at a = b = 0)."""
+function ag_op_hypot(out, a, b)
+    ccall((:ag_op_hypot, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
+end
+
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
+function ag_op_logaddexp(out, a, b)
+    ccall((:ag_op_logaddexp, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
+end
+
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
 function ag_op_eq(out, a, b)
     ccall((:ag_op_eq, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
--trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
 function ag_op_ne(out, a, b)
     ccall((:ag_op_ne, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
--trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
 function ag_op_lt(out, a, b)
     ccall((:ag_op_lt, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
--trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
 function ag_op_le(out, a, b)
     ccall((:ag_op_le, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
--trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
 function ag_op_gt(out, a, b)
     ccall((:ag_op_gt, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
--trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+Gradients: e^(a - y) for a, e^(b - y) for b."""
 function ag_op_ge(out, a, b)
     ccall((:ag_op_ge, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
@@ -1961,7 +1982,8 @@ without class weights.
               class probabilities of input's shape and dtype.
 @param reduction    AG_REDUCTION_NONE / MEAN / SUM. With class indices,
               MEAN divides by the number of targets not equal to
-              ignore_index (NaN if there is none); with probabilities, by
+              ignore_index (NaN if there is none, with gradient 0, as
+              PyTorch); with probabilities, by
               the number of items (numel / C).
 @param ignore_index targets equal to it add nothing and get zero gradient
               (class indices only; AG_IGNORE_INDEX_DEFAULT is PyTorch's -100).
@@ -2028,7 +2050,10 @@ end
 """Binary cross entropy of probabilities: -(t log p + (1 - t) log(1 - p)) with
 p = input in [0, 1] and t = target of the same shape and dtype; each log is
 clamped at -100 as in PyTorch, so p = 0 or 1 gives a finite loss. Then the
-reduction. Gradients flow to input and target.
+reduction. Gradients flow to input and target. The gradient is that of
+the clamped loss: the clamped log contributes 0, so p = 0 gives
+(1 - t) / (1 - p) and p = 1 gives -t / p (PyTorch divides p - t by
+max(p (1 - p), 1e-12) instead: about -t * 1e12 at p = 0).
 @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, an input outside
         [0, 1]: "[ag_op_binary_cross_entropy] input 1.5 at index 2 is
         outside [0, 1]"), AG_ERR_SHAPE (shapes differ), AG_ERR_DTYPE,
@@ -2039,7 +2064,8 @@ end
 
 """Binary cross entropy of logits x = input and targets t (same shape and
 dtype), computed stably as (1 - t) x + w (log(1 + exp(-|x|)) + max(-x, 0))
-with w = 1 + (pos_weight - 1) t; then the reduction.
+with w = 1 + (pos_weight - 1) t; then the reduction. The gradient for
+input is exact everywhere, x = 0 included: (1 - t) - w sigmoid(-x).
 @param pos_weight NULL, or weights of positive examples that broadcast to
        input's shape (typically one per class, shape (C)).
 Gradients flow to input, target and pos_weight.
@@ -2166,7 +2192,10 @@ end
 
 """y = product of x over `dims` (1 over an empty dim). Gradient: PyTorch's
 rule, exact with zeros: g * prod / x without zeros; with one zero in a
-slice, the product of the others at the zero and 0 elsewhere; 0 with more."""
+slice, the product of the others at the zero and 0 elsewhere; 0 with more.
+Second derivatives are exact with any number of zeros (PyTorch's prod over
+all dims has a constant zero gradient with two zeros; its prod over a dim
+agrees with ag)."""
 function ag_op_prod_dims(out, x, dims, ndims, keepdim)
     ccall((:ag_op_prod_dims, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32), out, x, dims, ndims, keepdim)
 end
@@ -2181,24 +2210,29 @@ end
 """y = sum((x - mean)^2) / max(0, N - correction) over `dims`, N the number of
 elements reduced into each output (correction 1: the unbiased sample
 variance, PyTorch's default; 0: the population variance). A divisor of 0
-gives inf or NaN. AG_ERR_INVALID_ARGUMENT also for a NaN correction."""
+gives inf or NaN. The gradient is 2 (x - mean) / (N - correction), also
+when correction > N (as PyTorch: 0 for a constant slice).
+AG_ERR_INVALID_ARGUMENT also for a NaN correction."""
 function ag_op_var_dims(out, x, dims, ndims, keepdim, correction)
     ccall((:ag_op_var_dims, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Cdouble), out, x, dims, ndims, keepdim, correction)
 end
 
-"""y = sqrt(var_dims(x, dims, correction)). The gradient is NaN where all
-elements of a slice are equal (as in PyTorch)."""
+"""y = sqrt(var_dims(x, dims, correction)). Where the variance is 0 (all
+elements of a slice equal) the gradient and second derivative are 0, as
+in PyTorch."""
 function ag_op_std_dims(out, x, dims, ndims, keepdim, correction)
     ccall((:ag_op_std_dims, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Cdouble), out, x, dims, ndims, keepdim, correction)
 end
 
 """y = the vector p-norm of x over `dims` (torch.linalg.vector_norm):
-p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0;
+p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0 (second
+  derivative 0 there too, as std's; PyTorch's is NaN, from 0 * inf);
 p = 1: sum |x|, gradient sign(x) (0 at 0);
 p = INFINITY / -INFINITY: max / min |x|, gradient sign(x) shared evenly
   among the elements that attain it (AG_ERR_SHAPE over an empty dim);
 p = 0: the number of nonzero elements, gradient 0;
-other p: (sum |x|^p)^(1/p).
+other p: (sum |x|^p)^(1/p); for p > 0 the gradient is 0 where y = 0,
+  and for 0 < p < 1 also at each zero element (as PyTorch).
 AG_ERR_INVALID_ARGUMENT also for a NaN p."""
 function ag_op_norm_dims(out, x, dims, ndims, keepdim, p)
     ccall((:ag_op_norm_dims, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Cdouble), out, x, dims, ndims, keepdim, p)
@@ -2238,7 +2272,8 @@ end
 
 """y_k = x_0 * ... * x_k along `dim`, multiplied in double. The gradient is
 exact with zeros (past the first zero of a slice it is 0; at it, the
-products that skip it). AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE."""
+products that skip it), and so are second derivatives, with any number of
+zeros. AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE."""
 function ag_op_cumprod(out, x, dim)
     ccall((:ag_op_cumprod, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), out, x, dim)
 end
@@ -2574,6 +2609,95 @@ start_factor) min(step, total_steps) / total_steps).
         start_factor not in (0, 1], end_factor not in [0, 1])."""
 function ag_lr_linear(base_lr, step, start_factor, end_factor, total_steps, out)
     ccall((:ag_lr_linear, libag), Int32, (Cdouble, Int64, Cdouble, Cdouble, Int64, Ptr{Cdouble}), base_lr, step, start_factor, end_factor, total_steps, out)
+end
+
+"""Write the defaults (= AG_PROFILER_OPTIONS_INIT) into *opts.
+@param[out] opts  the options.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL opts)."""
+function ag_profiler_options_init(opts)
+    ccall((:ag_profiler_options_init, libag), Int32, (Ptr{ag_profiler_options},), opts)
+end
+
+"""Start recording on ctx; the timeline's zero is now.
+@param ctx      the context.
+@param options  NULL for defaults.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid ctx, a profiler already
+        running on ctx, struct_size, max_events < 0); AG_ERR_OUT_OF_MEMORY.
+Thread-safe."""
+function ag_profiler_start(ctx, options)
+    ccall((:ag_profiler_start, libag), Int32, (Ptr{ag_context}, Ptr{ag_profiler_options}), ctx, options)
+end
+
+"""Stop the profiler of ctx and hand out what it recorded: events ordered by
+start time (an enclosing span before what it encloses).
+@param[out] out  new profile handle; release with ag_profile_release.
+@param ctx       the context.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, invalid ctx, no
+        profiler running on ctx); AG_ERR_OUT_OF_MEMORY (the profiler is
+        stopped and its events are lost).
+Thread-safe."""
+function ag_profiler_stop(out, ctx)
+    ccall((:ag_profiler_stop, libag), Int32, (Ptr{Ptr{ag_profile}}, Ptr{ag_context}), out, ctx)
+end
+
+"""Events in the profile; -1 for NULL or invalid."""
+function ag_profile_num_events(profile)
+    ccall((:ag_profile_num_events, libag), Int64, (Ptr{ag_profile},), profile)
+end
+
+"""Events the profile did not keep (past max_events); -1 for NULL or invalid."""
+function ag_profile_num_dropped(profile)
+    ccall((:ag_profile_num_dropped, libag), Int64, (Ptr{ag_profile},), profile)
+end
+
+"""Event `index` (0 .. num_events-1) of the profile.
+@param profile            the profile.
+@param index              which event.
+@param[out] name          borrowed name, valid while the profile lives:
+                          "backward", a node's name or a function's;
+                          may be NULL.
+@param[out] category      static "backward", "node" or "call"; may be NULL.
+@param[out] start_ns      start, in ns since ag_profiler_start; may be NULL.
+@param[out] duration_ns   duration in ns (>= 0); may be NULL.
+@param[out] thread        1, 2, ... by the order in which threads first
+                          recorded; may be NULL.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid profile, index out
+        of range). Out-params untouched on failure."""
+function ag_profile_event(profile, index, name, category, start_ns, duration_ns, thread)
+    ccall((:ag_profile_event, libag), Int32, (Ptr{ag_profile}, Int64, Ptr{Ptr{Cchar}}, Ptr{Ptr{Cchar}}, Ptr{Int64}, Ptr{Int64}, Ptr{Int32}), profile, index, name, category, start_ns, duration_ns, thread)
+end
+
+"""The profile as Chrome trace JSON (UTF-8):
+  {"traceEvents": [{"name": "MmBackward", "cat": "node", "ph": "X",
+    "ts": 12.345, "dur": 6.789, "pid": 1, "tid": 1,
+    "args": {"sequence_nr": 7, "tag": "layer1", "pass": 3}}, ...,
+   and "M" (metadata) events naming the process and threads],
+   "displayTimeUnit": "ns", "otherData": {"dropped_events": 0}}
+ts and dur are microseconds with ns precision. Node args carry
+sequence_nr, pass and, when set, tag; a backward's args its pass.
+Buffer protocol of ag_graph_export: with AG_OK and AG_ERR_BUFFER_TOO_SMALL,
+*needed receives the bytes the text needs, including the terminating NUL;
+if capacity >= *needed the text and a NUL are written to buf, else buf is
+untouched (buf NULL and capacity 0 ask for the size).
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid profile, NULL
+        needed, NULL buf with capacity > 0); AG_ERR_BUFFER_TOO_SMALL;
+        AG_ERR_OUT_OF_MEMORY."""
+function ag_profile_chrome_trace(profile, buf, capacity, needed)
+    ccall((:ag_profile_chrome_trace, libag), Int32, (Ptr{ag_profile}, Ptr{Cchar}, Csize_t, Ptr{Csize_t}), profile, buf, capacity, needed)
+end
+
+"""Write the Chrome trace JSON of ag_profile_chrome_trace to the file `path`
+(replaced if it exists).
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid profile, NULL
+        path, the file cannot be written: the message carries the
+        system's reason); AG_ERR_OUT_OF_MEMORY."""
+function ag_profile_write_chrome_trace(profile, path)
+    ccall((:ag_profile_write_chrome_trace, libag), Int32, (Ptr{ag_profile}, Cstring), profile, path)
+end
+
+"""Free the profile; NULL is a no-op."""
+function ag_profile_release(profile)
+    ccall((:ag_profile_release, libag), Cvoid, (Ptr{ag_profile},), profile)
 end
 
 """Seed the generator of `ctx` and reset its offset to 0 (PyTorch's

@@ -40,6 +40,7 @@ from ._interop import from_numpy, from_dlpack, to_dlpack  # noqa: E402
 from . import functional  # noqa: E402
 from .functional import gradcheck, gradgradcheck  # noqa: E402
 from . import optim  # noqa: E402
+from . import profiler  # noqa: E402
 
 cat = concatenate = _OPS["concat"]
 clip = _OPS["clamp"]

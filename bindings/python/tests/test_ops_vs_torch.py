@@ -67,9 +67,31 @@ BINARY_DOMAIN = {"pow": ((0.2, 2), (-2, 2)), "fmod": ((-3, 3), (0.5, 1.5)), "rem
                  "div": ((-2, 2), (0.5, 2))}
 
 
+def op_checks():
+    """{op: (its gradient-check kind, its sampling domain)} from the API description (ops.def's CHECK and DOMAIN columns):
+    the installed copy beside the headers, else the committed one."""
+    import json
+    import os
+    inc = os.environ.get("AG_INCLUDE_DIR")
+    path = inc and os.path.join(inc, "ag", "ag-api.json")
+    if not path or not os.path.exists(path):
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ag-api.json")
+    with open(path) as f:
+        return {o["name"]: (o.get("check"), o.get("domain")) for o in json.load(f)["ops"]}
+
+
+CHECKS = op_checks()
+
+
+def domain(name, i=0, default=(-2, 2)):
+    """Input i's sampling range: ops.def's DOMAIN column, else default."""
+    d = (CHECKS.get(name, (None, None))[1] or [])[2 * i:2 * i + 2]
+    return tuple(d) if len(d) == 2 else default
+
+
 def family_case(name, family):
     if family == "UNARY":
-        lo, hi = DOMAIN.get(name, (-2, 2))
+        lo, hi = DOMAIN.get(name) or domain(name)
         gg = name not in ("floor", "ceil", "round", "trunc", "sign")
         return Case([R(3, 4, lo=lo, hi=hi)], getattr(ag, name), tfn(name), gradgrad=gg,
                     rtol=LOOSE.get(name, 1e-7))
@@ -80,15 +102,16 @@ def family_case(name, family):
     if family == "UNARY_SCALAR2":
         (a, b), _ = UNARY_SCALAR2[name]
         return Case([R(3, 4)], lambda x: getattr(ag, name)(x, a, b), lambda x: tfn(name)(x, a, b))
-    if family in ("BINARY", "COMPARE"):
+    compare = CHECKS.get(name, (None, None))[0] == "COMPARE"  # bool result: BINARY's signature, no gradient
+    if family == "BINARY":
         if name in FUSED:
             return Case([R(3, 4), R(3, 4, lo=-0.9, hi=0.9)], getattr(ag, name), FUSED[name], rtol=1e-6)
-        da, db = BINARY_DOMAIN.get(name, ((-2, 2), (-2, 2)))
+        da, db = BINARY_DOMAIN.get(name) or (domain(name, 0), domain(name, 1))
         a, b = R(3, 4, lo=da[0], hi=da[1]), R(4, lo=db[0], hi=db[1])
-        if family == "COMPARE":
+        if compare:
             b = np.round(R(4), 0)
             a = np.round(a, 0)
-        return Case([a, b], getattr(ag, name), tfn(name), grad=family != "COMPARE")
+        return Case([a, b], getattr(ag, name), tfn(name), grad=not compare)
     if family == "SHAPE":
         shapes = {"expand": ((3, 1), (2, 3, 4)), "sum_to_size": ((2, 3, 4), (3, 1)), "reshape": ((3, 4), (2, -1))}
         src, dst = shapes[name]
@@ -97,8 +120,6 @@ def family_case(name, family):
         return Case([R(*src)], lambda x: getattr(ag, name)(x, dst), ref)
     if family == "DTYPE":  # f64 -> f32 and back: the gradient is converted back to f64
         return Case([R(3, 4)], lambda x: ag.cast(x, ag.float32), lambda x: x.to(torch.float32), rtol=1e-7, atol=1e-7)
-    if family == "REDUCE_ALL":
-        return Case([R(3, 4)], getattr(ag, name), tfn(name))
     if family == "DIM":
         lo = 0.5 if name == "cumprod" else -2
         return Case([R(3, 4, lo=lo)], lambda x: getattr(ag, name)(x, 1), lambda x: tfn(name)(x, 1), rtol=1e-6)

@@ -63,6 +63,15 @@ pub struct ag_optimizer {
 }
 
 /// ```text
+/// Opaque handle of a recorded profile (ag_profiler_stop).
+/// ```
+#[repr(C)]
+pub struct ag_profile {
+    _private: [u8; 0],
+    _marker: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+/// ```text
 /// Opaque handle of a loaded safetensors file.
 /// ```
 #[repr(C)]
@@ -485,6 +494,20 @@ pub struct ag_optimizer_options {
     pub maximize: i32,
 }
 
+/// ```text
+/// Options of ag_profiler_start (ABI.md, section 4).
+/// ```
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ag_profiler_options {
+    /// sizeof(ag_profiler_options)
+    pub struct_size: u32,
+    /// != 0: also time C API calls (default 0)
+    pub record_calls: i32,
+    /// events kept at most; 0 = 1000000 (default)
+    pub max_events: i64,
+}
+
 // ---- functions ----
 
 unsafe extern "C" {
@@ -582,7 +605,8 @@ unsafe extern "C" {
     /// sets it back to none (so the next backward starts afresh), otherwise
     /// `grad` (same shape, dtype and context; it is shared, not copied) becomes
     /// the gradient.
-    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT; AG_ERR_SHAPE; AG_ERR_DTYPE;
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (also for `grad` == `t`, which
+    ///         would own itself); AG_ERR_SHAPE; AG_ERR_DTYPE;
     ///         AG_ERR_CONTEXT; AG_ERR_GRAPH (t is a non-leaf that does not retain
     ///         its gradient).
     /// ```
@@ -1770,6 +1794,13 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_log2(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
+    /// `ag_op_log10` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = log10 x (-inf at 0, NaN below 0), ln x / ln 10 rounded twice (within 2 ulp). Gradient 1 / (x ln 10).
+    /// ```
+    pub fn ag_op_log10(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
     /// `ag_op_sqrt` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
@@ -1924,7 +1955,7 @@ unsafe extern "C" {
     /// `ag_op_relu` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = max(x, 0) (NaN stays NaN).
+    /// y = max(x, 0) (NaN stays NaN). Gradient 0 where y <= 0, else 1 (also for NaN, as PyTorch).
     /// ```
     pub fn ag_op_relu(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
@@ -1939,13 +1970,16 @@ unsafe extern "C" {
     ///
     /// ```text
     /// y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1).
+    /// Gradient 1 for x > 0, else alpha e^x; second derivative alpha e^x for
+    /// x < 0, else 0 (at x = 0 too, as PyTorch; no overflow for large x).
     /// ```
     pub fn ag_op_elu(out: *mut *mut ag_tensor, x: *const ag_tensor, alpha: f64) -> ag_status;
 
     /// `ag_op_selu` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805.
+    /// y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale =
+    /// 1.0507009873554805; derivatives as ag_op_elu's, times scale.
     /// ```
     pub fn ag_op_selu(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
 
@@ -1961,7 +1995,8 @@ unsafe extern "C" {
     /// ```text
     /// y = ln(1 + e^(beta x)) / beta, and y = x where beta * x > threshold
     /// (PyTorch's defaults: beta 1, threshold 20). Gradient sigmoid(beta x), 1
-    /// above the threshold.
+    /// above the threshold; at beta x = threshold the gradient is
+    /// sigmoid(threshold) and the second derivative 0 (as PyTorch).
     /// @return AG_ERR_INVALID_ARGUMENT also when beta is 0 or NaN or threshold is NaN.
     /// ```
     pub fn ag_op_softplus(out: *mut *mut ag_tensor, x: *const ag_tensor, beta: f64, threshold: f64) -> ag_status;
@@ -1977,7 +2012,7 @@ unsafe extern "C" {
     ///
     /// ```text
     /// y = x clamped to [min_val, max_val] (PyTorch's defaults: -1, 1). Gradient
-    /// 1 strictly inside, 0 at and beyond the bounds.
+    /// 1 strictly inside (and for NaN x, as PyTorch), 0 at and beyond the bounds.
     /// @return AG_ERR_INVALID_ARGUMENT also when min_val > max_val or a bound is NaN.
     /// ```
     pub fn ag_op_hardtanh(out: *mut *mut ag_tensor, x: *const ag_tensor, min_val: f64, max_val: f64) -> ag_status;
@@ -1987,7 +2022,8 @@ unsafe extern "C" {
     /// ```text
     /// y = min(max(x, min), max). A NaN bound means "no bound" on that side (pass
     /// NAN for PyTorch's None). With min > max every element is max (as PyTorch).
-    /// NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0.
+    /// NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0 (NaN x: 0,
+    /// as PyTorch).
     /// ```
     pub fn ag_op_clamp(out: *mut *mut ag_tensor, x: *const ag_tensor, min: f64, max: f64) -> ag_status;
 
@@ -2056,7 +2092,8 @@ unsafe extern "C" {
     /// ```text
     /// y = a ** b (C pow semantics, e.g. a negative base with a non-integral
     /// exponent is NaN). Gradients: b * a^(b-1) for a (0 where b = 0);
-    /// a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch).
+    /// a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch). Its derivatives
+    /// in b are 0 there too (0^b = 0 for b > 0; PyTorch gives NaN from 0 * ln 0).
     /// ```
     pub fn ag_op_pow(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
@@ -2064,7 +2101,8 @@ unsafe extern "C" {
     ///
     /// ```text
     /// y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
-    /// split half and half between a and b (as PyTorch).
+    /// split half and half between a and b; where the result is NaN both get the
+    /// whole gradient; the input not selected gets 0, selected (as PyTorch).
     /// ```
     pub fn ag_op_maximum(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
@@ -2072,7 +2110,8 @@ unsafe extern "C" {
     ///
     /// ```text
     /// y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
-    /// split half and half between a and b (as PyTorch).
+    /// split half and half between a and b; where the result is NaN both get the
+    /// whole gradient; the input not selected gets 0, selected (as PyTorch).
     /// ```
     pub fn ag_op_minimum(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
@@ -2103,63 +2142,67 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_remainder(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
+    /// `ag_op_hypot` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = sqrt(a^2 + b^2), computed so (it overflows to inf where a^2 + b^2 does,
+    /// unlike C's hypot). Gradients: a / y for a, b / y for b (NaN at a = b = 0).
+    /// ```
+    pub fn ag_op_hypot(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_logaddexp` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// ```
+    pub fn ag_op_logaddexp(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
     /// `ag_op_eq` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ag_op_eq(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_ne` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ag_op_ne(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_lt` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ag_op_lt(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_le` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ag_op_le(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_gt` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ag_op_gt(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_ge` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ag_op_ge(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
@@ -2660,7 +2703,8 @@ unsafe extern "C" {
     ///               class probabilities of input's shape and dtype.
     /// @param reduction    AG_REDUCTION_NONE / MEAN / SUM. With class indices,
     ///               MEAN divides by the number of targets not equal to
-    ///               ignore_index (NaN if there is none); with probabilities, by
+    ///               ignore_index (NaN if there is none, with gradient 0, as
+    ///               PyTorch); with probabilities, by
     ///               the number of items (numel / C).
     /// @param ignore_index targets equal to it add nothing and get zero gradient
     ///               (class indices only; AG_IGNORE_INDEX_DEFAULT is PyTorch's -100).
@@ -2739,7 +2783,10 @@ unsafe extern "C" {
     /// Binary cross entropy of probabilities: -(t log p + (1 - t) log(1 - p)) with
     /// p = input in [0, 1] and t = target of the same shape and dtype; each log is
     /// clamped at -100 as in PyTorch, so p = 0 or 1 gives a finite loss. Then the
-    /// reduction. Gradients flow to input and target.
+    /// reduction. Gradients flow to input and target. The gradient is that of
+    /// the clamped loss: the clamped log contributes 0, so p = 0 gives
+    /// (1 - t) / (1 - p) and p = 1 gives -t / p (PyTorch divides p - t by
+    /// max(p (1 - p), 1e-12) instead: about -t * 1e12 at p = 0).
     /// @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, an input outside
     ///         [0, 1]: "[ag_op_binary_cross_entropy] input 1.5 at index 2 is
     ///         outside [0, 1]"), AG_ERR_SHAPE (shapes differ), AG_ERR_DTYPE,
@@ -2752,7 +2799,8 @@ unsafe extern "C" {
     /// ```text
     /// Binary cross entropy of logits x = input and targets t (same shape and
     /// dtype), computed stably as (1 - t) x + w (log(1 + exp(-|x|)) + max(-x, 0))
-    /// with w = 1 + (pos_weight - 1) t; then the reduction.
+    /// with w = 1 + (pos_weight - 1) t; then the reduction. The gradient for
+    /// input is exact everywhere, x = 0 included: (1 - t) - w sigmoid(-x).
     /// @param pos_weight NULL, or weights of positive examples that broadcast to
     ///        input's shape (typically one per class, shape (C)).
     /// Gradients flow to input, target and pos_weight.
@@ -2902,6 +2950,9 @@ unsafe extern "C" {
     /// y = product of x over `dims` (1 over an empty dim). Gradient: PyTorch's
     /// rule, exact with zeros: g * prod / x without zeros; with one zero in a
     /// slice, the product of the others at the zero and 0 elsewhere; 0 with more.
+    /// Second derivatives are exact with any number of zeros (PyTorch's prod over
+    /// all dims has a constant zero gradient with two zeros; its prod over a dim
+    /// agrees with ag).
     /// ```
     pub fn ag_op_prod_dims(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32) -> ag_status;
 
@@ -2920,15 +2971,18 @@ unsafe extern "C" {
     /// y = sum((x - mean)^2) / max(0, N - correction) over `dims`, N the number of
     /// elements reduced into each output (correction 1: the unbiased sample
     /// variance, PyTorch's default; 0: the population variance). A divisor of 0
-    /// gives inf or NaN. AG_ERR_INVALID_ARGUMENT also for a NaN correction.
+    /// gives inf or NaN. The gradient is 2 (x - mean) / (N - correction), also
+    /// when correction > N (as PyTorch: 0 for a constant slice).
+    /// AG_ERR_INVALID_ARGUMENT also for a NaN correction.
     /// ```
     pub fn ag_op_var_dims(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32, correction: f64) -> ag_status;
 
     /// `ag_op_std_dims` (ag/ops_reduce.h, since AG_0.1).
     ///
     /// ```text
-    /// y = sqrt(var_dims(x, dims, correction)). The gradient is NaN where all
-    /// elements of a slice are equal (as in PyTorch).
+    /// y = sqrt(var_dims(x, dims, correction)). Where the variance is 0 (all
+    /// elements of a slice equal) the gradient and second derivative are 0, as
+    /// in PyTorch.
     /// ```
     pub fn ag_op_std_dims(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32, correction: f64) -> ag_status;
 
@@ -2936,12 +2990,14 @@ unsafe extern "C" {
     ///
     /// ```text
     /// y = the vector p-norm of x over `dims` (torch.linalg.vector_norm):
-    /// p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0;
+    /// p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0 (second
+    ///   derivative 0 there too, as std's; PyTorch's is NaN, from 0 * inf);
     /// p = 1: sum |x|, gradient sign(x) (0 at 0);
     /// p = INFINITY / -INFINITY: max / min |x|, gradient sign(x) shared evenly
     ///   among the elements that attain it (AG_ERR_SHAPE over an empty dim);
     /// p = 0: the number of nonzero elements, gradient 0;
-    /// other p: (sum |x|^p)^(1/p).
+    /// other p: (sum |x|^p)^(1/p); for p > 0 the gradient is 0 where y = 0,
+    ///   and for 0 < p < 1 also at each zero element (as PyTorch).
     /// AG_ERR_INVALID_ARGUMENT also for a NaN p.
     /// ```
     pub fn ag_op_norm_dims(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32, p: f64) -> ag_status;
@@ -2993,7 +3049,8 @@ unsafe extern "C" {
     /// ```text
     /// y_k = x_0 * ... * x_k along `dim`, multiplied in double. The gradient is
     /// exact with zeros (past the first zero of a slice it is 0; at it, the
-    /// products that skip it). AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE.
+    /// products that skip it), and so are second derivatives, with any number of
+    /// zeros. AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE.
     /// ```
     pub fn ag_op_cumprod(out: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64) -> ag_status;
 
@@ -3401,6 +3458,113 @@ unsafe extern "C" {
     ///         start_factor not in (0, 1], end_factor not in [0, 1]).
     /// ```
     pub fn ag_lr_linear(base_lr: f64, step: i64, start_factor: f64, end_factor: f64, total_steps: i64, out: *mut f64) -> ag_status;
+
+    /// `ag_profiler_options_init` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Write the defaults (= AG_PROFILER_OPTIONS_INIT) into *opts.
+    /// @param[out] opts  the options.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL opts).
+    /// ```
+    pub fn ag_profiler_options_init(opts: *mut ag_profiler_options) -> ag_status;
+
+    /// `ag_profiler_start` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Start recording on ctx; the timeline's zero is now.
+    /// @param ctx      the context.
+    /// @param options  NULL for defaults.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (invalid ctx, a profiler already
+    ///         running on ctx, struct_size, max_events < 0); AG_ERR_OUT_OF_MEMORY.
+    /// Thread-safe.
+    /// ```
+    pub fn ag_profiler_start(ctx: *mut ag_context, options: *const ag_profiler_options) -> ag_status;
+
+    /// `ag_profiler_stop` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Stop the profiler of ctx and hand out what it recorded: events ordered by
+    /// start time (an enclosing span before what it encloses).
+    /// @param[out] out  new profile handle; release with ag_profile_release.
+    /// @param ctx       the context.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL out, invalid ctx, no
+    ///         profiler running on ctx); AG_ERR_OUT_OF_MEMORY (the profiler is
+    ///         stopped and its events are lost).
+    /// Thread-safe.
+    /// ```
+    pub fn ag_profiler_stop(out: *mut *mut ag_profile, ctx: *mut ag_context) -> ag_status;
+
+    /// `ag_profile_num_events` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Events in the profile; -1 for NULL or invalid.
+    /// ```
+    pub fn ag_profile_num_events(profile: *const ag_profile) -> i64;
+
+    /// `ag_profile_num_dropped` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Events the profile did not keep (past max_events); -1 for NULL or invalid.
+    /// ```
+    pub fn ag_profile_num_dropped(profile: *const ag_profile) -> i64;
+
+    /// `ag_profile_event` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Event `index` (0 .. num_events-1) of the profile.
+    /// @param profile            the profile.
+    /// @param index              which event.
+    /// @param[out] name          borrowed name, valid while the profile lives:
+    ///                           "backward", a node's name or a function's;
+    ///                           may be NULL.
+    /// @param[out] category      static "backward", "node" or "call"; may be NULL.
+    /// @param[out] start_ns      start, in ns since ag_profiler_start; may be NULL.
+    /// @param[out] duration_ns   duration in ns (>= 0); may be NULL.
+    /// @param[out] thread        1, 2, ... by the order in which threads first
+    ///                           recorded; may be NULL.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid profile, index out
+    ///         of range). Out-params untouched on failure.
+    /// ```
+    pub fn ag_profile_event(profile: *const ag_profile, index: i64, name: *mut *const c_char, category: *mut *const c_char, start_ns: *mut i64, duration_ns: *mut i64, thread: *mut i32) -> ag_status;
+
+    /// `ag_profile_chrome_trace` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The profile as Chrome trace JSON (UTF-8):
+    ///   {"traceEvents": [{"name": "MmBackward", "cat": "node", "ph": "X",
+    ///     "ts": 12.345, "dur": 6.789, "pid": 1, "tid": 1,
+    ///     "args": {"sequence_nr": 7, "tag": "layer1", "pass": 3}}, ...,
+    ///    and "M" (metadata) events naming the process and threads],
+    ///    "displayTimeUnit": "ns", "otherData": {"dropped_events": 0}}
+    /// ts and dur are microseconds with ns precision. Node args carry
+    /// sequence_nr, pass and, when set, tag; a backward's args its pass.
+    /// Buffer protocol of ag_graph_export: with AG_OK and AG_ERR_BUFFER_TOO_SMALL,
+    /// *needed receives the bytes the text needs, including the terminating NUL;
+    /// if capacity >= *needed the text and a NUL are written to buf, else buf is
+    /// untouched (buf NULL and capacity 0 ask for the size).
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid profile, NULL
+    ///         needed, NULL buf with capacity > 0); AG_ERR_BUFFER_TOO_SMALL;
+    ///         AG_ERR_OUT_OF_MEMORY.
+    /// ```
+    pub fn ag_profile_chrome_trace(profile: *const ag_profile, buf: *mut c_char, capacity: usize, needed: *mut usize) -> ag_status;
+
+    /// `ag_profile_write_chrome_trace` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Write the Chrome trace JSON of ag_profile_chrome_trace to the file `path`
+    /// (replaced if it exists).
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid profile, NULL
+    ///         path, the file cannot be written: the message carries the
+    ///         system's reason); AG_ERR_OUT_OF_MEMORY.
+    /// ```
+    pub fn ag_profile_write_chrome_trace(profile: *const ag_profile, path: *const c_char) -> ag_status;
+
+    /// `ag_profile_release` (ag/profile.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Free the profile; NULL is a no-op.
+    /// ```
+    pub fn ag_profile_release(profile: *mut ag_profile);
 
     /// `ag_context_manual_seed` (ag/random.h, since AG_0.1).
     ///
@@ -3907,6 +4071,27 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_safetensors, *const c_char) -> *const c_char>(p) })
     }
 
+    /// `ag_op_log10` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_log10() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_log10");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_hypot` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_hypot() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_hypot");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_logaddexp` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_logaddexp() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_logaddexp");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
     /// `ag_optimizer_options_init` (since AG_0.2), or `None` when the loaded libag lacks it.
     pub fn ag_optimizer_options_init() -> Option<unsafe extern "C" fn(*mut ag_optimizer_options) -> ag_status> {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_options_init");
@@ -4040,6 +4225,69 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(f64, i64, f64, f64, i64, *mut f64) -> ag_status>(p) })
     }
 
+    /// `ag_profiler_options_init` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profiler_options_init() -> Option<unsafe extern "C" fn(*mut ag_profiler_options) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profiler_options_init");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_profiler_options) -> ag_status>(p) })
+    }
+
+    /// `ag_profiler_start` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profiler_start() -> Option<unsafe extern "C" fn(*mut ag_context, *const ag_profiler_options) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profiler_start");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_context, *const ag_profiler_options) -> ag_status>(p) })
+    }
+
+    /// `ag_profiler_stop` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profiler_stop() -> Option<unsafe extern "C" fn(*mut *mut ag_profile, *mut ag_context) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profiler_stop");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_profile, *mut ag_context) -> ag_status>(p) })
+    }
+
+    /// `ag_profile_num_events` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profile_num_events() -> Option<unsafe extern "C" fn(*const ag_profile) -> i64> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profile_num_events");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_profile) -> i64>(p) })
+    }
+
+    /// `ag_profile_num_dropped` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profile_num_dropped() -> Option<unsafe extern "C" fn(*const ag_profile) -> i64> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profile_num_dropped");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_profile) -> i64>(p) })
+    }
+
+    /// `ag_profile_event` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profile_event() -> Option<unsafe extern "C" fn(*const ag_profile, i64, *mut *const c_char, *mut *const c_char, *mut i64, *mut i64, *mut i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profile_event");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_profile, i64, *mut *const c_char, *mut *const c_char, *mut i64, *mut i64, *mut i32) -> ag_status>(p) })
+    }
+
+    /// `ag_profile_chrome_trace` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profile_chrome_trace() -> Option<unsafe extern "C" fn(*const ag_profile, *mut c_char, usize, *mut usize) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profile_chrome_trace");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_profile, *mut c_char, usize, *mut usize) -> ag_status>(p) })
+    }
+
+    /// `ag_profile_write_chrome_trace` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profile_write_chrome_trace() -> Option<unsafe extern "C" fn(*const ag_profile, *const c_char) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profile_write_chrome_trace");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_profile, *const c_char) -> ag_status>(p) })
+    }
+
+    /// `ag_profile_release` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_profile_release() -> Option<unsafe extern "C" fn(*mut ag_profile)> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_profile_release");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_profile)>(p) })
+    }
+
 }
 
 // ---- tables for tests and bindings ----
@@ -4160,6 +4408,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_expm1", "AG_0.1"),
     ("ag_op_log1p", "AG_0.1"),
     ("ag_op_log2", "AG_0.1"),
+    ("ag_op_log10", "AG_0.2"),
     ("ag_op_sqrt", "AG_0.1"),
     ("ag_op_rsqrt", "AG_0.1"),
     ("ag_op_square", "AG_0.1"),
@@ -4200,6 +4449,8 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_atan2", "AG_0.1"),
     ("ag_op_fmod", "AG_0.1"),
     ("ag_op_remainder", "AG_0.1"),
+    ("ag_op_hypot", "AG_0.2"),
+    ("ag_op_logaddexp", "AG_0.2"),
     ("ag_op_eq", "AG_0.1"),
     ("ag_op_ne", "AG_0.1"),
     ("ag_op_lt", "AG_0.1"),
@@ -4315,6 +4566,15 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_lr_step_decay", "AG_0.2"),
     ("ag_lr_cosine_annealing", "AG_0.2"),
     ("ag_lr_linear", "AG_0.2"),
+    ("ag_profiler_options_init", "AG_0.2"),
+    ("ag_profiler_start", "AG_0.2"),
+    ("ag_profiler_stop", "AG_0.2"),
+    ("ag_profile_num_events", "AG_0.2"),
+    ("ag_profile_num_dropped", "AG_0.2"),
+    ("ag_profile_event", "AG_0.2"),
+    ("ag_profile_chrome_trace", "AG_0.2"),
+    ("ag_profile_write_chrome_trace", "AG_0.2"),
+    ("ag_profile_release", "AG_0.2"),
     ("ag_context_manual_seed", "AG_0.1"),
     ("ag_context_seed", "AG_0.1"),
     ("ag_context_rng_state", "AG_0.1"),
@@ -4362,63 +4622,63 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("mul", "BINARY", "ag_op_mul"),
     ("div", "BINARY", "ag_op_div"),
     ("tanh_backward", "BINARY", "ag_op_tanh_backward"),
-    ("sum", "REDUCE_ALL", "ag_op_sum"),
-    ("mean", "REDUCE_ALL", "ag_op_mean"),
+    ("sum", "UNARY", "ag_op_sum"),
+    ("mean", "UNARY", "ag_op_mean"),
     ("expand", "SHAPE", "ag_op_expand"),
     ("sum_to_size", "SHAPE", "ag_op_sum_to_size"),
     ("cast", "DTYPE", "ag_op_cast"),
     ("reshape", "SHAPE", "ag_op_reshape"),
-    ("flatten", "CUSTOM", "ag_op_flatten"),
-    ("squeeze", "CUSTOM", "ag_op_squeeze"),
-    ("unsqueeze", "CUSTOM", "ag_op_unsqueeze"),
-    ("transpose", "CUSTOM", "ag_op_transpose"),
-    ("permute", "CUSTOM", "ag_op_permute"),
+    ("flatten", "INT2", "ag_op_flatten"),
+    ("squeeze", "DIMLIST", "ag_op_squeeze"),
+    ("unsqueeze", "DIM", "ag_op_unsqueeze"),
+    ("transpose", "INT2", "ag_op_transpose"),
+    ("permute", "DIMLIST", "ag_op_permute"),
     ("slice", "CUSTOM", "ag_op_slice"),
     ("slice_backward", "CUSTOM", "ag_op_slice_backward"),
-    ("select", "CUSTOM", "ag_op_select"),
+    ("select", "INT2", "ag_op_select"),
     ("narrow", "CUSTOM", "ag_op_narrow"),
     ("split", "CUSTOM", "ag_op_split"),
     ("chunk", "CUSTOM", "ag_op_chunk"),
-    ("concat", "CUSTOM", "ag_op_concat"),
-    ("stack", "CUSTOM", "ag_op_stack"),
-    ("flip", "CUSTOM", "ag_op_flip"),
+    ("concat", "TENSORS_DIM", "ag_op_concat"),
+    ("stack", "TENSORS_DIM", "ag_op_stack"),
+    ("flip", "DIMLIST", "ag_op_flip"),
     ("repeat", "CUSTOM", "ag_op_repeat"),
     ("pad", "CUSTOM", "ag_op_pad"),
-    ("index_select", "CUSTOM", "ag_op_index_select"),
-    ("index_add", "CUSTOM", "ag_op_index_add"),
-    ("gather", "CUSTOM", "ag_op_gather"),
-    ("scatter_add", "CUSTOM", "ag_op_scatter_add"),
+    ("index_select", "INDEX", "ag_op_index_select"),
+    ("index_add", "INDEX_SRC", "ag_op_index_add"),
+    ("gather", "INDEX", "ag_op_gather"),
+    ("scatter_add", "INDEX_SRC", "ag_op_scatter_add"),
     ("masked_fill", "CUSTOM", "ag_op_masked_fill"),
     ("embedding", "CUSTOM", "ag_op_embedding"),
     ("one_hot", "CUSTOM", "ag_op_one_hot"),
-    ("matmul", "CUSTOM", "ag_op_matmul"),
-    ("bmm", "CUSTOM", "ag_op_bmm"),
+    ("matmul", "BINARY", "ag_op_matmul"),
+    ("bmm", "BINARY", "ag_op_bmm"),
     ("linear", "CUSTOM", "ag_op_linear"),
-    ("outer", "CUSTOM", "ag_op_outer"),
-    ("dot", "CUSTOM", "ag_op_dot"),
+    ("outer", "BINARY", "ag_op_outer"),
+    ("dot", "BINARY", "ag_op_dot"),
     ("softmax", "DIM", "ag_op_softmax"),
     ("log_softmax", "DIM", "ag_op_log_softmax"),
-    ("softmax_backward", "CUSTOM", "ag_op_softmax_backward"),
-    ("log_softmax_backward", "CUSTOM", "ag_op_log_softmax_backward"),
+    ("softmax_backward", "GRAD_Y_DIM", "ag_op_softmax_backward"),
+    ("log_softmax_backward", "GRAD_Y_DIM", "ag_op_log_softmax_backward"),
     ("sum_dims", "DIMS", "ag_op_sum_dims"),
     ("mean_dims", "DIMS", "ag_op_mean_dims"),
     ("cross_entropy", "CUSTOM", "ag_op_cross_entropy"),
     ("nll_loss", "CUSTOM", "ag_op_nll_loss"),
-    ("mse_loss", "CUSTOM", "ag_op_mse_loss"),
-    ("l1_loss", "CUSTOM", "ag_op_l1_loss"),
+    ("mse_loss", "LOSS", "ag_op_mse_loss"),
+    ("l1_loss", "LOSS", "ag_op_l1_loss"),
     ("smooth_l1_loss", "CUSTOM", "ag_op_smooth_l1_loss"),
     ("huber_loss", "CUSTOM", "ag_op_huber_loss"),
-    ("binary_cross_entropy", "CUSTOM", "ag_op_binary_cross_entropy"),
+    ("binary_cross_entropy", "LOSS", "ag_op_binary_cross_entropy"),
     ("binary_cross_entropy_with_logits", "CUSTOM", "ag_op_binary_cross_entropy_with_logits"),
     ("prod_dims", "DIMS", "ag_op_prod_dims"),
     ("logsumexp_dims", "DIMS", "ag_op_logsumexp_dims"),
-    ("var_dims", "CUSTOM", "ag_op_var_dims"),
-    ("std_dims", "CUSTOM", "ag_op_std_dims"),
-    ("norm_dims", "CUSTOM", "ag_op_norm_dims"),
-    ("max_dim", "CUSTOM", "ag_op_max_dim"),
-    ("min_dim", "CUSTOM", "ag_op_min_dim"),
-    ("argmax", "CUSTOM", "ag_op_argmax"),
-    ("argmin", "CUSTOM", "ag_op_argmin"),
+    ("var_dims", "DIMS_SCALAR", "ag_op_var_dims"),
+    ("std_dims", "DIMS_SCALAR", "ag_op_std_dims"),
+    ("norm_dims", "DIMS_SCALAR", "ag_op_norm_dims"),
+    ("max_dim", "VALUES_INDICES", "ag_op_max_dim"),
+    ("min_dim", "VALUES_INDICES", "ag_op_min_dim"),
+    ("argmax", "DIM_KEEPDIM", "ag_op_argmax"),
+    ("argmin", "DIM_KEEPDIM", "ag_op_argmin"),
     ("cumsum", "DIM", "ag_op_cumsum"),
     ("cumprod", "DIM", "ag_op_cumprod"),
     ("unfold", "CUSTOM", "ag_op_unfold"),
@@ -4432,10 +4692,10 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("arange", "CUSTOM", "ag_op_arange"),
     ("linspace", "CUSTOM", "ag_op_linspace"),
     ("eye", "CUSTOM", "ag_op_eye"),
-    ("rand", "CUSTOM", "ag_op_rand"),
-    ("randn", "CUSTOM", "ag_op_randn"),
-    ("uniform", "CUSTOM", "ag_op_uniform"),
-    ("normal", "CUSTOM", "ag_op_normal"),
+    ("rand", "RANDOM", "ag_op_rand"),
+    ("randn", "RANDOM", "ag_op_randn"),
+    ("uniform", "RANDOM2", "ag_op_uniform"),
+    ("normal", "RANDOM2", "ag_op_normal"),
     ("bernoulli", "CUSTOM", "ag_op_bernoulli"),
     ("bernoulli_scalar", "CUSTOM", "ag_op_bernoulli_scalar"),
     ("randint", "CUSTOM", "ag_op_randint"),
@@ -4481,12 +4741,12 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("atan2", "BINARY", "ag_op_atan2"),
     ("fmod", "BINARY", "ag_op_fmod"),
     ("remainder", "BINARY", "ag_op_remainder"),
-    ("eq", "COMPARE", "ag_op_eq"),
-    ("ne", "COMPARE", "ag_op_ne"),
-    ("lt", "COMPARE", "ag_op_lt"),
-    ("le", "COMPARE", "ag_op_le"),
-    ("gt", "COMPARE", "ag_op_gt"),
-    ("ge", "COMPARE", "ag_op_ge"),
+    ("eq", "BINARY", "ag_op_eq"),
+    ("ne", "BINARY", "ag_op_ne"),
+    ("lt", "BINARY", "ag_op_lt"),
+    ("le", "BINARY", "ag_op_le"),
+    ("gt", "BINARY", "ag_op_gt"),
+    ("ge", "BINARY", "ag_op_ge"),
     ("where", "CUSTOM", "ag_op_where"),
     ("lerp", "CUSTOM", "ag_op_lerp"),
     ("floor", "UNARY", "ag_op_floor"),
@@ -4495,12 +4755,15 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("trunc", "UNARY", "ag_op_trunc"),
     ("layer_norm", "CUSTOM", "ag_op_layer_norm"),
     ("rms_norm", "CUSTOM", "ag_op_rms_norm"),
-    ("layer_norm_backward", "CUSTOM", "ag_op_layer_norm_backward"),
-    ("rms_norm_backward", "CUSTOM", "ag_op_rms_norm_backward"),
-    ("layer_norm_weight_grad", "CUSTOM", "ag_op_layer_norm_weight_grad"),
-    ("rms_norm_weight_grad", "CUSTOM", "ag_op_rms_norm_weight_grad"),
+    ("layer_norm_backward", "NORM_BACKWARD", "ag_op_layer_norm_backward"),
+    ("rms_norm_backward", "NORM_BACKWARD", "ag_op_rms_norm_backward"),
+    ("layer_norm_weight_grad", "NORM_WEIGHT_GRAD", "ag_op_layer_norm_weight_grad"),
+    ("rms_norm_weight_grad", "NORM_WEIGHT_GRAD", "ag_op_rms_norm_weight_grad"),
     ("batch_norm", "CUSTOM", "ag_op_batch_norm"),
     ("group_norm", "CUSTOM", "ag_op_group_norm"),
+    ("log10", "UNARY", "ag_op_log10"),
+    ("hypot", "BINARY", "ag_op_hypot"),
+    ("logaddexp", "BINARY", "ag_op_logaddexp"),
 ];
 
 /// Every constant as i64 (u64 ones as their bit pattern, as ag_constant_value gives them).
@@ -4794,6 +5057,18 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
             ("amsgrad", core::mem::offset_of!(ag_optimizer_options, amsgrad), 92),
             ("centered", core::mem::offset_of!(ag_optimizer_options, centered), 96),
             ("maximize", core::mem::offset_of!(ag_optimizer_options, maximize), 100),
+        ],
+    },
+    StructLayout {
+        name: "ag_profiler_options",
+        size: core::mem::size_of::<ag_profiler_options>(),
+        align: core::mem::align_of::<ag_profiler_options>(),
+        described_size: 16,
+        described_align: 8,
+        fields: &[
+            ("struct_size", core::mem::offset_of!(ag_profiler_options, struct_size), 0),
+            ("record_calls", core::mem::offset_of!(ag_profiler_options, record_calls), 4),
+            ("max_events", core::mem::offset_of!(ag_profiler_options, max_events), 8),
         ],
     },
 ];

@@ -238,6 +238,16 @@ impl Tensor {
         check(unsafe { sys::ag_op_log2(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
+    /// `ag_op_log10`: y = log10 x (-inf at 0, NaN below 0), ln x / ln 10 rounded twice (within 2 ulp). Gradient 1 / (x ln 10).
+    ///
+    /// ```text
+    /// y = log10 x (-inf at 0, NaN below 0), ln x / ln 10 rounded twice (within 2 ulp). Gradient 1 / (x ln 10).
+    /// ```
+    pub fn log10(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_log10(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
     /// `ag_op_sqrt`: y = sqrt x, correctly rounded (NaN below 0). Gradient 1 / (2 y).
     ///
     /// ```text
@@ -446,10 +456,10 @@ impl Tensor {
         check(unsafe { sys::ag_op_sigmoid_backward(&mut out_out, self.as_ptr(), s.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_relu`: y = max(x, 0) (NaN stays NaN).
+    /// `ag_op_relu`: y = max(x, 0) (NaN stays NaN). Gradient 0 where y \<= 0, else 1 (also for NaN, as PyTorch).
     ///
     /// ```text
-    /// y = max(x, 0) (NaN stays NaN).
+    /// y = max(x, 0) (NaN stays NaN). Gradient 0 where y <= 0, else 1 (also for NaN, as PyTorch).
     /// ```
     pub fn relu(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -466,20 +476,23 @@ impl Tensor {
         check(unsafe { sys::ag_op_leaky_relu(&mut out_out, self.as_ptr(), negative_slope) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_elu`: y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1).
+    /// `ag_op_elu`: y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1). Gradient 1 for x > 0, else alpha e^x; second derivative alpha e^x for x \< 0, else 0 (at x = 0 too, as PyTorch; no overflow for large x).
     ///
     /// ```text
     /// y = x for x > 0, else alpha * (e^x - 1) (PyTorch's default alpha: 1).
+    /// Gradient 1 for x > 0, else alpha e^x; second derivative alpha e^x for
+    /// x < 0, else 0 (at x = 0 too, as PyTorch; no overflow for large x).
     /// ```
     pub fn elu(&self, alpha: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_elu(&mut out_out, self.as_ptr(), alpha) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_selu`: y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805.
+    /// `ag_op_selu`: y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805; derivatives as ag_op_elu's, times scale.
     ///
     /// ```text
-    /// y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale = 1.0507009873554805.
+    /// y = scale * elu(x, alpha) with alpha = 1.6732632423543772, scale =
+    /// 1.0507009873554805; derivatives as ag_op_elu's, times scale.
     /// ```
     pub fn selu(&self) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -496,12 +509,13 @@ impl Tensor {
         check(unsafe { sys::ag_op_silu(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_softplus`: y = ln(1 + e^(beta x)) / beta, and y = x where beta * x > threshold (PyTorch's defaults: beta 1, threshold 20). Gradient sigmoid(beta x), 1 above the threshold. @return AG_ERR_INVALID_ARGUMENT also when beta is 0 or NaN or threshold is NaN.
+    /// `ag_op_softplus`: y = ln(1 + e^(beta x)) / beta, and y = x where beta * x > threshold (PyTorch's defaults: beta 1, threshold 20). Gradient sigmoid(beta x), 1 above the threshold; at beta x = threshold the gradient is sigmoid(threshold) and the second derivative 0 (as PyTorch). @return AG_ERR_INVALID_ARGUMENT also when beta is 0 or NaN or threshold is NaN.
     ///
     /// ```text
     /// y = ln(1 + e^(beta x)) / beta, and y = x where beta * x > threshold
     /// (PyTorch's defaults: beta 1, threshold 20). Gradient sigmoid(beta x), 1
-    /// above the threshold.
+    /// above the threshold; at beta x = threshold the gradient is
+    /// sigmoid(threshold) and the second derivative 0 (as PyTorch).
     /// @return AG_ERR_INVALID_ARGUMENT also when beta is 0 or NaN or threshold is NaN.
     /// ```
     pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
@@ -519,11 +533,11 @@ impl Tensor {
         check(unsafe { sys::ag_op_mish(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_hardtanh`: y = x clamped to \[min_val, max_val\] (PyTorch's defaults: -1, 1). Gradient 1 strictly inside, 0 at and beyond the bounds. @return AG_ERR_INVALID_ARGUMENT also when min_val > max_val or a bound is NaN.
+    /// `ag_op_hardtanh`: y = x clamped to \[min_val, max_val\] (PyTorch's defaults: -1, 1). Gradient 1 strictly inside (and for NaN x, as PyTorch), 0 at and beyond the bounds. @return AG_ERR_INVALID_ARGUMENT also when min_val > max_val or a bound is NaN.
     ///
     /// ```text
     /// y = x clamped to [min_val, max_val] (PyTorch's defaults: -1, 1). Gradient
-    /// 1 strictly inside, 0 at and beyond the bounds.
+    /// 1 strictly inside (and for NaN x, as PyTorch), 0 at and beyond the bounds.
     /// @return AG_ERR_INVALID_ARGUMENT also when min_val > max_val or a bound is NaN.
     /// ```
     pub fn hardtanh(&self, min_val: f64, max_val: f64) -> Result<Tensor> {
@@ -531,12 +545,13 @@ impl Tensor {
         check(unsafe { sys::ag_op_hardtanh(&mut out_out, self.as_ptr(), min_val, max_val) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_clamp`: y = min(max(x, min), max). A NaN bound means "no bound" on that side (pass NAN for PyTorch's None). With min > max every element is max (as PyTorch). NaN elements stay NaN. Gradient 1 where min \<= x \<= max, else 0.
+    /// `ag_op_clamp`: y = min(max(x, min), max). A NaN bound means "no bound" on that side (pass NAN for PyTorch's None). With min > max every element is max (as PyTorch). NaN elements stay NaN. Gradient 1 where min \<= x \<= max, else 0 (NaN x: 0, as PyTorch).
     ///
     /// ```text
     /// y = min(max(x, min), max). A NaN bound means "no bound" on that side (pass
     /// NAN for PyTorch's None). With min > max every element is max (as PyTorch).
-    /// NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0.
+    /// NaN elements stay NaN. Gradient 1 where min <= x <= max, else 0 (NaN x: 0,
+    /// as PyTorch).
     /// ```
     pub fn clamp(&self, min: f64, max: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -621,34 +636,37 @@ impl Tensor {
         check(unsafe { sys::ag_op_gelu_tanh_backward(&mut out_out, self.as_ptr(), x.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_pow`: y = a ** b (C pow semantics, e.g. a negative base with a non-integral exponent is NaN). Gradients: b * a^(b-1) for a (0 where b = 0); a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch).
+    /// `ag_op_pow`: y = a ** b (C pow semantics, e.g. a negative base with a non-integral exponent is NaN). Gradients: b * a^(b-1) for a (0 where b = 0); a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch). Its derivatives in b are 0 there too (0^b = 0 for b > 0; PyTorch gives NaN from 0 * ln 0).
     ///
     /// ```text
     /// y = a ** b (C pow semantics, e.g. a negative base with a non-integral
     /// exponent is NaN). Gradients: b * a^(b-1) for a (0 where b = 0);
-    /// a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch).
+    /// a^b * ln a for b (0 where a = 0 and b >= 0, as PyTorch). Its derivatives
+    /// in b are 0 there too (0^b = 0 for b > 0; PyTorch gives NaN from 0 * ln 0).
     /// ```
     pub fn pow(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_pow(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_maximum`: y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is split half and half between a and b (as PyTorch).
+    /// `ag_op_maximum`: y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is split half and half between a and b; where the result is NaN both get the whole gradient; the input not selected gets 0, selected (as PyTorch).
     ///
     /// ```text
     /// y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
-    /// split half and half between a and b (as PyTorch).
+    /// split half and half between a and b; where the result is NaN both get the
+    /// whole gradient; the input not selected gets 0, selected (as PyTorch).
     /// ```
     pub fn maximum(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_maximum(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_minimum`: y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is split half and half between a and b (as PyTorch).
+    /// `ag_op_minimum`: y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is split half and half between a and b; where the result is NaN both get the whole gradient; the input not selected gets 0, selected (as PyTorch).
     ///
     /// ```text
     /// y = max(a, b), min(a, b); NaN if either is NaN. At ties the gradient is
-    /// split half and half between a and b (as PyTorch).
+    /// split half and half between a and b; where the result is NaN both get the
+    /// whole gradient; the input not selected gets 0, selected (as PyTorch).
     /// ```
     pub fn minimum(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -691,78 +709,88 @@ impl Tensor {
         check(unsafe { sys::ag_op_remainder(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_eq`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// `ag_op_hypot`: y = sqrt(a^2 + b^2), computed so (it overflows to inf where a^2 + b^2 does, unlike C's hypot). Gradients: a / y for a, b / y for b (NaN at a = b = 0).
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = sqrt(a^2 + b^2), computed so (it overflows to inf where a^2 + b^2 does,
+    /// unlike C's hypot). Gradients: a / y for a, b / y for b (NaN at a = b = 0).
+    /// ```
+    pub fn hypot(&self, b: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_hypot(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_logaddexp`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
+    ///
+    /// ```text
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// ```
+    pub fn logaddexp(&self, b: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_logaddexp(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_eq`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
+    ///
+    /// ```text
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn eq(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_eq(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_ne`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// `ag_op_ne`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ne(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_ne(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_lt`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// `ag_op_lt`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn lt(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_lt(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_le`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// `ag_op_le`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn le(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_le(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_gt`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// `ag_op_gt`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn gt(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_gt(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_ge`: y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod); y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %, PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a; -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// `ag_op_ge`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
     ///
     /// ```text
-    /// y = fmod(a, b) = a - trunc(a / b) * b, exact, with the sign of a (C fmod);
-    /// y = remainder(a, b) = a - floor(a / b) * b, with the sign of b (Python's %,
-    /// PyTorch's remainder). b = 0 gives NaN. Gradients: 1 for a;
-    /// -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b.
+    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+    /// Gradients: e^(a - y) for a, e^(b - y) for b.
     /// ```
     pub fn ge(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -1310,7 +1338,7 @@ impl Tensor {
         check(unsafe { sys::ag_op_log_softmax_backward(&mut out_out, self.as_ptr(), y.as_ptr(), dim) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_cross_entropy`: Cross entropy between logits and targets, as torch.nn.functional.cross_entropy without class weights. @param input  logits of shape (C), (N, C) or (N, C, d1, ...): the class dim               is 0 for one dim, else 1; f32 or f64. @param target either AG_I64 class indices of input's shape without the               class dim (each in 0..C-1 or equal to ignore_index), or               class probabilities of input's shape and dtype. @param reduction    AG_REDUCTION_NONE / MEAN / SUM. With class indices,               MEAN divides by the number of targets not equal to               ignore_index (NaN if there is none); with probabilities, by               the number of items (numel / C). @param ignore_index targets equal to it add nothing and get zero gradient               (class indices only; AG_IGNORE_INDEX_DEFAULT is PyTorch's -100). @param label_smoothing in \[0, 1\]: the target distribution becomes               (1 - label_smoothing) * target + label_smoothing / C. Gradients flow to input, and to probability targets. @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, label_smoothing         outside \[0, 1\], a class index out of range: "\[ag_op_cross_entropy\]         target 10 at index 3 is outside 0..9 (10 classes) and is not         ignore_index -100"); AG_ERR_SHAPE (0-dim input, target shape);         AG_ERR_DTYPE (input not f32/f64, target neither i64 nor the         input's dtype); AG_ERR_CONTEXT.
+    /// `ag_op_cross_entropy`: Cross entropy between logits and targets, as torch.nn.functional.cross_entropy without class weights. @param input  logits of shape (C), (N, C) or (N, C, d1, ...): the class dim               is 0 for one dim, else 1; f32 or f64. @param target either AG_I64 class indices of input's shape without the               class dim (each in 0..C-1 or equal to ignore_index), or               class probabilities of input's shape and dtype. @param reduction    AG_REDUCTION_NONE / MEAN / SUM. With class indices,               MEAN divides by the number of targets not equal to               ignore_index (NaN if there is none, with gradient 0, as               PyTorch); with probabilities, by               the number of items (numel / C). @param ignore_index targets equal to it add nothing and get zero gradient               (class indices only; AG_IGNORE_INDEX_DEFAULT is PyTorch's -100). @param label_smoothing in \[0, 1\]: the target distribution becomes               (1 - label_smoothing) * target + label_smoothing / C. Gradients flow to input, and to probability targets. @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, label_smoothing         outside \[0, 1\], a class index out of range: "\[ag_op_cross_entropy\]         target 10 at index 3 is outside 0..9 (10 classes) and is not         ignore_index -100"); AG_ERR_SHAPE (0-dim input, target shape);         AG_ERR_DTYPE (input not f32/f64, target neither i64 nor the         input's dtype); AG_ERR_CONTEXT.
     ///
     /// ```text
     /// Cross entropy between logits and targets, as torch.nn.functional.cross_entropy
@@ -1322,7 +1350,8 @@ impl Tensor {
     ///               class probabilities of input's shape and dtype.
     /// @param reduction    AG_REDUCTION_NONE / MEAN / SUM. With class indices,
     ///               MEAN divides by the number of targets not equal to
-    ///               ignore_index (NaN if there is none); with probabilities, by
+    ///               ignore_index (NaN if there is none, with gradient 0, as
+    ///               PyTorch); with probabilities, by
     ///               the number of items (numel / C).
     /// @param ignore_index targets equal to it add nothing and get zero gradient
     ///               (class indices only; AG_IGNORE_INDEX_DEFAULT is PyTorch's -100).
@@ -1413,13 +1442,16 @@ impl Tensor {
         check(unsafe { sys::ag_op_huber_loss(&mut out_out, self.as_ptr(), target.as_ptr(), reduction, delta) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_binary_cross_entropy`: Binary cross entropy of probabilities: -(t log p + (1 - t) log(1 - p)) with p = input in \[0, 1\] and t = target of the same shape and dtype; each log is clamped at -100 as in PyTorch, so p = 0 or 1 gives a finite loss. Then the reduction. Gradients flow to input and target. @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, an input outside         \[0, 1\]: "\[ag_op_binary_cross_entropy\] input 1.5 at index 2 is         outside \[0, 1\]"), AG_ERR_SHAPE (shapes differ), AG_ERR_DTYPE,         AG_ERR_CONTEXT.
+    /// `ag_op_binary_cross_entropy`: Binary cross entropy of probabilities: -(t log p + (1 - t) log(1 - p)) with p = input in \[0, 1\] and t = target of the same shape and dtype; each log is clamped at -100 as in PyTorch, so p = 0 or 1 gives a finite loss. Then the reduction. Gradients flow to input and target. The gradient is that of the clamped loss: the clamped log contributes 0, so p = 0 gives (1 - t) / (1 - p) and p = 1 gives -t / p (PyTorch divides p - t by max(p (1 - p), 1e-12) instead: about -t * 1e12 at p = 0). @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, an input outside         \[0, 1\]: "\[ag_op_binary_cross_entropy\] input 1.5 at index 2 is         outside \[0, 1\]"), AG_ERR_SHAPE (shapes differ), AG_ERR_DTYPE,         AG_ERR_CONTEXT.
     ///
     /// ```text
     /// Binary cross entropy of probabilities: -(t log p + (1 - t) log(1 - p)) with
     /// p = input in [0, 1] and t = target of the same shape and dtype; each log is
     /// clamped at -100 as in PyTorch, so p = 0 or 1 gives a finite loss. Then the
-    /// reduction. Gradients flow to input and target.
+    /// reduction. Gradients flow to input and target. The gradient is that of
+    /// the clamped loss: the clamped log contributes 0, so p = 0 gives
+    /// (1 - t) / (1 - p) and p = 1 gives -t / p (PyTorch divides p - t by
+    /// max(p (1 - p), 1e-12) instead: about -t * 1e12 at p = 0).
     /// @return AG_ERR_INVALID_ARGUMENT (NULL, bad reduction, an input outside
     ///         [0, 1]: "[ag_op_binary_cross_entropy] input 1.5 at index 2 is
     ///         outside [0, 1]"), AG_ERR_SHAPE (shapes differ), AG_ERR_DTYPE,
@@ -1430,12 +1462,13 @@ impl Tensor {
         check(unsafe { sys::ag_op_binary_cross_entropy(&mut out_out, self.as_ptr(), target.as_ptr(), reduction) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_binary_cross_entropy_with_logits`: Binary cross entropy of logits x = input and targets t (same shape and dtype), computed stably as (1 - t) x + w (log(1 + exp(-|x|)) + max(-x, 0)) with w = 1 + (pos_weight - 1) t; then the reduction. @param pos_weight NULL, or weights of positive examples that broadcast to        input's shape (typically one per class, shape (C)). Gradients flow to input, target and pos_weight. @return AG_ERR_INVALID_ARGUMENT (NULL input/target, bad reduction),         AG_ERR_SHAPE (target shape differs; pos_weight does not         broadcast), AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    /// `ag_op_binary_cross_entropy_with_logits`: Binary cross entropy of logits x = input and targets t (same shape and dtype), computed stably as (1 - t) x + w (log(1 + exp(-|x|)) + max(-x, 0)) with w = 1 + (pos_weight - 1) t; then the reduction. The gradient for input is exact everywhere, x = 0 included: (1 - t) - w sigmoid(-x). @param pos_weight NULL, or weights of positive examples that broadcast to        input's shape (typically one per class, shape (C)). Gradients flow to input, target and pos_weight. @return AG_ERR_INVALID_ARGUMENT (NULL input/target, bad reduction),         AG_ERR_SHAPE (target shape differs; pos_weight does not         broadcast), AG_ERR_DTYPE, AG_ERR_CONTEXT.
     ///
     /// ```text
     /// Binary cross entropy of logits x = input and targets t (same shape and
     /// dtype), computed stably as (1 - t) x + w (log(1 + exp(-|x|)) + max(-x, 0))
-    /// with w = 1 + (pos_weight - 1) t; then the reduction.
+    /// with w = 1 + (pos_weight - 1) t; then the reduction. The gradient for
+    /// input is exact everywhere, x = 0 included: (1 - t) - w sigmoid(-x).
     /// @param pos_weight NULL, or weights of positive examples that broadcast to
     ///        input's shape (typically one per class, shape (C)).
     /// Gradients flow to input, target and pos_weight.
@@ -1613,12 +1646,15 @@ impl Tensor {
         check(unsafe { sys::ag_op_mean_dims(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_prod_dims`: y = product of x over `dims` (1 over an empty dim). Gradient: PyTorch's rule, exact with zeros: g * prod / x without zeros; with one zero in a slice, the product of the others at the zero and 0 elsewhere; 0 with more.
+    /// `ag_op_prod_dims`: y = product of x over `dims` (1 over an empty dim). Gradient: PyTorch's rule, exact with zeros: g * prod / x without zeros; with one zero in a slice, the product of the others at the zero and 0 elsewhere; 0 with more. Second derivatives are exact with any number of zeros (PyTorch's prod over all dims has a constant zero gradient with two zeros; its prod over a dim agrees with ag).
     ///
     /// ```text
     /// y = product of x over `dims` (1 over an empty dim). Gradient: PyTorch's
     /// rule, exact with zeros: g * prod / x without zeros; with one zero in a
     /// slice, the product of the others at the zero and 0 elsewhere; 0 with more.
+    /// Second derivatives are exact with any number of zeros (PyTorch's prod over
+    /// all dims has a constant zero gradient with two zeros; its prod over a dim
+    /// agrees with ag).
     /// ```
     pub fn prod_dims(&self, dims: &[i64], keepdim: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -1637,40 +1673,45 @@ impl Tensor {
         check(unsafe { sys::ag_op_logsumexp_dims(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_var_dims`: y = sum((x - mean)^2) / max(0, N - correction) over `dims`, N the number of elements reduced into each output (correction 1: the unbiased sample variance, PyTorch's default; 0: the population variance). A divisor of 0 gives inf or NaN. AG_ERR_INVALID_ARGUMENT also for a NaN correction.
+    /// `ag_op_var_dims`: y = sum((x - mean)^2) / max(0, N - correction) over `dims`, N the number of elements reduced into each output (correction 1: the unbiased sample variance, PyTorch's default; 0: the population variance). A divisor of 0 gives inf or NaN. The gradient is 2 (x - mean) / (N - correction), also when correction > N (as PyTorch: 0 for a constant slice). AG_ERR_INVALID_ARGUMENT also for a NaN correction.
     ///
     /// ```text
     /// y = sum((x - mean)^2) / max(0, N - correction) over `dims`, N the number of
     /// elements reduced into each output (correction 1: the unbiased sample
     /// variance, PyTorch's default; 0: the population variance). A divisor of 0
-    /// gives inf or NaN. AG_ERR_INVALID_ARGUMENT also for a NaN correction.
+    /// gives inf or NaN. The gradient is 2 (x - mean) / (N - correction), also
+    /// when correction > N (as PyTorch: 0 for a constant slice).
+    /// AG_ERR_INVALID_ARGUMENT also for a NaN correction.
     /// ```
     pub fn var_dims(&self, dims: &[i64], keepdim: i32, correction: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_var_dims(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim, correction) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_std_dims`: y = sqrt(var_dims(x, dims, correction)). The gradient is NaN where all elements of a slice are equal (as in PyTorch).
+    /// `ag_op_std_dims`: y = sqrt(var_dims(x, dims, correction)). Where the variance is 0 (all elements of a slice equal) the gradient and second derivative are 0, as in PyTorch.
     ///
     /// ```text
-    /// y = sqrt(var_dims(x, dims, correction)). The gradient is NaN where all
-    /// elements of a slice are equal (as in PyTorch).
+    /// y = sqrt(var_dims(x, dims, correction)). Where the variance is 0 (all
+    /// elements of a slice equal) the gradient and second derivative are 0, as
+    /// in PyTorch.
     /// ```
     pub fn std_dims(&self, dims: &[i64], keepdim: i32, correction: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_std_dims(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim, correction) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_norm_dims`: y = the vector p-norm of x over `dims` (torch.linalg.vector_norm): p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0; p = 1: sum |x|, gradient sign(x) (0 at 0); p = INFINITY / -INFINITY: max / min |x|, gradient sign(x) shared evenly   among the elements that attain it (AG_ERR_SHAPE over an empty dim); p = 0: the number of nonzero elements, gradient 0; other p: (sum |x|^p)^(1/p). AG_ERR_INVALID_ARGUMENT also for a NaN p.
+    /// `ag_op_norm_dims`: y = the vector p-norm of x over `dims` (torch.linalg.vector_norm): p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0 (second   derivative 0 there too, as std's; PyTorch's is NaN, from 0 * inf); p = 1: sum |x|, gradient sign(x) (0 at 0); p = INFINITY / -INFINITY: max / min |x|, gradient sign(x) shared evenly   among the elements that attain it (AG_ERR_SHAPE over an empty dim); p = 0: the number of nonzero elements, gradient 0; other p: (sum |x|^p)^(1/p); for p > 0 the gradient is 0 where y = 0,   and for 0 \< p \< 1 also at each zero element (as PyTorch). AG_ERR_INVALID_ARGUMENT also for a NaN p.
     ///
     /// ```text
     /// y = the vector p-norm of x over `dims` (torch.linalg.vector_norm):
-    /// p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0;
+    /// p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0 (second
+    ///   derivative 0 there too, as std's; PyTorch's is NaN, from 0 * inf);
     /// p = 1: sum |x|, gradient sign(x) (0 at 0);
     /// p = INFINITY / -INFINITY: max / min |x|, gradient sign(x) shared evenly
     ///   among the elements that attain it (AG_ERR_SHAPE over an empty dim);
     /// p = 0: the number of nonzero elements, gradient 0;
-    /// other p: (sum |x|^p)^(1/p).
+    /// other p: (sum |x|^p)^(1/p); for p > 0 the gradient is 0 where y = 0,
+    ///   and for 0 < p < 1 also at each zero element (as PyTorch).
     /// AG_ERR_INVALID_ARGUMENT also for a NaN p.
     /// ```
     pub fn norm_dims(&self, dims: &[i64], keepdim: i32, p: f64) -> Result<Tensor> {
@@ -1737,12 +1778,13 @@ impl Tensor {
         check(unsafe { sys::ag_op_cumsum(&mut out_out, self.as_ptr(), dim) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_cumprod`: y_k = x_0 * ... * x_k along `dim`, multiplied in double. The gradient is exact with zeros (past the first zero of a slice it is 0; at it, the products that skip it). AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE.
+    /// `ag_op_cumprod`: y_k = x_0 * ... * x_k along `dim`, multiplied in double. The gradient is exact with zeros (past the first zero of a slice it is 0; at it, the products that skip it), and so are second derivatives, with any number of zeros. AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE.
     ///
     /// ```text
     /// y_k = x_0 * ... * x_k along `dim`, multiplied in double. The gradient is
     /// exact with zeros (past the first zero of a slice it is 0; at it, the
-    /// products that skip it). AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE.
+    /// products that skip it), and so are second derivatives, with any number of
+    /// zeros. AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE.
     /// ```
     pub fn cumprod(&self, dim: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();

@@ -38,6 +38,15 @@ const EXCLUDED: &[(&str, &str)] = &[
     ("ag_backward_step", "as ag_backward_begin"),
     ("ag_backward_end", "as ag_backward_begin"),
     ("ag_backward_cancel", "as ag_backward_begin"),
+    ("ag_profiler_start", "the profiler (0.2) is not wrapped yet: use ag::sys"),
+    ("ag_profiler_options_init", "as ag_profiler_start"),
+    ("ag_profiler_stop", "as ag_profiler_start"),
+    ("ag_profile_num_events", "as ag_profiler_start"),
+    ("ag_profile_num_dropped", "as ag_profiler_start"),
+    ("ag_profile_event", "as ag_profiler_start"),
+    ("ag_profile_chrome_trace", "as ag_profiler_start"),
+    ("ag_profile_write_chrome_trace", "as ag_profiler_start"),
+    ("ag_profile_release", "as ag_profiler_start"),
 ];
 
 fn sources() -> String {
