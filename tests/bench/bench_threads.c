@@ -2,7 +2,7 @@
  * tests/bench/bench_threads.c - what threads buy, kernel family by family.
  *
  *   bench_threads [--threads 1,2] [--only copy,add,...] [--n 1048576]
- *                 [--repeats R] [--idle-us U] [--host] [--calibrate]
+ *                 [--repeats R] [--idle-us U] [--host | --vs-host] [--calibrate]
  *
  * Families: copy (clone), cast (f32 -> f64), fill, add, tanh, sum, gather
  * (clone of a transposed view), adam (one optimizer step), gemm (512^3),
@@ -18,6 +18,11 @@
  * differ. --idle-us sleeps that long before each timed call (workers asleep
  * again: the cost of waking them). --host runs the contexts on a small host
  * task system (std-C threads, one shared queue) instead of ag's arena.
+ * --vs-host times both, in alternating rounds (a loaded machine slows both
+ * alike), and prints per family and thread count {"bench": "host_vs_arena",
+ * ..., "arena_ns", "host_ns", "ratio", "same_bits"}: the median of the
+ * per-round medians, host / arena, and whether both results have the same
+ * bytes (exit 1 otherwise).
  * --calibrate prints, per kernel class, the ns per element at one thread on
  * 64K elements (in L2) and the grain that implies for src/core/parallel.h.
  */
@@ -349,6 +354,43 @@ static ag_context *make_ctx(int threads, host_pool **pool, int host) {
   return ctx;
 }
 
+/* Host task system against the arena at each thread count, in `rounds`
+ * alternating rounds of `repeats` calls each. */
+static int vs_host(const char *only, const int64_t *threads, int nthreads, int64_t n, int repeats, int64_t idle_us) {
+  enum { kRounds = 5 };
+  int mismatch = 0;
+  char list[512];
+  snprintf(list, sizeof list, "%s", only);
+  for (char *fam = strtok(list, ","); fam; fam = strtok(NULL, ",")) {
+    for (int k = 0; k < nthreads; ++k) {
+      dvec med[2] = {{0}, {0}};
+      uint64_t hash[2] = {0, 0};
+      for (int r = 0; r < kRounds; ++r) {
+        for (int host = 0; host < 2; ++host) {
+          host_pool *pool;
+          ag_context *ctx = make_ctx((int)threads[k], &pool, host);
+          const timing t = time_family(ctx, fam, n, repeats, idle_us);
+          ag_context_release(ctx);
+          if (pool) host_stop(pool);
+          dv_push(&med[host], t.median);
+          hash[host] = t.hash;
+        }
+      }
+      const stats_t a = stats(&med[0]), h = stats(&med[1]);
+      const int same = hash[0] == hash[1];
+      mismatch |= !same;
+      printf("{\"bench\": \"host_vs_arena\", \"family\": \"%s\", \"n\": %lld, \"threads\": %lld, "
+             "\"idle_us\": %lld, \"arena_ns\": %.0f, \"host_ns\": %.0f, \"ratio\": %.3f, \"same_bits\": %s}\n",
+             fam, (long long)n, (long long)threads[k], (long long)idle_us, a.median, h.median, h.median / a.median,
+             same ? "true" : "false");
+      fflush(stdout);
+      dv_free(&med[0]);
+      dv_free(&med[1]);
+    }
+  }
+  return mismatch;
+}
+
 static int calibrate(int repeats) {
   /* family, class */
   static const char *fams[][2] = {{"copy", "copy"}, {"cast", "copy"}, {"fill", "copy"}, {"add", "elementwise"},
@@ -373,7 +415,7 @@ static int calibrate(int repeats) {
 
 int main(int argc, char **argv) {
   int64_t threads[MAX_LIST] = {1, 2};
-  int nthreads = 2, repeats = 50, host = 0, calib = 0;
+  int nthreads = 2, repeats = 50, host = 0, calib = 0, versus = 0;
   int64_t n = 1 << 20, idle_us = 0;
   const char *only = k_all;
   for (int i = 1; i < argc; ++i) {
@@ -395,11 +437,13 @@ int main(int argc, char **argv) {
       ++i;
     } else if (!strcmp(a, "--host")) {
       host = 1;
+    } else if (!strcmp(a, "--vs-host")) {
+      versus = 1;
     } else if (!strcmp(a, "--calibrate")) {
       calib = 1;
     } else {
       fprintf(stderr,
-              "usage: bench_threads [--threads 1,2] [--only %s] [--n N] [--repeats R] [--idle-us U] [--host] "
+              "usage: bench_threads [--threads 1,2] [--only %s] [--n N] [--repeats R] [--idle-us U] [--host | --vs-host] "
               "[--calibrate]\n",
               k_all);
       return 2;
@@ -410,6 +454,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (calib) return calibrate(repeats);
+  if (versus) return vs_host(only, threads, nthreads, n, repeats, idle_us);
   int mismatch = 0;
   char list[512];
   snprintf(list, sizeof list, "%s", only);
