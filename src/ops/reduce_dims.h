@@ -36,6 +36,14 @@ inline Split split_at(const Dims& shape, int d) {
   return s;
 }
 
+// y (contiguous, numel = the kept elements) = x summed over its leading
+// dims, when x is large and contiguous and every dim after the leading ones
+// with 1 in `keep` (x's ndim) is kept whole: a gradient summed over its
+// batch (conv2d's and linear's weight gradients). Parallel blocks of the
+// kept elements, each summed over the rows in row order, so the bits do not
+// depend on the thread count. False, with nothing done, otherwise.
+bool sum_leading_dims(const TensorImpl& x, const Dims& keep, TensorImpl& y);
+
 // Calls kernel(first_row, rows) over the outer rows of s, in parallel chunks
 // of about one grain of work class w when large. The chunking depends only
 // on the shape, and rows are independent, so results do not depend on the

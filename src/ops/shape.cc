@@ -4,6 +4,7 @@
 
 #include "autograd/grad_math.h"
 #include "ops/op_common.h"
+#include "ops/reduce_dims.h"
 
 namespace ag::ops {
 
@@ -61,7 +62,7 @@ Tensor sum_to_size(const Tensor& x, const Dims& shape) {
   const int off = x->ndim() - shape.size();
   for (int i = 0; i < x->ndim(); ++i) aligned[i] = i < off ? 1 : shape[i - off];
   Tensor y = empty(x->context(), x->dtype(), shape);
-  kernels::sum_to(x->dtype(), x->shape(), view_of(*x), aligned, y->data());
+  if (!sum_leading_dims(*x, aligned, *y)) kernels::sum_to(x->dtype(), x->shape(), view_of(*x), aligned, y->data());
   if (should_record({x.get()})) record<SumToSizeBackward>({x.get()}, y, x->shape());
   return y;
 }

@@ -164,6 +164,27 @@ void workload(ag_context* ctx, std::vector<unsigned char>& bits) {
   append(bits, r);
   CK(ag_op_softmax(&r, m, 1));
   append(bits, r);
+  const int64_t sd0[1] = {0};
+  CK(ag_op_sum_dims(&r, m, sd0, 1, 0));  // over the leading dim: column blocks
+  append(bits, r);
+  // conv2d's weight gradient: per-sample products summed over the batch.
+  {
+    const int64_t xs[4] = {32, 16, 16, 16}, ws[4] = {16, 16, 3, 3}, xn = 32 * 16 * 16 * 16, wn = 16 * 16 * 9;
+    const int64_t one[2] = {1, 1};
+    ag_tensor *cx, *cw, *cy, *cl;
+    CK(ag_op_narrow(&cx, x, 0, 0, xn));
+    CK(ag_op_reshape(&cx, cx, xs, 4));
+    CK(ag_op_narrow(&cw, y, 0, 0, wn));
+    CK(ag_op_reshape(&cw, cw, ws, 4));
+    CK(ag_op_clone(&cw, cw));
+    CK(ag_tensor_requires_grad(cw, 1));
+    CK(ag_op_conv2d(&cy, cx, cw, nullptr, one, one, one, 1));
+    CK(ag_op_mul(&cl, cy, cy));
+    CK(ag_op_sum(&cl, cl));
+    CK(ag_backward(cl, nullptr, nullptr));
+    CK(ag_tensor_grad(&r, cw));
+    append(bits, r);
+  }
   const int64_t gs[2] = {96, 320};
   ag_tensor *a, *b;
   CK(ag_op_narrow(&a, x, 0, 0, gs[0] * gs[1]));
@@ -251,6 +272,32 @@ TEST(HostTasks, AgCreatesNoThreadAndSameBitsAsTheArena) {
   EXPECT_TRUE(one == two) << "the arena at 2 threads differs from 1";
   EXPECT_TRUE(one == three) << "the arena at 3 threads differs from 1";
   for (size_t k = 0; k < host.size(); ++k) EXPECT_TRUE(host[k] == one) << k + 1 << " host workers";
+}
+
+// A sum over the leading dim of a large tensor (the parallel column blocks)
+// against plain loops in double.
+TEST(HostTasks, SumOverLeadingDimMatchesLoops) {
+  ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
+  o.num_threads = 2;
+  ag_context* ctx;
+  ASSERT_EQ(ag_context_create(&ctx, &o), AG_OK);
+  const int64_t rows = 301, cols = 700, n = rows * cols, shape[2] = {rows, cols}, dim0[1] = {0};
+  ag_tensor *x = wave(ctx, n, 0.2), *m, *r;
+  ASSERT_EQ(ag_op_reshape(&m, x, shape, 2), AG_OK);
+  ASSERT_EQ(ag_op_sum_dims(&r, m, dim0, 1, 0), AG_OK);
+  ASSERT_EQ(ag_tensor_numel(r), cols);
+  std::vector<float> xv(static_cast<size_t>(n)), rv(static_cast<size_t>(cols));
+  ASSERT_EQ(ag_tensor_copy_data(x, xv.data(), xv.size() * 4), AG_OK);
+  ASSERT_EQ(ag_tensor_copy_data(r, rv.data(), rv.size() * 4), AG_OK);
+  for (int64_t j = 0; j < cols; ++j) {
+    double s = 0;
+    for (int64_t i = 0; i < rows; ++i) s += xv[static_cast<size_t>(i * cols + j)];
+    ASSERT_NEAR(rv[static_cast<size_t>(j)], s, 1e-5 * (1 + std::fabs(s))) << "column " << j;
+  }
+  ag_tensor_release(r);
+  ag_tensor_release(m);
+  ag_tensor_release(x);
+  ag_context_release(ctx);
 }
 
 TEST(HostTasks, OptionsAreChecked) {
