@@ -173,13 +173,18 @@ var structLayouts = []structLayout{
 		{Name: "create_graph", Offset: 8, CgoOffset: unsafe.Offsetof(C.ag_grad_options{}.create_graph)},
 		{Name: "allow_unused", Offset: 12, CgoOffset: unsafe.Offsetof(C.ag_grad_options{}.allow_unused)},
 	}},
-	{Name: "ag_context_options", Size: 40, CgoSize: unsafe.Sizeof(C.ag_context_options{}), Fields: []fieldLayout{
+	{Name: "ag_context_options", Size: 72, CgoSize: unsafe.Sizeof(C.ag_context_options{}), Fields: []fieldLayout{
 		{Name: "struct_size", Offset: 0, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.struct_size)},
 		{Name: "num_threads", Offset: 4, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.num_threads)},
 		{Name: "alloc", Offset: 8, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.alloc)},
 		{Name: "free", Offset: 16, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.free)},
 		{Name: "user", Offset: 24, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.user)},
 		{Name: "destroy", Offset: 32, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.destroy)},
+		{Name: "enqueue_task", Offset: 40, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.enqueue_task)},
+		{Name: "finish_task", Offset: 48, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.finish_task)},
+		{Name: "task_user", Offset: 56, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.task_user)},
+		{Name: "worker_count", Offset: 64, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.worker_count)},
+		{Name: "reserved", Offset: 68, CgoOffset: unsafe.Offsetof(C.ag_context_options{}.reserved)},
 	}},
 	{Name: "ag_memory_stats", Size: 48, CgoSize: unsafe.Sizeof(C.ag_memory_stats{}), Fields: []fieldLayout{
 		{Name: "struct_size", Offset: 0, CgoOffset: unsafe.Offsetof(C.ag_memory_stats{}.struct_size)},

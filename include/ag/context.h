@@ -18,6 +18,16 @@ AG_BEGIN_DECLS
 typedef struct ag_context ag_context;
 
 /**
+ * One call of a parallel loop that ag hands to a host task system (see
+ * ag_context_options.enqueue_task): run items [begin, end) of the loop whose
+ * `task_ctx` ag passed to enqueue_task. `worker_index` is the host's name
+ * for the calling worker (ag does not use it). Never throws, unwinds or
+ * fails (ag keeps a failing item's error and reports it from the op), and
+ * may run on several host threads at once.
+ */
+typedef void (*ag_task_fn)(int64_t begin, int64_t end, uint32_t worker_index, void *task_ctx);
+
+/**
  * Options for ag_context_create. Append-only; set struct_size to
  * sizeof(ag_context_options) (AG_CONTEXT_OPTIONS_INIT and
  * ag_context_options_init do), so a newer library reads only the fields an
@@ -53,9 +63,37 @@ typedef struct ag_context_options {
   /* Called once with `user` when the context is freed (after the last
    * free), if ag_context_create succeeded; may be NULL. */
   void (*destroy)(void *user);
+  /* Host task system (0.2), in the shape of Box2D v3's enqueue/finish
+   * callbacks, for engines that own their threads. NULL enqueue_task (the
+   * default) = ag's own arena. When set, ag creates no thread and no TBB
+   * arena: every parallel kernel and the parallel backward hand their
+   * chunks to the host. enqueue_task splits items [0, item_count) into
+   * ranges of at least min_range items, gets task(begin, end, worker,
+   * task_ctx) called once per range on any of its threads, and returns a
+   * non-NULL handle; or it runs every item itself before returning (e.g.
+   * task(0, item_count, 0, task_ctx)) and returns NULL. ag then calls
+   * finish_task(handle, task_user), which returns once every range has
+   * run; it is called on the thread that called enqueue_task, once per
+   * non-NULL handle. ag calls enqueue_task from one thread at a time per
+   * loop, never from inside a task (a loop inside an item runs inline), and
+   * from any thread that uses the context. Deadlock caveat: if the host
+   * calls ag from its own worker threads and its finish_task blocks that
+   * worker without running queued items itself, the items may wait for a
+   * worker that never comes; finish_task should help run the enqueued
+   * items (Box2D's samples do) or ag should be called from threads that
+   * the host does not need to run items. worker_count (>= 1) is how many
+   * threads may run items at once, the caller included; it replaces
+   * num_threads (which must be 0 or equal to it), and 1 means ag never
+   * calls enqueue_task. Results have the same bits as with ag's arena at
+   * any thread count. */
+  void *(*enqueue_task)(ag_task_fn task, void *task_ctx, int64_t item_count, int64_t min_range, void *task_user);
+  void (*finish_task)(void *handle, void *task_user);
+  void *task_user; /* passed to enqueue_task and finish_task; may be NULL */
+  int32_t worker_count;
+  uint32_t reserved; /* 0 */
 } ag_context_options;
 
-#define AG_CONTEXT_OPTIONS_INIT {(uint32_t)sizeof(ag_context_options), 0, NULL, NULL, NULL, NULL}
+#define AG_CONTEXT_OPTIONS_INIT {(uint32_t)sizeof(ag_context_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0}
 
 /**
  * Fill `opts` with the defaults (the same bytes as AG_CONTEXT_OPTIONS_INIT).
@@ -71,7 +109,10 @@ AG_API ag_status ag_context_options_init(ag_context_options *opts) AG_NOEXCEPT;
  *                  past it keep their defaults); bytes past the fields this
  *                  library knows, in a larger struct, must be zero.
  * @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL `out`, bad struct_size,
- *         negative num_threads, only one of alloc and free set);
+ *         negative num_threads, only one of alloc and free set, only one of
+ *         enqueue_task and finish_task set, worker_count below 1 with them
+ *         or set without them, num_threads other than 0 or worker_count
+ *         with them, nonzero reserved);
  *         AG_ERR_OUT_OF_MEMORY.
  * Thread-safe. Any thread may use the context; tensors made on the calling
  * thread cost a little less while a handle to the context is held (their
@@ -93,7 +134,7 @@ AG_API ag_context *ag_context_retain(ag_context *ctx) AG_NOEXCEPT;
  */
 AG_API void ag_context_release(ag_context *ctx) AG_NOEXCEPT;
 
-/** Threads of the context's arena (>= 1); 0 for NULL or an invalid handle. Thread-safe. */
+/** Threads of the context's arena, or the host's worker_count (>= 1); 0 for NULL or an invalid handle. Thread-safe. */
 AG_API int32_t ag_context_num_threads(const ag_context *ctx) AG_NOEXCEPT;
 
 /**

@@ -23,9 +23,28 @@ AG_API ag_status ag_context_create(ag_context** out, const ag_context_options* u
       fail(AG_ERR_INVALID_ARGUMENT, "alloc is ", opts.alloc ? "set" : "NULL", " but free is ",
            opts.free ? "set" : "NULL", "; set both or neither");
     }
+    if ((opts.enqueue_task == nullptr) != (opts.finish_task == nullptr)) {
+      fail(AG_ERR_INVALID_ARGUMENT, "enqueue_task is ", opts.enqueue_task ? "set" : "NULL", " but finish_task is ",
+           opts.finish_task ? "set" : "NULL", "; set both or neither");
+    }
+    HostTasks tasks;
+    if (opts.enqueue_task) {
+      if (opts.worker_count < 1) {
+        fail(AG_ERR_INVALID_ARGUMENT, "worker_count ", opts.worker_count,
+             " must be at least 1 with a host task system (the threads that may run items, the caller included)");
+      }
+      if (opts.num_threads != 0 && opts.num_threads != opts.worker_count) {
+        fail(AG_ERR_INVALID_ARGUMENT, "num_threads ", opts.num_threads, " differs from worker_count ",
+             opts.worker_count, " (with a host task system, set num_threads to 0 or to worker_count)");
+      }
+      tasks = HostTasks{opts.enqueue_task, opts.finish_task, opts.task_user, opts.worker_count};
+    } else if (opts.worker_count != 0) {
+      fail(AG_ERR_INVALID_ARGUMENT, "worker_count ", opts.worker_count, " is set without enqueue_task and finish_task");
+    }
+    if (opts.reserved != 0) fail(AG_ERR_INVALID_ARGUMENT, "reserved is ", opts.reserved, ", must be 0");
     HostAllocator host;
     if (opts.alloc) host = HostAllocator{opts.alloc, opts.free, opts.user, opts.destroy};
-    Context* c = new Context(opts.num_threads, host);
+    Context* c = new Context(opts.num_threads, host, tasks);
     c->handle_acquire();  // the caller's side keeps the reference from `new`
     c->begin_owner_counting();
     *out = reinterpret_cast<ag_context*>(c);

@@ -4,7 +4,7 @@
 
 #include "api/guard.h"
 #include "kernels/kernels.h"
-#include "ops/ops.h"
+#include "ops/op_common.h"
 
 using namespace ag;
 
@@ -38,7 +38,8 @@ AG_API ag_status ag_tensor_create(ag_tensor** out, ag_context* ctx, ag_dtype dty
       const Dims strides = contiguous_strides(dims);
       kernels::copy(dt, dims, kernels::View{static_cast<const char*>(data), &strides}, dt, t->data(), strides);
     } else {
-      std::memcpy(t->data(), data, t->nbytes());
+      const Dims strides = contiguous_strides(dims);
+      ops::copy_into(&c, dt, dims, kernels::View{static_cast<const char*>(data), &strides}, dt, t->data(), strides);
     }
     *out = api::to_handle(std::move(t));
   });
@@ -150,13 +151,9 @@ AG_API ag_status ag_tensor_copy_data(const ag_tensor* t, void* dst, size_t dst_b
     }
     if (x.numel() == 0) return;
     if (dst == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "dst is NULL");
-    if (x.is_contiguous()) {
-      std::memcpy(dst, x.data(), x.nbytes());
-    } else {
-      const Dims strides = contiguous_strides(x.shape());
-      kernels::copy(x.dtype(), x.shape(), kernels::View{x.data(), &x.strides()}, x.dtype(),
-                    static_cast<char*>(dst), strides);
-    }
+    const Dims strides = contiguous_strides(x.shape());
+    ops::copy_into(x.context(), x.dtype(), x.shape(), kernels::View{x.data(), &x.strides()}, x.dtype(),
+                   static_cast<char*>(dst), strides);
   });
 }
 
@@ -173,13 +170,10 @@ AG_API ag_status ag_tensor_copy_from(ag_tensor* t, const void* src, size_t src_b
       fail(AG_ERR_UNSUPPORTED, "the tensor's elements alias each other (an expand view); write to its base");
     }
     if (x.numel() > 0) {
-      if (x.is_contiguous() && x.dtype() != DType::Bool) {
-        std::memcpy(x.data(), src, x.nbytes());
-      } else {
-        const Dims strides = contiguous_strides(x.shape());
-        kernels::copy(x.dtype(), x.shape(), kernels::View{static_cast<const char*>(src), &strides}, x.dtype(),
-                      x.data(), x.strides());
-      }
+      // (bool bytes are normalized to 0/1 by the copy)
+      const Dims strides = contiguous_strides(x.shape());
+      ops::copy_into(x.context(), x.dtype(), x.shape(), kernels::View{static_cast<const char*>(src), &strides},
+                     x.dtype(), x.data(), x.strides());
     }
     x.storage()->bump_version();
   });

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "core/allocator.h"
 #include "core/handle.h"
+#include "core/parallel.h"
 #include "core/refcount.h"
 
 namespace ag {
@@ -19,24 +21,59 @@ constexpr uint32_t kContextTag = 0xA6C0E7A1u;
 class Context : public RefCounted, public HandleState<kContextTag> {
  public:
   // num_threads 0 means one per hardware thread; `host`: the host's
-  // allocator for tensor data, if its alloc is set.
-  explicit Context(int num_threads, const HostAllocator& host = HostAllocator());
+  // allocator for tensor data, if its alloc is set; `tasks`: the host's task
+  // system, if set (then num_threads is its worker count and there is no
+  // arena).
+  explicit Context(int num_threads, const HostAllocator& host = HostAllocator(), const HostTasks& tasks = HostTasks());
   ~Context() override;
 
   int num_threads() const { return num_threads_; }
+  // Threads that can really run chunks at once: num_threads capped to the
+  // machine's hardware threads (the arena's size), or the host's workers.
+  int concurrency() const { return concurrency_; }
 
-  // Runs fn(begin, end) over [0, n) cut into chunks of `chunk` elements, in
-  // parallel in the arena when the context has more than one thread and
-  // there is more than one chunk, else inline. The chunks never depend on the
-  // thread count, so results do not either.
+  // ag's one parallel loop. Runs fn(begin, end) over [0, n) cut into
+  // chunks of `chunk` elements, in parallel when the context has more than
+  // one thread and there is more than one chunk, else inline on the calling
+  // thread without touching the arena. The chunks never depend on the thread
+  // count, so results do not either. Exceptions of fn reach the caller (the
+  // one of the lowest chunk when several fail).
   template <class F>
   void parallel_chunks(int64_t n, int64_t chunk, F&& fn) {
-    if (num_threads_ == 1 || n <= chunk) {
+    if (concurrency_ == 1 || n <= chunk) {
       for (int64_t b = 0; b < n; b += chunk) fn(b, b + chunk < n ? b + chunk : n);
       return;
     }
     parallel_impl(n, chunk, [](void* p, int64_t b, int64_t e) { (*static_cast<F*>(p))(b, e); }, &fn);
   }
+  // The same over n elements of work class w, in chunks of its grain
+  // (core/parallel.h): inline up to one grain.
+  template <class F>
+  void parallel_for(int64_t n, Work w, F&& fn) {
+    parallel_chunks(n, grain(w), std::forward<F>(fn));
+  }
+  // Keeps the workers of the arena awake (spinning, ready for the next
+  // loop) until the matching release, e.g. for a backward pass; they sleep
+  // again a moment after the last release. Nothing with a host's tasks.
+  void hold_workers() noexcept;
+  void release_workers() noexcept;
+  class WorkersHeld {
+   public:
+    explicit WorkersHeld(Context* c) : c_(c) {
+      if (c_) c_->hold_workers();
+    }
+    ~WorkersHeld() {
+      if (c_) c_->release_workers();
+    }
+    WorkersHeld(const WorkersHeld&) = delete;
+    WorkersHeld& operator=(const WorkersHeld&) = delete;
+
+   private:
+    Context* c_;
+  };
+  // Loops that went parallel (more than one chunk on a context of more than
+  // one thread) since the context was created; for tests.
+  uint64_t parallel_dispatches() const { return dispatches_.load(std::memory_order_relaxed); }
 
   // The references that tensor storage holds on its context: one per
   // storage, taken and dropped once per op. While the thread that created
@@ -102,6 +139,11 @@ class Context : public RefCounted, public HandleState<kContextTag> {
 
  private:
   struct Arena;
+  struct ArenaDeleter {
+    void operator()(Arena* a) const noexcept;
+  };
+  static int default_threads();
+  static std::unique_ptr<Arena, ArenaDeleter> make_arena(int threads);
   void parallel_impl(int64_t n, int64_t chunk, void (*fn)(void*, int64_t, int64_t), void* arg);
 
   enum : int { kShared, kOwnerCounting, kMerging };
@@ -130,12 +172,15 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   void wait_while_merging() const noexcept;
 
   int num_threads_;
+  int concurrency_;
   uint32_t fp_mode_;  // the creating thread's FTZ/DAZ bits, for arena tasks
-  std::unique_ptr<Arena> arena_;
+  HostTasks tasks_;
+  std::unique_ptr<Arena, ArenaDeleter> arena_;  // none with the host's tasks
   CachingAllocator allocator_;
   mutable std::mutex rng_mutex_;
   RngState rng_{kDefaultSeed, 0};
   std::atomic<bool> anomaly_mode_{false};
+  std::atomic<uint64_t> dispatches_{0};
 
   // Owner-side counting (see retain_storage_ref), last and after a gap: the
   // owner writes it on every op, other threads the reference count in the

@@ -14,8 +14,9 @@ namespace ag {
 
 namespace {
 
-// Fixed chunks, so the element reported does not depend on the thread count.
-constexpr int64_t kChunk = int64_t{1} << 16;
+// Fixed chunks (a reduction's grain), so the element reported does not
+// depend on the thread count.
+constexpr int64_t kChunk = grain(Work::Reduction);
 
 // Index of the first NaN or infinity in n contiguous elements, or n; one
 // kernel call when that is one chunk (no allocation).

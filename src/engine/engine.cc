@@ -459,8 +459,13 @@ class GraphTask {
       return tasks_[a].node->sequence_nr() > tasks_[b].node->sequence_nr();
     });
     std::vector<WaveJob> jobs(wave.size());
-    g_nodes_run_as_tasks.fetch_add(wave.size(), std::memory_order_relaxed);
-    parallel_ctx_->parallel_chunks(static_cast<int64_t>(wave.size()), 1, [&](int64_t b, int64_t e) {
+    // One level of parallelism: nodes side by side when there are at least
+    // as many as threads, else one after another with parallel kernels
+    // (a kernel inside a node that runs as a task runs inline).
+    const auto count = static_cast<int64_t>(wave.size());
+    const bool side_by_side = count >= parallel_ctx_->concurrency();
+    if (side_by_side) g_nodes_run_as_tasks.fetch_add(wave.size(), std::memory_order_relaxed);
+    parallel_ctx_->parallel_chunks(count, side_by_side ? 1 : count, [&](int64_t b, int64_t e) {
       for (int64_t j = b; j < e; ++j) {
         const uint32_t index = wave[static_cast<size_t>(j)];
         if (profiler_) {
@@ -709,7 +714,7 @@ Ref<Node> make_graph_root(const ExecuteRequest& req) {
 void prepare(GraphTask& task, const ExecuteRequest& req, const BackwardOptions& o, Node& graph_root, bool job) {
   if (!req.roots.empty() && !o.create_graph) {
     Context* ctx = req.roots[0]->context();
-    if (ctx->num_threads() > 1) task.enable_parallel(ctx);
+    if (ctx->concurrency() > 1) task.enable_parallel(ctx);
   }
   if (profiling_anywhere() && !req.roots.empty()) {
     if (std::shared_ptr<Profiler> p = profiler_of(req.roots[0]->context())) task.enable_profiling(std::move(p));
@@ -755,8 +760,11 @@ std::vector<Tensor> execute(const ExecuteRequest& req) {
     // Nodes run here, on the calling thread, so that user callbacks and
     // thread-local state (grad mode) belong to the caller; expensive nodes
     // without hooks or user code, and kernels that go parallel, enter the
-    // context's arena.
+    // context's arena. The arena's workers, once woken by the pass, stay
+    // awake until it ends instead of sleeping between nodes.
     GradModeGuard mode(o.create_graph);
+    Context* ctx = req.roots.empty() ? nullptr : req.roots[0]->context();
+    Context::WorkersHeld held(ctx && ctx->concurrency() > 1 ? ctx : nullptr);
     task.execute();
   }
   return collect(task, req, o);

@@ -1,6 +1,7 @@
 // Copies with dtype conversion, and fills.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/kernels.h"
@@ -40,6 +41,12 @@ void copy(DType src_dt, const Dims& shape, View src, DType dst_dt, char* dst, co
       for_each_row<2>(plan, [&](const int64_t* off, int64_t n, const int64_t* st) {
         D* drow = dp + off[0];
         const S* srow = sp + off[1];
+        if constexpr (std::is_same_v<S, D> && !std::is_same_v<D, uint8_t>) {
+          if (st[0] == 1 && st[1] == 1) {
+            std::memcpy(drow, srow, static_cast<size_t>(n) * sizeof(D));
+            return;
+          }
+        }
         for (int64_t i = 0; i < n; ++i) drow[i * st[0]] = convert<D>(srow[i * st[1]]);
       });
     });

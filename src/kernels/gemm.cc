@@ -423,14 +423,38 @@ Grid grid(const GemmArgs& g) {
     const int64_t cols = ceil_div(std::max<int64_t>(1, kVectorTaskMacs / g.k), kColAlign) * kColAlign;
     return {true, 1, ceil_div(g.n, cols), 1, cols};
   }
-  const int64_t rows = split(g.m, kTaskRows, kRowAlign);
+  int64_t rows = split(g.m, kTaskRows, kRowAlign);
   int64_t cols = split(g.n, kTaskCols, kColAlign);
   // A product of few rows (a small batch) fits one row block: narrower
   // column tiles give a second thread work, as long as each keeps
   // kMinTaskMacs. Each element of C is summed the same way in any tile.
-  const int64_t mb = ceil_div(g.m, rows), macs = g.m * g.n * g.k;
+  int64_t mb = ceil_div(g.m, rows);
+  const int64_t macs = g.m * g.n * g.k;
   const int64_t want = std::min<int64_t>(kMinTasks, macs / kMinTaskMacs);
   if (mb * ceil_div(g.n, cols) < want) cols = split(g.n, ceil_div(g.n, ceil_div(want, mb)), kColAlign);
+  // For t threads, a task count that leaves threads idle in the last round
+  // (4 tasks on 3 threads take as long as on 2, on 8 threads as on 4): the
+  // finer aligned tiles whose count c needs the least time per thread,
+  // ceil(c / t) / c (1 / t for a multiple of t; the fewest tasks among
+  // equals), as long as each task keeps kMinTaskMacs. Few candidates: both
+  // sides step by their alignment and c stays under 4t.
+  const int64_t t = std::max<int64_t>(1, g.threads);
+  int64_t nb = ceil_div(g.n, cols);
+  if (t > 1 && (mb * nb) % t != 0 && mb * nb < 4 * t) {
+    auto cost = [t](int64_t c) { return static_cast<double>(ceil_div(c, t)) / static_cast<double>(c); };
+    for (int64_t r = rows; r >= kRowAlign; r -= kRowAlign) {
+      const int64_t mr = ceil_div(g.m, r);
+      if (mr > 4 * t) break;
+      for (int64_t c = cols; c >= kColAlign; c -= kColAlign) {
+        const int64_t nc = ceil_div(g.n, c), count = mr * nc;
+        if (count > 4 * t || macs / count < kMinTaskMacs) break;
+        const double now = cost(mb * nb), cand = cost(count);
+        if (cand < now - 1e-12 || (cand <= now + 1e-12 && count < mb * nb)) {
+          rows = r, cols = c, mb = mr, nb = nc;
+        }
+      }
+    }
+  }
   return {false, mb, ceil_div(g.n, cols), rows, cols};
 }
 

@@ -3,11 +3,12 @@
 // column-major, transposed or broadcast operands are read in place) and C
 // (m x n) with a row stride and unit column stride.
 //
-// The product is cut into tasks, tiles of C that depend only on m, n, k and
-// the dtype; a task computes each of its elements with the same operations
-// in the same k order whichever thread runs it, so running the tasks on any
-// number of threads gives the same bits. K is never split across tasks.
-// Results may differ between SIMD targets.
+// The product is cut into tasks, tiles of C that depend on m, n, k, the
+// dtype and the threads that will run them (GemmArgs::threads); every
+// element of C is computed with the same operations in the same k order in
+// any tile and on any thread, so neither the grid nor the thread count
+// changes the bits. K is never split across tasks. Results may differ
+// between SIMD targets.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,10 @@ struct GemmArgs {
   double beta;  // 0: C is not read (NaN in C does not propagate)
   char* c;
   int64_t c_rs;
+  // Threads that will run the tasks: a large product gets a multiple of it
+  // (as long as each task keeps enough work), so that every thread count
+  // up to the machine's gets an even share.
+  int64_t threads = 1;
 };
 
 // Number of tasks of the product (at least 1).

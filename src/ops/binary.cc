@@ -15,7 +15,7 @@ namespace {
   const TensorImpl* const in[2] = {a.get(), b.get()};
   for_elementwise(in, shape, [&](const Dims& sub, const kernels::View* v, int64_t off) {
     kernels::binary(k, a->dtype(), sub, v[0], v[1], y.data() + off * item);
-  });
+  }, work_of(k));
 }
 
 // y = k(a, b) for a contiguous y of the broadcast shape `shape` (y may be a
@@ -26,7 +26,7 @@ void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const 
       kernels::binary_scalar(k, a->dtype(), a->data(), b->data(), y.data())) {
     return;
   }
-  if (y.numel() <= kElementwiseChunk && a->shape() == b->shape()) {
+  if (y.numel() <= grain(work_of(k)) && a->shape() == b->shape()) {
     // The common small case: no broadcast, one kernel call over the whole
     // shape (the same call the general path makes for it).
     kernels::binary(k, a->dtype(), shape, view_of(*a), view_of(*b), y.data());

@@ -50,11 +50,6 @@ Tensor batched4(const Tensor& x, const char* what) {
   fail(AG_ERR_SHAPE, what, " must be 3-D (C, H, W) or 4-D (N, C, H, W), got shape ", shape_str(x->shape()));
 }
 
-// Elements per parallel chunk: kElementwiseChunk divided by the work of one unit.
-int64_t units_per_chunk(int64_t work_per_unit) {
-  return std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(1, work_per_unit));
-}
-
 // groups, channels and bias of a convolution; x is the caller's input and
 // xb its batched form (channels in dim 1).
 void check_channels(const TensorImpl& x, const TensorImpl& xb, const TensorImpl& weight, const TensorImpl* bias,
@@ -113,7 +108,7 @@ Tensor unfold(const Tensor& x, Size2d kernel_size, Size2d dilation, Size2d paddi
   const int64_t dims[] = {s[0], rows, L};
   checked_shape(dims, 3, itemsize(x->dtype()));
   Tensor y = empty(x->context(), x->dtype(), Dims{s[0], rows, L});
-  for_ranges(x->context(), s[0] * rows, units_per_chunk(L), [&](int64_t r0, int64_t r1) {
+  for_ranges(x->context(), s[0] * rows, units_per_chunk(Work::Gather, L), [&](int64_t r0, int64_t r1) {
     kernels::unfold2d(x4->dtype(), s, view_of(*x4), w, y->data(), r0, r1);
   });
   if (should_record({x4.get()})) {
@@ -148,7 +143,7 @@ Tensor fold(const Tensor& cols, Size2d output_size, Size2d kernel_size, Size2d d
   const Dims shape{N, rows / kk, output_size[0], output_size[1]};
   checked_shape(shape.data(), 4, itemsize(cols->dtype()));
   Tensor y = empty(cols->context(), cols->dtype(), shape);
-  for_ranges(cols->context(), N * shape[1], units_per_chunk(kk * L), [&](int64_t p0, int64_t p1) {
+  for_ranges(cols->context(), N * shape[1], units_per_chunk(Work::Gather, kk * L), [&](int64_t p0, int64_t p1) {
     kernels::fold2d(c3->dtype(), shape, view_of(*c3), w, y->data(), p0, p1);
   });
   if (should_record({c3.get()})) record<FoldBackward>({c3.get()}, y, WindowArgs{kernel_size, dilation, padding, stride});

@@ -16,7 +16,7 @@ Tensor scan(kernels::ScanKind k, const Tensor& x, int d, bool reverse) {
   for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
     kernels::scan_dim(k, x->dtype(), reverse, xc->data() + first * row_bytes, rows, s.n, s.inner,
                       y->data() + first * row_bytes);
-  });
+  }, Work::Reduction);
   return y;
 }
 

@@ -45,7 +45,7 @@ void gather_rows(const TensorImpl& x, int dim, const char* index, const Dims& in
     const char* xp = x.data() + (dim == 0 ? 0 : b * x.strides()[0] * item);
     kernels::gather(x.dtype(), sub, kernels::View{xp, &x.strides()}, dim,
                     kernels::View{index + b * index_strides[0] * 8, &index_strides}, out.data() + b * inner * item);
-  });
+  }, Work::Gather);
 }
 
 // Every value of the i64 tensor `index` lies in [0, bound).

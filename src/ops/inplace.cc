@@ -46,8 +46,8 @@ bool check_inplace(const Tensor& self, const TensorImpl* other) {
 // Writes src (broadcast to self's shape) into self.
 void write(const Tensor& self, const TensorImpl& src) {
   const Dims strides = broadcast_strides(src.shape(), src.strides(), self->shape());
-  kernels::copy(src.dtype(), self->shape(), kernels::View{src.data(), &strides}, self->dtype(), self->data(),
-                self->strides());
+  copy_into(self->context(), src.dtype(), self->shape(), kernels::View{src.data(), &strides}, self->dtype(),
+            self->data(), self->strides());
 }
 
 // Makes result's node self's history: self now stands where result stood.
@@ -123,7 +123,7 @@ void fill_(const Tensor& self, double value) {
   Tensor result;
   if (record) result = mul(self, scalar_like(self, 0.0));
   if (self->is_contiguous()) {
-    kernels::fill(self->dtype(), self->data(), self->numel(), value);
+    fill_into(self->context(), self->dtype(), self->data(), self->numel(), value);
   } else {
     write(self, *full(self->context(), self->dtype(), Dims(), value));
   }

@@ -27,8 +27,10 @@ Dims with_dims(const Dims& batch, int64_t r, int64_t c) {
 
 Dims batch_of(const Dims& shape) { return Dims(shape.data(), shape.size() - 2); }
 
-// Multiply-adds per parallel chunk of GEMM tasks: ~20 us or more of work.
-constexpr double kChunkFlops = 4e6;
+// Flops per parallel chunk of GEMM tasks: ~40 us or more of work, so that
+// the smallest task the grid makes for several threads (2^20 multiply-adds)
+// is a chunk of its own.
+constexpr double kChunkFlops = 2e6;
 
 // y = a @ b over broadcast batch dims (a and b at least 2-D, inner dims
 // checked), plus `bias` (a vector of n) added to every row when given. No graph.
@@ -81,6 +83,7 @@ Tensor batched_product(const Tensor& a, const Tensor& b, const TensorImpl* bias)
       }
     }
   }
+  g.threads = a->context()->concurrency();
   const int64_t tasks = kernels::gemm_tasks(g);
   const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(kChunkFlops / std::max(1.0, kernels::gemm_task_flops(g))));
   for_ranges(a->context(), products * tasks, chunk, [&](int64_t t0, int64_t t1) {

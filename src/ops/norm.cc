@@ -69,7 +69,7 @@ NormOutputs norm_rows_forward(const Tensor& x, int nd, const Tensor& w, const Te
     kernels::norm_rows(dt, center, xc->data() + first * n * isz, wc ? wc->data() : nullptr, bc ? bc->data() : nullptr,
                        r.y->data() + first * n * isz, center ? r.mean->data() + first * isz : nullptr,
                        r.rstd->data() + first * isz, rows, n, eps);
-  });
+  }, Work::Reduction);
   return r;
 }
 
@@ -120,7 +120,7 @@ Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& w, int nd, 
     kernels::norm_backward_rows(dt, center, gc->data() + off, xc->data() + off, wc ? wc->data() : nullptr,
                                 mean && center ? (*mean)->data() + first * isz : nullptr,
                                 rstd ? (*rstd)->data() + first * isz : nullptr, dx->data() + off, rows, n, eps);
-  });
+  }, Work::Reduction);
   const bool rec = w ? should_record({g.get(), x.get(), w.get()}) : should_record({g.get(), x.get()});
   if (rec) {
     auto node = w ? record<NormBackwardBackward>({g.get(), x.get(), w.get()}, dx, center, nd, eps, true)
@@ -181,7 +181,7 @@ Tensor norm_weight_grad(const Tensor& g, const Tensor& x, int nd, double eps, bo
   for (int i = x->ndim() - nd; i < x->ndim(); ++i) ns.push_back(x->shape()[i]);
   const int64_t n = numel_of(ns);
   const int64_t rows = n > 0 ? x->numel() / n : 0;
-  const int64_t per_chunk = std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(n, 1));
+  const int64_t per_chunk = units_per_chunk(Work::Reduction, n);
   const int64_t chunks = (rows + per_chunk - 1) / per_chunk;
   Tensor partial = empty(ctx, dt, Dims{chunks, n});
   kernels::fill(dt, partial->data(), chunks * n, 0.0);

@@ -14,6 +14,7 @@
 #include "autograd/node.h"
 #include "autograd/saved_tensor.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "kernels/kernels.h"
 #include "ops/ops.h"
 
@@ -21,9 +22,9 @@ namespace ag::ops {
 
 inline kernels::View view_of(const TensorImpl& t) { return kernels::View{t.data(), &t.strides()}; }
 
-// Elements per parallel chunk of an elementwise kernel: ~20 us of work or
-// more, so that task dispatch (0.1-2 us) stays small against it.
-constexpr int64_t kElementwiseChunk = int64_t{1} << 16;
+// Elements up to which an elementwise op makes one kernel call on the calling
+// thread (the grain of simple elementwise work, core/parallel.h).
+constexpr int64_t kElementwiseChunk = grain(Work::Elementwise);
 
 // Runs kernel(begin, end) over [0, n) in chunks of per_chunk units, in
 // parallel in the context's arena where that pays. The one place where the
@@ -34,25 +35,25 @@ void for_ranges(Context* ctx, int64_t n, int64_t per_chunk, F&& kernel) {
 }
 
 // Runs kernel(offset, length) over the n elements of contiguous tensors in
-// chunks, in parallel in the context's arena where that pays.
+// chunks of work class w, in parallel where that pays.
 template <class F>
-void for_chunks(Context* ctx, int64_t n, F&& kernel) {
-  for_ranges(ctx, n, kElementwiseChunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
+void for_chunks(Context* ctx, int64_t n, F&& kernel, Work w = Work::Elementwise) {
+  for_ranges(ctx, n, grain(w), [&](int64_t b, int64_t e) { kernel(b, e - b); });
 }
 
 // Runs kernel(row_begin, row_end) over the rows of dim `dim` of `shape` (a
-// 0-dim shape has one row) in chunks of about kElementwiseChunk elements, in
-// parallel where that pays; for kernels whose outputs are independent.
+// 0-dim shape has one row) in chunks of about one grain of work class w
+// (core/parallel.h), in parallel where that pays; for kernels whose outputs
+// are independent.
 template <class F>
-void for_rows(Context* ctx, const Dims& shape, int dim, F&& kernel) {
+void for_rows(Context* ctx, const Dims& shape, int dim, F&& kernel, Work w = Work::Elementwise) {
   const int64_t n = numel_of(shape);
   const int64_t rows = dim < shape.size() ? shape[dim] : 1;
-  if (n <= kElementwiseChunk || rows <= 1) {
+  if (n <= grain(w) || rows <= 1) {
     kernel(int64_t{0}, rows);
     return;
   }
-  const int64_t per_chunk = std::max<int64_t>(1, kElementwiseChunk / (n / rows));
-  for_ranges(ctx, rows, per_chunk, [&](int64_t b, int64_t e) { kernel(b, e); });
+  for_ranges(ctx, rows, units_per_chunk(w, n / rows), [&](int64_t b, int64_t e) { kernel(b, e); });
 }
 
 // Runs kernel(sub_shape, in_offsets, out_offset) over chunks of whole slices
@@ -60,38 +61,45 @@ void for_rows(Context* ctx, const Dims& shape, int dim, F&& kernel) {
 // or broadcast inputs (element strides `strides`) and a contiguous output.
 // Offsets are in elements.
 template <int N, class F>
-void for_slices(Context* ctx, const Dims& shape, const Dims* const (&strides)[N], F&& kernel) {
+void for_slices(Context* ctx, const Dims& shape, const Dims* const (&strides)[N], F&& kernel,
+                Work w = Work::Elementwise) {
   int dim = 0;
   while (dim < shape.size() && shape[dim] == 1) ++dim;
   const int64_t slice = dim < shape.size() && shape[dim] > 0 ? numel_of(shape) / shape[dim] : 0;
-  for_rows(ctx, shape, dim, [&](int64_t b, int64_t e) {
-    Dims sub = shape;
-    if (dim < shape.size()) sub[dim] = e - b;
-    int64_t in_off[N];
-    for (int k = 0; k < N; ++k) in_off[k] = dim < shape.size() ? b * (*strides[k])[dim] : 0;
-    kernel(sub, in_off, b * slice);
-  });
+  for_rows(
+      ctx, shape, dim,
+      [&](int64_t b, int64_t e) {
+        Dims sub = shape;
+        if (dim < shape.size()) sub[dim] = e - b;
+        int64_t in_off[N];
+        for (int k = 0; k < N; ++k) in_off[k] = dim < shape.size() ? b * (*strides[k])[dim] : 0;
+        kernel(sub, in_off, b * slice);
+      },
+      w);
 }
 
 // Runs kernel(sub_shape, views, out_offset) over N inputs broadcast to
-// `shape`, for an elementwise kernel writing a contiguous output of that
-// shape (out_offset in elements): parallel chunks when every input is
-// contiguous with that shape, else slices of the broadcast views. The one
-// driver of the elementwise ops of 1, 2 or 3 inputs.
+// `shape`, for an elementwise kernel of work class w writing a contiguous
+// output of that shape (out_offset in elements): parallel chunks when every
+// input is contiguous with that shape, else slices of the broadcast views.
+// The one driver of the elementwise ops of 1, 2 or 3 inputs.
 template <int N, class F>
-void for_elementwise(const TensorImpl* const (&inputs)[N], const Dims& shape, F&& kernel) {
+void for_elementwise(const TensorImpl* const (&inputs)[N], const Dims& shape, F&& kernel, Work w = Work::Elementwise) {
   Context* ctx = inputs[0]->context();
   bool flat = true;
   for (const TensorImpl* t : inputs) flat = flat && t->shape() == shape && t->is_contiguous();
   if (flat) {
     const Dims unit{1};
-    for_chunks(ctx, numel_of(shape), [&](int64_t off, int64_t len) {
-      kernels::View v[N];
-      for (int k = 0; k < N; ++k) {
-        v[k] = kernels::View{inputs[k]->data() + off * static_cast<int64_t>(itemsize(inputs[k]->dtype())), &unit};
-      }
-      kernel(Dims{len}, v, off);
-    });
+    for_chunks(
+        ctx, numel_of(shape),
+        [&](int64_t off, int64_t len) {
+          kernels::View v[N];
+          for (int k = 0; k < N; ++k) {
+            v[k] = kernels::View{inputs[k]->data() + off * static_cast<int64_t>(itemsize(inputs[k]->dtype())), &unit};
+          }
+          kernel(Dims{len}, v, off);
+        },
+        w);
     return;
   }
   Dims strides[N];
@@ -100,14 +108,50 @@ void for_elementwise(const TensorImpl* const (&inputs)[N], const Dims& shape, F&
     strides[k] = broadcast_strides(inputs[k]->shape(), inputs[k]->strides(), shape);
     stride_ptrs[k] = &strides[k];
   }
-  for_slices(ctx, shape, stride_ptrs, [&](const Dims& sub, const int64_t* in, int64_t out) {
-    kernels::View v[N];
-    for (int k = 0; k < N; ++k) {
-      v[k] = kernels::View{inputs[k]->data() + in[k] * static_cast<int64_t>(itemsize(inputs[k]->dtype())), &strides[k]};
-    }
-    kernel(sub, v, out);
-  });
+  for_slices(
+      ctx, shape, stride_ptrs,
+      [&](const Dims& sub, const int64_t* in, int64_t out) {
+        kernels::View v[N];
+        for (int k = 0; k < N; ++k) {
+          v[k] = kernels::View{inputs[k]->data() + in[k] * static_cast<int64_t>(itemsize(inputs[k]->dtype())),
+                               &strides[k]};
+        }
+        kernel(sub, v, out);
+      },
+      w);
 }
+
+// The work class of an elementwise kernel: a few instructions per element,
+// or a polynomial/library call (transcendental, the default for new kinds:
+// a finer grain is never slower than one thread).
+inline Work work_of(kernels::UnaryKind k) {
+  using K = kernels::UnaryKind;
+  switch (k) {
+    case K::Neg: case K::Abs: case K::Sign: case K::Square: case K::Reciprocal: case K::Sqrt: case K::Rsqrt:
+    case K::Relu: case K::LeakyRelu: case K::Clamp: case K::Floor: case K::Ceil: case K::Round: case K::Trunc:
+    case K::InsideOpen: case K::InsideClosed:
+      return Work::Elementwise;
+    default:
+      return Work::Transcendental;
+  }
+}
+inline Work work_of(kernels::BinaryKind k) {
+  using K = kernels::BinaryKind;
+  switch (k) {
+    case K::Pow: case K::Atan2: case K::Fmod: case K::Remainder: case K::GeluBackward: case K::GeluTanhBackward:
+    case K::SiluBackward: case K::MishBackward: case K::Logaddexp:
+      return Work::Transcendental;
+    default:
+      return Work::Elementwise;
+  }
+}
+
+// kernels::copy (any dtypes, any strides on both sides) and kernels::fill,
+// in parallel row blocks of the outermost dim above 1 when large: copy-class
+// work when both sides are contiguous, else a strided gather.
+void copy_into(Context* ctx, DType src_dt, const Dims& shape, kernels::View src, DType dst_dt, char* dst,
+               const Dims& dst_strides);
+void fill_into(Context* ctx, DType dt, char* out, int64_t n, double value);
 
 inline void check_floating(const TensorImpl& t) {
   if (!is_floating(t.dtype())) {

@@ -101,7 +101,7 @@ Tensor max_pool2d(const Tensor& x, Size2d kernel_size, Size2d stride, Size2d pad
   Tensor y = empty(x->context(), x->dtype(), shape);
   Tensor idx = empty(x->context(), DType::I64, shape);
   const int64_t window = kernel_size[0] * kernel_size[1] * w.out_h * w.out_w;
-  for_ranges(x->context(), s[0] * s[1], std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(1, window)),
+  for_ranges(x->context(), s[0] * s[1], units_per_chunk(Work::Gather, window),
                                 [&](int64_t p0, int64_t p1) {
                                   kernels::max_pool2d(x4->dtype(), s, view_of(*x4), w, y->data(),
                                                       idx->data_as<int64_t>(), p0, p1);

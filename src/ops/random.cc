@@ -29,7 +29,7 @@ Tensor random_tensor(Context* ctx, DType dt, const Dims& shape, kernels::RandomK
   const size_t item = itemsize(dt);
   for_chunks(ctx, n, [&](int64_t off, int64_t len) {
     kernels::random_fill(k, dt, y->data() + off * item, off, len, s.seed, s.offset, a, b);
-  });
+  }, Work::Transcendental);
   return y;
 }
 
@@ -86,7 +86,7 @@ Tensor bernoulli(const Tensor& p) {
   const size_t item = itemsize(p->dtype());
   for_chunks(ctx, n, [&](int64_t off, int64_t len) {
     kernels::bernoulli(p->dtype(), pc->data() + off * item, y->data() + off * item, off, len, s.seed, s.offset);
-  });
+  }, Work::Transcendental);
   return y;
 }
 
@@ -99,7 +99,7 @@ Tensor randint(Context* ctx, const Dims& shape, int64_t low, int64_t high) {
   const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
   for_chunks(ctx, n, [&](int64_t off, int64_t len) {
     kernels::randint(y->data() + off * 8, off, len, s.seed, s.offset, low, range);
-  });
+  }, Work::Transcendental);
   return y;
 }
 

@@ -5,6 +5,8 @@
 
 namespace ag::ops {
 
+static_assert(kernels::kSumChunk == grain(Work::Reduction), "a sum chunk is one reduction grain");
+
 namespace {
 
 // Sum of all elements into a new 0-dim tensor.
@@ -14,6 +16,8 @@ Tensor sum_all(const Tensor& x) {
   const int64_t n = x->numel();
   if (n > kernels::kSumChunk && x->is_contiguous()) {
     // Chunk sums in parallel, merged in order: the same bits as one pass.
+    // The chunks are kSumChunk elements whatever the thread count (the
+    // reduction grain, which the merge tree of sum_to is built on).
     const int64_t chunks = (n + kernels::kSumChunk - 1) / kernels::kSumChunk;
     std::vector<double> sums(static_cast<size_t>(chunks));
     const size_t item = itemsize(x->dtype());

@@ -36,22 +36,44 @@ Tensor drop_kept_dims(const Tensor& y, const ReducedShape& r, bool keepdim) {
   return make_view(*y, r.out, contiguous_strides(r.out), y->offset());
 }
 
+bool sum_leading_dims(const TensorImpl& x, const Dims& keep, TensorImpl& y) {
+  if (x.numel() <= grain(Work::Reduction) || !x.is_contiguous()) return false;
+  int lead = 0;  // the reduced leading dims; the rest must be kept whole
+  while (lead < x.ndim() && keep[lead] == 1) ++lead;
+  for (int d = lead; d < x.ndim(); ++d) {
+    if (keep[d] != x.shape()[d]) return false;
+  }
+  const int64_t cols = y.numel(), n = cols > 0 ? x.numel() / cols : 0;
+  if (cols < 2 || n < 2) return false;
+  const int64_t item = static_cast<int64_t>(itemsize(x.dtype()));
+  const Dims strides{cols, 1};
+  // Blocks of at least 64 outputs: whole vectors of the row-wise adds.
+  const int64_t per_chunk = std::max<int64_t>(64, units_per_chunk(Work::Reduction, n));
+  for_ranges(x.context(), cols, per_chunk, [&](int64_t b, int64_t e) {
+    kernels::sum_to(x.dtype(), Dims{n, e - b}, kernels::View{x.data() + b * item, &strides}, Dims{1, e - b},
+                    y.data() + b * item);
+  });
+  return true;
+}
+
 namespace {
 
 // Sum of x over the reduced dims, in the keepdim shape.
 // Large inputs whose dim 0 is kept run in parallel blocks of dim-0 rows:
 // each output element sums its own elements in the same order either way,
 // so the bits do not depend on the thread count.
+// Large inputs reduced over leading dims only: sum_leading_dims.
 Tensor sum_keep(const Tensor& x, const ReducedShape& r) {
   Tensor y = empty(x->context(), x->dtype(), r.keep);
   const int64_t rows = x->ndim() > 0 ? x->shape()[0] : 1;
-  if (x->numel() <= kElementwiseChunk || rows < 2 || r.keep[0] != rows) {
+  if (r.keep[0] != rows && sum_leading_dims(*x, r.keep, *y)) return y;
+  if (x->numel() <= grain(Work::Reduction) || rows < 2 || r.keep[0] != rows) {
     kernels::sum_to(x->dtype(), x->shape(), view_of(*x), r.keep, y->data());
     return y;
   }
   const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
   const int64_t in_row = x->numel() / rows, out_row = y->numel() / rows;
-  const int64_t rows_per_chunk = std::max<int64_t>(1, kElementwiseChunk / in_row);
+  const int64_t rows_per_chunk = units_per_chunk(Work::Reduction, in_row);
   for_ranges(x->context(), rows, rows_per_chunk, [&](int64_t b, int64_t e) {
     Dims shape = x->shape(), keep = r.keep;
     shape[0] = keep[0] = e - b;

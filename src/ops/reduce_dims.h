@@ -36,16 +36,23 @@ inline Split split_at(const Dims& shape, int d) {
   return s;
 }
 
+// y (contiguous, numel = the kept elements) = x summed over its leading
+// dims, when x is large and contiguous and every dim after the leading ones
+// with 1 in `keep` (x's ndim) is kept whole: a gradient summed over its
+// batch (conv2d's and linear's weight gradients). Parallel blocks of the
+// kept elements, each summed over the rows in row order, so the bits do not
+// depend on the thread count. False, with nothing done, otherwise.
+bool sum_leading_dims(const TensorImpl& x, const Dims& keep, TensorImpl& y);
+
 // Calls kernel(first_row, rows) over the outer rows of s, in parallel chunks
-// of about kElementwiseChunk elements when large. The chunking depends only
+// of about one grain of work class w when large. The chunking depends only
 // on the shape, and rows are independent, so results do not depend on the
 // thread count.
 template <class F>
-void for_row_blocks(Context* ctx, const Split& s, F&& kernel) {
+void for_row_blocks(Context* ctx, const Split& s, F&& kernel, Work w = Work::Elementwise) {
   const int64_t row = std::max<int64_t>(s.n, 1) * s.inner;
   if (row == 0 || s.outer == 0) return;
-  const int64_t rows_per_chunk = std::max<int64_t>(1, kElementwiseChunk / row);
-  for_ranges(ctx, s.outer, rows_per_chunk, [&](int64_t b, int64_t e) { kernel(b, e - b); });
+  for_ranges(ctx, s.outer, units_per_chunk(w, row), [&](int64_t b, int64_t e) { kernel(b, e - b); });
 }
 
 // A constant tensor (no graph) of x's shape and dtype holding f(x[i]) (f

@@ -24,7 +24,7 @@ Tensor reduce_along(kernels::DimReduceKind k, const Tensor& x, int d, Tensor* in
   for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
     kernels::reduce_dim(k, x->dtype(), xc->data() + first * s.n * s.inner * item, rows, s.n, s.inner,
                         out->data() + first * s.inner * item, idx ? idx + first * s.inner : nullptr);
-  });
+  }, Work::Reduction);
   return out;
 }
 

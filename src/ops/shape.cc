@@ -4,6 +4,7 @@
 
 #include "autograd/grad_math.h"
 #include "ops/op_common.h"
+#include "ops/reduce_dims.h"
 
 namespace ag::ops {
 
@@ -61,7 +62,7 @@ Tensor sum_to_size(const Tensor& x, const Dims& shape) {
   const int off = x->ndim() - shape.size();
   for (int i = 0; i < x->ndim(); ++i) aligned[i] = i < off ? 1 : shape[i - off];
   Tensor y = empty(x->context(), x->dtype(), shape);
-  kernels::sum_to(x->dtype(), x->shape(), view_of(*x), aligned, y->data());
+  if (!sum_leading_dims(*x, aligned, *y)) kernels::sum_to(x->dtype(), x->shape(), view_of(*x), aligned, y->data());
   if (should_record({x.get()})) record<SumToSizeBackward>({x.get()}, y, x->shape());
   return y;
 }
@@ -77,7 +78,7 @@ struct CastBackward final : Node {
 }  // namespace
 Tensor cast(const Tensor& x, DType dtype) {
   Tensor y = empty(x->context(), dtype, x->shape());
-  kernels::copy(x->dtype(), x->shape(), view_of(*x), dtype, y->data(), y->strides());
+  copy_into(x->context(), x->dtype(), x->shape(), view_of(*x), dtype, y->data(), y->strides());
   if (is_floating(dtype) && should_record({x.get()})) record<CastBackward>({x.get()}, y, x->dtype());
   return y;
 }
@@ -95,9 +96,37 @@ Tensor clone(const Tensor& x) {
   return y;
 }
 
+void copy_into(Context* ctx, DType src_dt, const Dims& shape, kernels::View src, DType dst_dt, char* dst,
+               const Dims& dst_strides) {
+  const int64_t n = numel_of(shape);
+  int dim = 0;
+  while (dim < shape.size() && shape[dim] == 1) ++dim;
+  // Small copies (most of them) skip the layout check.
+  const Work w = n <= grain(Work::Gather) || *src.strides != contiguous_strides(shape) ||
+                         dst_strides != contiguous_strides(shape)
+                     ? Work::Gather
+                     : Work::Copy;
+  if (n <= grain(w) || dim == shape.size()) {
+    kernels::copy(src_dt, shape, src, dst_dt, dst, dst_strides);
+    return;
+  }
+  const int64_t src_item = static_cast<int64_t>(itemsize(src_dt)), dst_item = static_cast<int64_t>(itemsize(dst_dt));
+  ctx->parallel_chunks(shape[dim], units_per_chunk(w, n / shape[dim]), [&](int64_t b, int64_t e) {
+    Dims sub = shape;
+    sub[dim] = e - b;
+    kernels::copy(src_dt, sub, kernels::View{src.data + b * (*src.strides)[dim] * src_item, src.strides}, dst_dt,
+                  dst + b * dst_strides[dim] * dst_item, dst_strides);
+  });
+}
+
+void fill_into(Context* ctx, DType dt, char* out, int64_t n, double value) {
+  const int64_t item = static_cast<int64_t>(itemsize(dt));
+  ctx->parallel_for(n, Work::Copy, [&](int64_t b, int64_t e) { kernels::fill(dt, out + b * item, e - b, value); });
+}
+
 Tensor full(Context* ctx, DType dtype, const Dims& shape, double value) {
   Tensor t = empty(ctx, dtype, shape);
-  kernels::fill(dtype, t->data(), t->numel(), value);
+  fill_into(ctx, dtype, t->data(), t->numel(), value);
   return t;
 }
 
@@ -113,7 +142,7 @@ Tensor grad_copy_recorded(const Tensor& t) { return ops::clone(t); }
 
 Tensor grad_clone(const Tensor& t) {
   Tensor y = empty(t->context(), t->dtype(), t->shape());
-  kernels::copy(t->dtype(), t->shape(), ops::view_of(*t), t->dtype(), y->data(), y->strides());
+  ops::copy_into(t->context(), t->dtype(), t->shape(), ops::view_of(*t), t->dtype(), y->data(), y->strides());
   return y;
 }
 

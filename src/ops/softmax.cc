@@ -16,7 +16,7 @@ Tensor softmax_forward(const Tensor& x, int64_t dim, bool log) {
   for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
     kernels::softmax(x->dtype(), log, xc->data() + first * row_bytes, y->data() + first * row_bytes, rows, s.n,
                      s.inner);
-  });
+  }, Work::Transcendental);
   return y;
 }
 

@@ -10,14 +10,14 @@ namespace ag::ops {
 
 namespace {
 
-// y = k(x) for more than kElementwiseChunk elements (the elementwise
+// y = k(x) for more than one grain of elements (the elementwise
 // driver). Out of line: unary_forward stays small.
 [[gnu::noinline]] void unary_large(const Tensor& x, kernels::UnaryKind k, double attr, double attr2, TensorImpl& y) {
   const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
   const TensorImpl* const in[1] = {x.get()};
   for_elementwise(in, x->shape(), [&](const Dims& sub, const kernels::View* v, int64_t off) {
     kernels::unary(k, x->dtype(), sub, v[0], y.data() + off * item, attr, attr2);
-  });
+  }, work_of(k));
 }
 
 }  // namespace
@@ -25,7 +25,7 @@ namespace {
 Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double attr2) {
   check_floating(*x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
-  if (x->numel() <= kElementwiseChunk) {
+  if (x->numel() <= grain(work_of(k))) {
     // One kernel call over the whole shape (what for_slices makes of it).
     kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y->data(), attr, attr2);
   } else {

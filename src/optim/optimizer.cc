@@ -19,9 +19,6 @@ namespace ag::optim {
 
 namespace {
 
-// Elements per parallel chunk of a large parameter: as the elementwise ops.
-constexpr int64_t kChunk = int64_t{1} << 16;
-
 bool uses(int32_t kind, const char* field) {
   const bool sgd = kind == AG_OPTIM_SGD, adam = kind == AG_OPTIM_ADAM || kind == AG_OPTIM_ADAMW;
   const bool rms = kind == AG_OPTIM_RMSPROP, ada = kind == AG_OPTIM_ADAGRAD;
@@ -263,7 +260,7 @@ void Optimizer::step() {
     TensorImpl& p = *ps.param;
     const size_t item = itemsize(p.dtype());
     auto at = [&](const Tensor& x, int64_t off) { return x ? x->data() + off * static_cast<int64_t>(item) : nullptr; };
-    p.context()->parallel_chunks(p.numel(), kChunk, [&](int64_t b, int64_t e) {
+    p.context()->parallel_for(p.numel(), ag::Work::Optimizer, [&](int64_t b, int64_t e) {
       kernels::optim_update(p.dtype(), s, at(ps.param, b), at(w.grad, b), at(ps.state[0], b), at(ps.state[1], b),
                             at(ps.state[2], b), e - b);
     });

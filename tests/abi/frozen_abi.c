@@ -47,7 +47,12 @@ FROZEN(offsetof(ag_context_options, alloc) == 8);
 FROZEN(offsetof(ag_context_options, free) == 8 + sizeof(void *));
 FROZEN(offsetof(ag_context_options, user) == 8 + 2 * sizeof(void *));
 FROZEN(offsetof(ag_context_options, destroy) == 8 + 3 * sizeof(void *));
-FROZEN(sizeof(ag_context_options) == 8 + 4 * sizeof(void *));
+FROZEN(offsetof(ag_context_options, enqueue_task) == 8 + 4 * sizeof(void *));
+FROZEN(offsetof(ag_context_options, finish_task) == 8 + 5 * sizeof(void *));
+FROZEN(offsetof(ag_context_options, task_user) == 8 + 6 * sizeof(void *));
+FROZEN(offsetof(ag_context_options, worker_count) == 8 + 7 * sizeof(void *));
+FROZEN(offsetof(ag_context_options, reserved) == 12 + 7 * sizeof(void *));
+FROZEN(sizeof(ag_context_options) == 16 + 7 * sizeof(void *));
 
 /* ag_backward_options: struct_size, retain_graph, create_graph, num_inputs, inputs. */
 FROZEN(offsetof(ag_backward_options, struct_size) == 0);

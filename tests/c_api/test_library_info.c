@@ -128,7 +128,9 @@ static void test_context_options_init(void) {
   CHECK(a.struct_size == sizeof(ag_context_options));
   CHECK(a.num_threads == 0);
   CHECK(a.alloc == NULL && a.free == NULL && a.user == NULL && a.destroy == NULL);
-  CHECK(sizeof(ag_context_options) == 8 + 4 * sizeof(void *)); /* no padding, pinned layout */
+  CHECK(a.enqueue_task == NULL && a.finish_task == NULL && a.task_user == NULL && a.worker_count == 0 &&
+        a.reserved == 0);
+  CHECK(sizeof(ag_context_options) == 16 + 7 * sizeof(void *)); /* no padding, pinned layout */
 }
 
 static void test_backward_options_init(void) {

@@ -223,3 +223,37 @@ TEST(ParallelBackward, HooksRunOnTheCallingThread) {
 
 }  // namespace
 }  // namespace ag
+
+namespace ag {
+namespace {
+
+// The bench's small workloads (a: 0-dim chain, b: 16-element chain, e:
+// fan-in of 1000 64-element products) never hand work to another thread on
+// a context of two; one large op does.
+TEST(ParallelBackward, SmallGraphsNeverDispatch) {
+  Ref<Context> ctx = make_ref<Context>(2);
+  const uint64_t before = ctx->parallel_dispatches();
+  for (int64_t n : {int64_t{0}, int64_t{16}}) {
+    Tensor x = n ? filled(ctx.get(), Dims{n}, 0.3, true) : ops::full(ctx.get(), DType::F32, Dims(), 0.5);
+    if (!n) ensure_meta(*x).requires_grad = true;
+    Tensor a = ops::full(ctx.get(), DType::F32, x->shape(), 0.9999), b = ops::full(ctx.get(), DType::F32, x->shape(), 1e-4);
+    Tensor y = x;
+    for (int i = 0; i < 3000; ++i) y = i % 3 == 0 ? ops::mul(y, a) : i % 3 == 1 ? ops::add(y, b) : ops::tanh(y);
+    run_backward(ops::sum(y), ops::full(ctx.get(), DType::F32, Dims(), 1.0), BackwardOptions{});
+  }
+  Tensor x = filled(ctx.get(), Dims{64}, 0.1, true);
+  Tensor loss;
+  for (int i = 0; i < 1000; ++i) {
+    Tensor w = filled(ctx.get(), Dims{64}, 0.01 * i, true);
+    Tensor s = ops::sum(ops::mul(w, x));
+    loss = i ? ops::add(loss, s) : s;
+  }
+  run_backward(loss, ops::full(ctx.get(), DType::F32, Dims(), 1.0), BackwardOptions{});
+  EXPECT_EQ(ctx->parallel_dispatches(), before);
+  Tensor big = filled(ctx.get(), Dims{1 << 20}, 0.2, false);
+  Tensor t = ops::tanh(big);
+  EXPECT_GT(ctx->parallel_dispatches(), before);
+}
+
+}  // namespace
+}  // namespace ag

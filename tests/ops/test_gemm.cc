@@ -198,5 +198,42 @@ TEST(Gemm, SameBitsOnOneAndTwoThreads) {
   }
 }
 
+// The grid made for T threads (GemmArgs::threads) changes neither the bits
+// nor the coverage of C, and each thread's share of a large product
+// shrinks as T grows (an even share where the aligned tiles allow it).
+TEST(Gemm, GridForEachThreadCountSameBits) {
+  std::mt19937_64 rng(47);
+  struct Sizes {
+    int64_t m, n, k;
+  };
+  for (const Sizes& z : {Sizes{512, 512, 512}, Sizes{300, 297, 305}, Sizes{64, 1000, 784}, Sizes{1000, 64, 300}}) {
+    const Matrix<float> a(z.m, z.k, Layout::RowMajor, rng), b(z.k, z.n, Layout::RowMajor, rng);
+    std::vector<float> c1(static_cast<size_t>(z.m * z.n));
+    GemmArgs g{DType::F32, z.m, z.n, z.k, 1.0, reinterpret_cast<const char*>(a.data.data()), a.rs, a.cs,
+               reinterpret_cast<const char*>(b.data.data()), b.rs, b.cs, 0.0, reinterpret_cast<char*>(c1.data()), z.n};
+    run_all(g);
+    double last_share = 1.0;
+    for (int64_t t = 2; t <= 16; ++t) {
+      std::vector<float> ct(c1.size(), std::nanf(""));
+      GemmArgs gt = g;
+      gt.threads = t;
+      gt.c = reinterpret_cast<char*>(ct.data());
+      run_all(gt);
+      ASSERT_EQ(0, std::memcmp(c1.data(), ct.data(), c1.size() * sizeof(float)))
+          << z.m << "x" << z.n << "x" << z.k << " for " << t << " threads";
+      // A thread's share of the product, (rounds of tasks) / tasks, never
+      // grows with t, and is an even share (1 / t) whenever that is below a
+      // task of the minimum size.
+      const int64_t tasks = gemm_tasks(gt);
+      const double share = static_cast<double>((tasks + t - 1) / t) / static_cast<double>(tasks);
+      EXPECT_LE(share, last_share + 1e-12) << tasks << " tasks for " << t << " threads, " << z.m << "x" << z.n;
+      last_share = share;
+      if (z.m == 512 && z.n == 512 && (t == 2 || t == 3 || t == 4 || t == 8)) {
+        EXPECT_EQ(0, tasks % t) << tasks << " tasks for " << t << " threads";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ag::kernels

@@ -89,6 +89,11 @@ struct ag_context_options
     free::Ptr{Cvoid}
     user::Ptr{Cvoid}
     destroy::Ptr{Cvoid}
+    enqueue_task::Ptr{Cvoid}
+    finish_task::Ptr{Cvoid}
+    task_user::Ptr{Cvoid}
+    worker_count::Int32
+    reserved::UInt32
 end
 
 struct ag_memory_stats
@@ -511,7 +516,10 @@ end
                  past it keep their defaults); bytes past the fields this
                  library knows, in a larger struct, must be zero.
 @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL `out`, bad struct_size,
-        negative num_threads, only one of alloc and free set);
+        negative num_threads, only one of alloc and free set, only one of
+        enqueue_task and finish_task set, worker_count below 1 with them
+        or set without them, num_threads other than 0 or worker_count
+        with them, nonzero reserved);
         AG_ERR_OUT_OF_MEMORY.
 Thread-safe. Any thread may use the context; tensors made on the calling
 thread cost a little less while a handle to the context is held (their
@@ -534,7 +542,7 @@ function ag_context_release(ctx)
     ccall((:ag_context_release, libag), Cvoid, (Ptr{ag_context},), ctx)
 end
 
-"""Threads of the context's arena (>= 1); 0 for NULL or an invalid handle. Thread-safe."""
+"""Threads of the context's arena, or the host's worker_count (>= 1); 0 for NULL or an invalid handle. Thread-safe."""
 function ag_context_num_threads(ctx)
     ccall((:ag_context_num_threads, libag), Int32, (Ptr{ag_context},), ctx)
 end

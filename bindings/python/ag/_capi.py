@@ -63,6 +63,7 @@ CONSTANTS = {'AG_BOOL': 4,
 HANDLES = ['ag_backward_job', 'ag_context', 'ag_function_ctx', 'ag_hook', 'ag_node', 'ag_optimizer', 'ag_profile', 'ag_safetensors', 'ag_scope', 'ag_tensor']
 
 # ---- callback types ----
+ag_task_fn = C.CFUNCTYPE(None, C.c_int64, C.c_int64, C.c_uint32, C.c_void_p)
 ag_function_forward_fn = C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_void_p, C.POINTER(C.c_void_p), C.c_int32, C.POINTER(C.c_void_p), C.c_int32)
 ag_function_backward_fn = C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_void_p, C.POINTER(C.c_void_p), C.c_int32, C.POINTER(C.c_void_p), C.c_int32)
 ag_fn = C.CFUNCTYPE(C.c_int32, C.c_void_p, C.POINTER(C.c_void_p), C.c_int32, C.POINTER(C.c_void_p), C.c_int32)
@@ -72,7 +73,7 @@ ag_leaf_hook_fn = C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_void_p)
 ag_node_hook_fn = C.CFUNCTYPE(C.c_int32, C.c_void_p, C.POINTER(C.c_void_p), C.c_int32, C.POINTER(C.c_void_p), C.c_int32)
 ag_callback_fn = C.CFUNCTYPE(C.c_int32, C.c_void_p)
 ag_deleter_fn = C.CFUNCTYPE(None, C.c_void_p, C.c_void_p)
-CALLBACKS = ['ag_function_forward_fn', 'ag_function_backward_fn', 'ag_fn', 'ag_destroy_fn', 'ag_tensor_hook_fn', 'ag_leaf_hook_fn', 'ag_node_hook_fn', 'ag_callback_fn', 'ag_deleter_fn']
+CALLBACKS = ['ag_task_fn', 'ag_function_forward_fn', 'ag_function_backward_fn', 'ag_fn', 'ag_destroy_fn', 'ag_tensor_hook_fn', 'ag_leaf_hook_fn', 'ag_node_hook_fn', 'ag_callback_fn', 'ag_deleter_fn']
 
 # ---- structs (layouts checked against the library at import) ----
 class ag_backward_options(C.Structure):
@@ -100,6 +101,11 @@ class ag_context_options(C.Structure):
         ('free', C.c_void_p),
         ('user', C.c_void_p),
         ('destroy', C.c_void_p),
+        ('enqueue_task', C.c_void_p),
+        ('finish_task', C.c_void_p),
+        ('task_user', C.c_void_p),
+        ('worker_count', C.c_int32),
+        ('reserved', C.c_uint32),
     ]
 
 class ag_memory_stats(C.Structure):
@@ -237,12 +243,17 @@ STRUCTS = {'ag_backward_options': {'align': 8,
  'ag_context_options': {'align': 8,
                         'fields': {'alloc': 8,
                                    'destroy': 32,
+                                   'enqueue_task': 40,
+                                   'finish_task': 48,
                                    'free': 16,
                                    'num_threads': 4,
+                                   'reserved': 68,
                                    'struct_size': 0,
-                                   'user': 24},
+                                   'task_user': 56,
+                                   'user': 24,
+                                   'worker_count': 64},
                         'init_function': 'ag_context_options_init',
-                        'size': 40},
+                        'size': 72},
  'ag_dlpack_device': {'align': 4,
                       'fields': {'device_id': 4, 'device_type': 0},
                       'init_function': None,
@@ -707,7 +718,7 @@ META = {
     'ag_context_create': {'since': 'AG_0.1', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'out', 'kind': 'handle', 'base': 'ag_context', 'pointers': 2, 'direction': 'out', 'ownership': 'new_reference'}, {'name': 'opts', 'kind': 'struct', 'base': 'ag_context_options', 'pointers': 1, 'direction': 'in', 'nullable': True}], 'doc': 'Create a context.'},
     'ag_context_retain': {'since': 'AG_0.1', 'status': False, 'op': None, 'returns': {'kind': 'handle', 'base': 'ag_context', 'pointers': 1, 'ownership': 'retained_argument'}, 'params': [{'name': 'ctx', 'kind': 'handle', 'base': 'ag_context', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}], 'doc': "Add a reference to `ctx` and return it. NULL for NULL, and for a handle\nalready released (recorded as this thread's last error). Thread-safe."},
     'ag_context_release': {'since': 'AG_0.1', 'status': False, 'op': None, 'returns': {'kind': 'scalar', 'base': 'void', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'ctx', 'kind': 'handle', 'base': 'ag_context', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}], 'doc': "Drop the caller's reference. The context is freed when no handle and no\ntensor refers to it. NULL is a no-op; a handle already released is detected\nwhere possible, ignored, and recorded as this thread's last error.\nThread-safe."},
-    'ag_context_num_threads': {'since': 'AG_0.1', 'status': False, 'op': None, 'returns': {'kind': 'scalar', 'base': 'int32_t', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'ctx', 'kind': 'handle', 'base': 'ag_context', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}], 'doc': "Threads of the context's arena (>= 1); 0 for NULL or an invalid handle. Thread-safe."},
+    'ag_context_num_threads': {'since': 'AG_0.1', 'status': False, 'op': None, 'returns': {'kind': 'scalar', 'base': 'int32_t', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'ctx', 'kind': 'handle', 'base': 'ag_context', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}], 'doc': "Threads of the context's arena, or the host's worker_count (>= 1); 0 for NULL or an invalid handle. Thread-safe."},
     'ag_memory_stats_init': {'since': 'AG_0.1', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'stats', 'kind': 'struct', 'base': 'ag_memory_stats', 'pointers': 1, 'direction': 'inout'}], 'doc': 'Fill `stats` with AG_MEMORY_STATS_INIT. AG_ERR_INVALID_ARGUMENT for NULL.'},
     'ag_context_memory_stats': {'since': 'AG_0.1', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'ctx', 'kind': 'handle', 'base': 'ag_context', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}, {'name': 'stats', 'kind': 'struct', 'base': 'ag_memory_stats', 'pointers': 1, 'direction': 'inout'}], 'doc': 'Read the memory statistics of `ctx` into `stats`, whose struct_size the\ncaller sets (fields beyond it are not written).'},
     'ag_context_trim': {'since': 'AG_0.1', 'status': True, 'op': None, 'returns': {'kind': 'alias', 'base': 'ag_status', 'pointers': 0, 'ownership': None}, 'params': [{'name': 'ctx', 'kind': 'handle', 'base': 'ag_context', 'pointers': 1, 'direction': 'in', 'ownership': 'borrowed'}], 'doc': "Return every cached block of `ctx` to the system, and the calling thread's\ncached small-object blocks (tensor, node and metadata headers, kept per\nthread for reuse by any context). Thread-safe. AG_ERR_INVALID_ARGUMENT for\nNULL/invalid ctx."},

@@ -88,6 +88,9 @@ typedef struct agx_err {
 	b.WriteString("\n/* 1 if the loaded library has the function (0 for a missing weak symbol). */\nint agx_has_symbol(const char *name);\n")
 	b.WriteString("\n/* C adapters of the callback typedefs; each calls the exported Go function agxgo_<typedef>. */\n")
 	for _, cb := range api.Callbacks {
+		if agProvided[cb.Name] {
+			continue
+		}
 		fmt.Fprintf(&b, "%s;\n", adapterProto(cb))
 	}
 	b.WriteString("\n#endif\n")
@@ -105,6 +108,11 @@ func headers(api *API) []string {
 	}
 	return out
 }
+
+// Callback types that ag implements and a host calls (a host task system
+// runs ag's ag_task_fn): no Go adapter, the Go binding does not wrap the
+// host task system (a Go host would drive ag's function pointer from C).
+var agProvided = map[string]bool{"ag_task_fn": true}
 
 func adapterProto(cb Callback) string {
 	return fmt.Sprintf("%s agx_cb_%s(%s)", strings.TrimSpace(cb.Returns.Type.C), cb.Name, strings.Join(cParams(cb.Params), ", "))
@@ -181,6 +189,9 @@ static void agx_missing(agx_err *e, const char *name) {
 		b.WriteString("}\n\n")
 	}
 	for _, cb := range api.Callbacks {
+		if agProvided[cb.Name] {
+			continue
+		}
 		var args []string
 		for _, p := range cb.Params {
 			if p.Type.Pointers > 0 {

@@ -105,6 +105,16 @@ pub struct ag_tensor {
 pub type ag_untyped_fn = Option<unsafe extern "C" fn()>;
 
 /// ```text
+/// One call of a parallel loop that ag hands to a host task system (see
+/// ag_context_options.enqueue_task): run items [begin, end) of the loop whose
+/// `task_ctx` ag passed to enqueue_task. `worker_index` is the host's name
+/// for the calling worker (ag does not use it). Never throws, unwinds or
+/// fails (ag keeps a failing item's error and reports it from the op), and
+/// may run on several host threads at once.
+/// ```
+pub type ag_task_fn = Option<unsafe extern "C" fn(begin: i64, end: i64, worker_index: u32, task_ctx: *mut c_void)>;
+
+/// ```text
 /// Forward: compute outputs[0..num_outputs) (new references, every entry
 /// must be set) from inputs[0..num_inputs) (borrowed). Runs with grad mode off.
 /// An output may be an input modified in place: write the input's handle
@@ -264,6 +274,13 @@ pub struct ag_context_options {
     /// passed to alloc, free and destroy; may be NULL
     pub user: *mut c_void,
     pub destroy: ag_untyped_fn,
+    pub enqueue_task: ag_untyped_fn,
+    pub finish_task: ag_untyped_fn,
+    /// passed to enqueue_task and finish_task; may be NULL
+    pub task_user: *mut c_void,
+    pub worker_count: i32,
+    /// 0
+    pub reserved: u32,
 }
 
 /// ```text
@@ -872,7 +889,10 @@ unsafe extern "C" {
     ///                  past it keep their defaults); bytes past the fields this
     ///                  library knows, in a larger struct, must be zero.
     /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL `out`, bad struct_size,
-    ///         negative num_threads, only one of alloc and free set);
+    ///         negative num_threads, only one of alloc and free set, only one of
+    ///         enqueue_task and finish_task set, worker_count below 1 with them
+    ///         or set without them, num_threads other than 0 or worker_count
+    ///         with them, nonzero reserved);
     ///         AG_ERR_OUT_OF_MEMORY.
     /// Thread-safe. Any thread may use the context; tensors made on the calling
     /// thread cost a little less while a handle to the context is held (their
@@ -901,7 +921,7 @@ unsafe extern "C" {
     /// `ag_context_num_threads` (ag/context.h, since AG_0.1).
     ///
     /// ```text
-    /// Threads of the context's arena (>= 1); 0 for NULL or an invalid handle. Thread-safe.
+    /// Threads of the context's arena, or the host's worker_count (>= 1); 0 for NULL or an invalid handle. Thread-safe.
     /// ```
     pub fn ag_context_num_threads(ctx: *const ag_context) -> i32;
 
@@ -4846,7 +4866,7 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
         name: "ag_context_options",
         size: core::mem::size_of::<ag_context_options>(),
         align: core::mem::align_of::<ag_context_options>(),
-        described_size: 40,
+        described_size: 72,
         described_align: 8,
         fields: &[
             ("struct_size", core::mem::offset_of!(ag_context_options, struct_size), 0),
@@ -4855,6 +4875,11 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
             ("free", core::mem::offset_of!(ag_context_options, free), 16),
             ("user", core::mem::offset_of!(ag_context_options, user), 24),
             ("destroy", core::mem::offset_of!(ag_context_options, destroy), 32),
+            ("enqueue_task", core::mem::offset_of!(ag_context_options, enqueue_task), 40),
+            ("finish_task", core::mem::offset_of!(ag_context_options, finish_task), 48),
+            ("task_user", core::mem::offset_of!(ag_context_options, task_user), 56),
+            ("worker_count", core::mem::offset_of!(ag_context_options, worker_count), 64),
+            ("reserved", core::mem::offset_of!(ag_context_options, reserved), 68),
         ],
     },
     StructLayout {

@@ -1,0 +1,70 @@
+// The cost model of ag's one parallel loop (Context::parallel_for and
+// parallel_chunks): each kernel class has a grain, the elements one chunk
+// holds. Work of at most one grain runs inline on the calling thread (no
+// arena, no task, no host callback); larger work is cut into chunks of one
+// grain, fixed by the sizes alone, so the chunk boundaries (and with them
+// the reduction trees) never depend on the thread count.
+//
+// A grain is the elements whose work takes about kChunkNs on one thread, so
+// that handing a chunk to another thread (a claim on a shared counter, well
+// under 1 us when the worker spins; an enqueue of a few us otherwise, which
+// the caller never waits for) stays small against it. The costs per element
+// come from `bench_threads --calibrate --repeats 200` (1 thread, f32, 64K
+// elements, output allocated per call; Xeon 8573C, AVX-512, a shared 2-core
+// VM under load 8-10, so upper bounds):
+//
+//   class           family   ns/element   grain (power of two near kChunkNs / cost)
+//   copy            clone      0.117       65536  (cast f32->f64 0.78 and fill 0.38
+//                                                  share it: coarser, never slower)
+//   elementwise     add        0.135       65536
+//   transcendental  tanh       0.70         8192
+//   reduction       sum        0.086       65536  (= kernels::kSumChunk, fixed)
+//   strided gather  clone(xT)  0.85         8192
+//   optimizer       adam       0.75         8192
+//
+// ATen uses 32768 elements for every class (at::internal::GRAIN_SIZE):
+// 4x too coarse for transcendentals, gathers and optimizer updates (a 64K
+// tensor gets 2 chunks where 8 balance better), and half what a copy
+// needs to pay for its dispatch.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace ag {
+
+enum class Work : uint8_t { Copy, Elementwise, Transcendental, Reduction, Gather, Optimizer };
+
+// The aim for one chunk's work on one thread, in ns.
+constexpr int64_t kChunkNs = 8000;
+
+constexpr int64_t grain(Work w) {
+  switch (w) {
+    case Work::Copy: return int64_t{1} << 16;
+    case Work::Elementwise: return int64_t{1} << 16;
+    case Work::Transcendental: return int64_t{1} << 13;
+    case Work::Reduction: return int64_t{1} << 16;
+    case Work::Gather: return int64_t{1} << 13;
+    case Work::Optimizer: return int64_t{1} << 13;
+  }
+  return int64_t{1} << 16;
+}
+
+// Units (rows, slices, output planes) per chunk when each unit holds
+// `elements_per_unit` elements of work of class w: at least one.
+constexpr int64_t units_per_chunk(Work w, int64_t elements_per_unit) {
+  return std::max<int64_t>(1, grain(w) / std::max<int64_t>(1, elements_per_unit));
+}
+
+// A host's task system (ag_context_options.enqueue_task and friends);
+// unset when enqueue is NULL.
+struct HostTasks {
+  void* (*enqueue)(void (*task)(int64_t, int64_t, uint32_t, void*), void* task_ctx, int64_t items, int64_t min_range,
+                   void* user) = nullptr;
+  void (*finish)(void* handle, void* user) = nullptr;
+  void* user = nullptr;
+  int32_t workers = 0;
+  bool set() const { return enqueue != nullptr; }
+};
+
+}  // namespace ag

@@ -1,0 +1,480 @@
+/*
+ * tests/bench/bench_threads.c - what threads buy, kernel family by family.
+ *
+ *   bench_threads [--threads 1,2] [--only copy,add,...] [--n 1048576]
+ *                 [--repeats R] [--idle-us U] [--host | --vs-host] [--calibrate]
+ *
+ * Families: copy (clone), cast (f32 -> f64), fill, add, tanh, sum, gather
+ * (clone of a transposed view), adam (one optimizer step), gemm (512^3),
+ * conv2d (8x3x64x64, 16 3x3 filters, forward), mlp (64x784 -> 256 -> 10
+ * training step: forward, backward, SGD), small (workload-a-like chain of
+ * 200 0-dim ops and its backward). The elementwise families run on --n
+ * elements.
+ *
+ * One JSON line per family and thread count: {"bench": "threads", "family",
+ * "n", "threads", "tasks": "arena"|"host", "idle_us", "median_ns", "min_ns",
+ * "ratio_to_t1", "same_bits"}. same_bits compares the result's bytes with
+ * those at the first thread count of the list; the program exits 1 when they
+ * differ. --idle-us sleeps that long before each timed call (workers asleep
+ * again: the cost of waking them). --host runs the contexts on a small host
+ * task system (std-C threads, one shared queue) instead of ag's arena.
+ * --vs-host times both, in alternating rounds (a loaded machine slows both
+ * alike), and prints per family and thread count {"bench": "host_vs_arena",
+ * ..., "arena_ns", "host_ns", "ratio", "same_bits"}: the median of the
+ * per-round medians, host / arena, and whether both results have the same
+ * bytes (exit 1 otherwise).
+ * --calibrate prints, per kernel class, the ns per element at one thread on
+ * 64K elements (in L2) and the grain that implies for src/core/parallel.h.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "bench_harness.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LIST 16
+
+static int parse_list(const char *s, int64_t *out) {
+  int n = 0;
+  while (*s && n < MAX_LIST) {
+    char *end;
+    out[n++] = strtoll(s, &end, 10);
+    if (end == s) return -1;
+    s = *end == ',' ? end + 1 : end;
+  }
+  return n;
+}
+
+static void sleep_us(int64_t us) {
+  struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+  nanosleep(&ts, NULL);
+}
+
+/* ------------------------------------------------------------ host task system
+ * A deliberately simple one: a fixed set of pthreads pulling item ranges of
+ * one job at a time from a mutex-protected queue; finish() helps and waits. */
+
+typedef struct host_job {
+  ag_task_fn fn;
+  void *task_ctx;
+  int64_t count, min_range, next, done;
+} host_job;
+
+#define HOST_MAX_JOBS 64
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv, done_cv;
+  host_job jobs[HOST_MAX_JOBS];
+  int used[HOST_MAX_JOBS];
+  int stop, nthreads;
+  pthread_t threads[MAX_LIST];
+} host_pool;
+
+/* Claims a range of some job (under mu); 0 when none. */
+static int host_claim(host_pool *p, host_job **job, int64_t *b, int64_t *e) {
+  for (int j = 0; j < HOST_MAX_JOBS; ++j) {
+    host_job *h = &p->jobs[j];
+    if (p->used[j] && h->next < h->count) {
+      *job = h;
+      *b = h->next;
+      *e = h->next + h->min_range < h->count ? h->next + h->min_range : h->count;
+      h->next = *e;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static void host_run(host_pool *p, host_job *job, int64_t b, int64_t e, uint32_t worker) {
+  pthread_mutex_unlock(&p->mu);
+  job->fn(b, e, worker, job->task_ctx);
+  pthread_mutex_lock(&p->mu);
+  job->done += e - b;
+  if (job->done == job->count) pthread_cond_broadcast(&p->done_cv);
+}
+
+static void *host_worker(void *arg) {
+  host_pool *p = arg;
+  static uint32_t next_index = 1;
+  pthread_mutex_lock(&p->mu);
+  const uint32_t me = next_index++;
+  while (!p->stop) {
+    host_job *job;
+    int64_t b, e;
+    if (host_claim(p, &job, &b, &e)) {
+      host_run(p, job, b, e, me);
+    } else {
+      pthread_cond_wait(&p->cv, &p->mu);
+    }
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+static void *host_enqueue(ag_task_fn fn, void *task_ctx, int64_t count, int64_t min_range, void *user) {
+  host_pool *p = user;
+  pthread_mutex_lock(&p->mu);
+  int slot = -1;
+  for (int j = 0; j < HOST_MAX_JOBS && slot < 0; ++j) {
+    if (!p->used[j]) slot = j;
+  }
+  if (slot < 0 || p->nthreads == 0) { /* no room: run inline, as the contract allows */
+    pthread_mutex_unlock(&p->mu);
+    fn(0, count, 0, task_ctx);
+    return NULL;
+  }
+  /* Ranges of about count / (4 * threads) items, at least min_range. */
+  int64_t range = count / (4 * (p->nthreads + 1));
+  if (range < min_range) range = min_range;
+  if (range < 1) range = 1;
+  p->jobs[slot] = (host_job){fn, task_ctx, count, range, 0, 0};
+  p->used[slot] = 1;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  return &p->jobs[slot];
+}
+
+static void host_finish(void *handle, void *user) {
+  host_pool *p = user;
+  host_job *job = handle;
+  pthread_mutex_lock(&p->mu);
+  while (job->done < job->count) {
+    host_job *any;
+    int64_t b, e;
+    if (job->next < job->count) { /* help with our own job first */
+      any = job;
+      b = job->next;
+      e = b + job->min_range < job->count ? b + job->min_range : job->count;
+      job->next = e;
+      host_run(p, any, b, e, 0);
+    } else {
+      pthread_cond_wait(&p->done_cv, &p->mu);
+    }
+  }
+  p->used[job - p->jobs] = 0;
+  pthread_mutex_unlock(&p->mu);
+}
+
+static host_pool *host_start(int workers) {
+  host_pool *p = xmalloc(sizeof *p);
+  memset(p, 0, sizeof *p);
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  pthread_cond_init(&p->done_cv, NULL);
+  p->nthreads = workers;
+  for (int i = 0; i < workers; ++i) pthread_create(&p->threads[i], NULL, host_worker, p);
+  return p;
+}
+
+static void host_stop(host_pool *p) {
+  pthread_mutex_lock(&p->mu);
+  p->stop = 1;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  for (int i = 0; i < p->nthreads; ++i) pthread_join(p->threads[i], NULL);
+  free(p);
+}
+
+/* ------------------------------------------------------------ families */
+
+typedef struct {
+  ag_context *ctx;
+  int64_t n;
+  ag_tensor *x, *y, *xt, *w1, *w2, *img, *filt, *mx, *mt, *pa, *pb, *p, *s0;
+  ag_optimizer *adam, *sgd;
+} fixture;
+
+static ag_tensor *shaped(ag_context *ctx, const int64_t *shape, int nd, uint32_t seed, double lo, double hi) {
+  int64_t count = 1;
+  for (int i = 0; i < nd; ++i) count *= shape[i];
+  ag_tensor *t = det_tensor(ctx, count, seed, lo, hi), *r;
+  CK(ag_op_reshape(&r, t, shape, nd));
+  ag_tensor_release(t);
+  return r;
+}
+
+static void fixture_init(fixture *f, ag_context *ctx, int64_t n) {
+  memset(f, 0, sizeof *f);
+  f->ctx = ctx;
+  f->n = n;
+  f->x = det_tensor(ctx, n, 1, -2, 2);
+  f->y = det_tensor(ctx, n, 2, -2, 2);
+  const int64_t t2[2] = {1024, n / 1024 > 0 ? n / 1024 : 1};
+  ag_tensor *m = shaped(ctx, t2, 2, 3, -1, 1);
+  CK(ag_op_transpose(&f->xt, m, 0, 1));
+  ag_tensor_release(m);
+  const int64_t g[2] = {512, 512};
+  f->w1 = shaped(ctx, g, 2, 4, -1, 1);
+  f->w2 = shaped(ctx, g, 2, 5, -1, 1);
+  const int64_t is[4] = {8, 3, 64, 64}, fs[4] = {16, 3, 3, 3};
+  f->img = shaped(ctx, is, 4, 6, -1, 1);
+  f->filt = shaped(ctx, fs, 4, 7, -0.3, 0.3);
+  const int64_t xs[2] = {64, 784}, a[2] = {784, 256}, b[2] = {256, 10}, ts[2] = {64, 10};
+  f->mx = shaped(ctx, xs, 2, 8, 0, 1);
+  f->mt = shaped(ctx, ts, 2, 9, 0, 1);
+  f->pa = shaped(ctx, a, 2, 10, -0.05, 0.05);
+  f->pb = shaped(ctx, b, 2, 11, -0.05, 0.05);
+  CK(ag_tensor_requires_grad(f->pa, 1));
+  CK(ag_tensor_requires_grad(f->pb, 1));
+  ag_optimizer_options oo = AG_OPTIMIZER_OPTIONS_INIT;
+  oo.lr = 0.01;
+  CK(ag_optimizer_create(&f->sgd, AG_OPTIM_SGD, &oo));
+  ag_tensor *ps[2] = {f->pa, f->pb};
+  CK(ag_optimizer_add_param_group(f->sgd, ps, 2, NULL));
+  f->p = det_tensor(ctx, n, 12, -1, 1);
+  CK(ag_tensor_requires_grad(f->p, 1));
+  CK(ag_tensor_set_grad(f->p, f->y));
+  CK(ag_optimizer_create(&f->adam, AG_OPTIM_ADAM, NULL));
+  CK(ag_optimizer_add_param_group(f->adam, &f->p, 1, NULL));
+  f->s0 = det_tensor(ctx, 1, 13, 0.1, 0.9);
+  CK(ag_tensor_requires_grad(f->s0, 1));
+}
+
+static void fixture_free(fixture *f) {
+  ag_tensor *all[] = {f->x, f->y, f->xt, f->w1, f->w2, f->img, f->filt, f->mx, f->mt, f->pa, f->pb, f->p, f->s0};
+  for (size_t i = 0; i < sizeof all / sizeof *all; ++i) ag_tensor_release(all[i]);
+  ag_optimizer_release(f->adam);
+  ag_optimizer_release(f->sgd);
+}
+
+/* FNV-1a over a tensor's bytes. */
+static uint64_t hash_of(const ag_tensor *t) {
+  size_t bytes = (size_t)ag_tensor_numel(t) * (ag_tensor_dtype(t) == AG_F64 ? 8 : 4);
+  unsigned char *buf = xmalloc(bytes ? bytes : 1);
+  CK(ag_tensor_copy_data(t, buf, bytes));
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ buf[i]) * 1099511628211ull;
+  free(buf);
+  return h;
+}
+
+/* One call of the family; returns the hash of its result when `hash`. */
+static uint64_t run_family(fixture *f, const char *fam, int hash) {
+  ag_scope *scope;
+  CK(ag_scope_begin(&scope));
+  ag_tensor *r = NULL;
+  if (!strcmp(fam, "copy")) {
+    CK(ag_op_clone(&r, f->x));
+  } else if (!strcmp(fam, "cast")) {
+    CK(ag_op_cast(&r, f->x, AG_F64));
+  } else if (!strcmp(fam, "fill")) {
+    CK(ag_tensor_full(&r, f->ctx, AG_F32, &f->n, 1, 0.25));
+  } else if (!strcmp(fam, "add")) {
+    CK(ag_op_add(&r, f->x, f->y));
+  } else if (!strcmp(fam, "tanh")) {
+    CK(ag_op_tanh(&r, f->x));
+  } else if (!strcmp(fam, "sum")) {
+    CK(ag_op_sum(&r, f->x));
+  } else if (!strcmp(fam, "gather")) {
+    CK(ag_op_clone(&r, f->xt));
+  } else if (!strcmp(fam, "adam")) {
+    CK(ag_optimizer_step(f->adam));
+    r = f->p;
+  } else if (!strcmp(fam, "gemm")) {
+    CK(ag_op_matmul(&r, f->w1, f->w2));
+  } else if (!strcmp(fam, "conv2d")) {
+    const int64_t stride[2] = {1, 1}, pad[2] = {1, 1}, dil[2] = {1, 1};
+    CK(ag_op_conv2d(&r, f->img, f->filt, NULL, stride, pad, dil, 1));
+  } else if (!strcmp(fam, "mlp")) {
+    ag_tensor *h, *o, *d, *loss;
+    CK(ag_op_matmul(&h, f->mx, f->pa));
+    CK(ag_op_tanh(&h, h));
+    CK(ag_op_matmul(&o, h, f->pb));
+    CK(ag_op_sub(&d, o, f->mt));
+    CK(ag_op_mul(&d, d, d));
+    CK(ag_op_mean(&loss, d));
+    CK(ag_optimizer_zero_grad(f->sgd));
+    CK(ag_backward(loss, NULL, NULL));
+    CK(ag_optimizer_step(f->sgd));
+    r = loss;
+  } else if (!strcmp(fam, "small")) {
+    ag_tensor *h = f->s0, *b;
+    CK(ag_tensor_scalar(&b, f->ctx, AG_F32, 0.01));
+    for (int i = 0; i < 100; ++i) {
+      CK(ag_op_tanh(&h, h));
+      CK(ag_op_add(&h, h, b));
+    }
+    CK(ag_tensor_set_grad(f->s0, NULL));
+    CK(ag_backward(h, NULL, NULL));
+    CK(ag_tensor_grad(&r, f->s0));
+  } else {
+    fprintf(stderr, "bench_threads: unknown family %s\n", fam);
+    exit(2);
+  }
+  const uint64_t h = hash && r ? hash_of(r) : 0;
+  CK(ag_scope_end(scope));
+  return h;
+}
+
+static const char *k_all = "copy,cast,fill,add,tanh,sum,gather,adam,gemm,conv2d,mlp,small";
+
+typedef struct {
+  double median, min;
+  uint64_t hash;
+} timing;
+
+static timing time_family(ag_context *ctx, const char *fam, int64_t n, int repeats, int64_t idle_us) {
+  fixture f;
+  fixture_init(&f, ctx, n);
+  timing t = {0, 0, 0};
+  t.hash = run_family(&f, fam, 1);
+  /* adam changes its parameter every step: hash the first step only, on a
+   * fresh fixture, so every thread count starts from the same state. */
+  for (int i = 0; i < 3; ++i) run_family(&f, fam, 0);
+  dvec d = {0};
+  for (int i = 0; i < repeats; ++i) {
+    if (idle_us > 0) sleep_us(idle_us);
+    const int64_t t0 = now_ns();
+    run_family(&f, fam, 0);
+    dv_push(&d, (double)(now_ns() - t0));
+  }
+  const stats_t s = stats(&d);
+  t.median = s.median;
+  t.min = s.min;
+  dv_free(&d);
+  fixture_free(&f);
+  return t;
+}
+
+static ag_context *make_ctx(int threads, host_pool **pool, int host) {
+  ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
+  o.num_threads = threads;
+  *pool = NULL;
+  if (host) {
+    *pool = host_start(threads - 1);
+    o.enqueue_task = host_enqueue;
+    o.finish_task = host_finish;
+    o.task_user = *pool;
+    o.worker_count = threads;
+  }
+  ag_context *ctx;
+  CK(ag_context_create(&ctx, &o));
+  return ctx;
+}
+
+/* Host task system against the arena at each thread count, in `rounds`
+ * alternating rounds of `repeats` calls each. */
+static int vs_host(const char *only, const int64_t *threads, int nthreads, int64_t n, int repeats, int64_t idle_us) {
+  enum { kRounds = 5 };
+  int mismatch = 0;
+  char list[512];
+  snprintf(list, sizeof list, "%s", only);
+  for (char *fam = strtok(list, ","); fam; fam = strtok(NULL, ",")) {
+    for (int k = 0; k < nthreads; ++k) {
+      dvec med[2] = {{0}, {0}};
+      uint64_t hash[2] = {0, 0};
+      for (int r = 0; r < kRounds; ++r) {
+        for (int host = 0; host < 2; ++host) {
+          host_pool *pool;
+          ag_context *ctx = make_ctx((int)threads[k], &pool, host);
+          const timing t = time_family(ctx, fam, n, repeats, idle_us);
+          ag_context_release(ctx);
+          if (pool) host_stop(pool);
+          dv_push(&med[host], t.median);
+          hash[host] = t.hash;
+        }
+      }
+      const stats_t a = stats(&med[0]), h = stats(&med[1]);
+      const int same = hash[0] == hash[1];
+      mismatch |= !same;
+      printf("{\"bench\": \"host_vs_arena\", \"family\": \"%s\", \"n\": %lld, \"threads\": %lld, "
+             "\"idle_us\": %lld, \"arena_ns\": %.0f, \"host_ns\": %.0f, \"ratio\": %.3f, \"same_bits\": %s}\n",
+             fam, (long long)n, (long long)threads[k], (long long)idle_us, a.median, h.median, h.median / a.median,
+             same ? "true" : "false");
+      fflush(stdout);
+      dv_free(&med[0]);
+      dv_free(&med[1]);
+    }
+  }
+  return mismatch;
+}
+
+static int calibrate(int repeats) {
+  /* family, class */
+  static const char *fams[][2] = {{"copy", "copy"}, {"cast", "copy"}, {"fill", "copy"}, {"add", "elementwise"},
+                                  {"tanh", "transcendental"}, {"sum", "reduction"}, {"gather", "gather"},
+                                  {"adam", "optimizer"}};
+  const int64_t n = 65536;
+  const double chunk_ns = 8000.0; /* kChunkNs of src/core/parallel.h */
+  host_pool *pool;
+  ag_context *ctx = make_ctx(1, &pool, 0);
+  for (size_t i = 0; i < sizeof fams / sizeof *fams; ++i) {
+    const timing t = time_family(ctx, fams[i][0], n, repeats, 0);
+    const double per = t.median / (double)n;
+    int64_t g = 1;
+    while ((double)(g * 2) * per <= chunk_ns * 1.4142) g *= 2;
+    printf("{\"bench\": \"grain\", \"family\": \"%s\", \"class\": \"%s\", \"n\": %lld, \"ns_per_element\": %.4f, "
+           "\"grain_for_%.0f_ns\": %lld}\n",
+           fams[i][0], fams[i][1], (long long)n, per, chunk_ns, (long long)g);
+  }
+  ag_context_release(ctx);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int64_t threads[MAX_LIST] = {1, 2};
+  int nthreads = 2, repeats = 50, host = 0, calib = 0, versus = 0;
+  int64_t n = 1 << 20, idle_us = 0;
+  const char *only = k_all;
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--threads") && v) {
+      nthreads = parse_list(v, threads);
+      ++i;
+    } else if (!strcmp(a, "--only") && v) {
+      only = v;
+      ++i;
+    } else if (!strcmp(a, "--n") && v) {
+      n = strtoll(v, NULL, 10);
+      ++i;
+    } else if (!strcmp(a, "--repeats") && v) {
+      repeats = atoi(v);
+      ++i;
+    } else if (!strcmp(a, "--idle-us") && v) {
+      idle_us = strtoll(v, NULL, 10);
+      ++i;
+    } else if (!strcmp(a, "--host")) {
+      host = 1;
+    } else if (!strcmp(a, "--vs-host")) {
+      versus = 1;
+    } else if (!strcmp(a, "--calibrate")) {
+      calib = 1;
+    } else {
+      fprintf(stderr,
+              "usage: bench_threads [--threads 1,2] [--only %s] [--n N] [--repeats R] [--idle-us U] [--host | --vs-host] "
+              "[--calibrate]\n",
+              k_all);
+      return 2;
+    }
+  }
+  if (nthreads < 1 || repeats < 1 || n < 1024) {
+    fprintf(stderr, "bench_threads: bad --threads, --repeats or --n\n");
+    return 2;
+  }
+  if (calib) return calibrate(repeats);
+  if (versus) return vs_host(only, threads, nthreads, n, repeats, idle_us);
+  int mismatch = 0;
+  char list[512];
+  snprintf(list, sizeof list, "%s", only);
+  for (char *fam = strtok(list, ","); fam; fam = strtok(NULL, ",")) {
+    timing first = {0, 0, 0};
+    for (int k = 0; k < nthreads; ++k) {
+      host_pool *pool;
+      ag_context *ctx = make_ctx((int)threads[k], &pool, host);
+      const timing t = time_family(ctx, fam, n, repeats, idle_us);
+      ag_context_release(ctx);
+      if (pool) host_stop(pool);
+      if (k == 0) first = t;
+      const int same = t.hash == first.hash;
+      mismatch |= !same;
+      printf("{\"bench\": \"threads\", \"family\": \"%s\", \"n\": %lld, \"threads\": %lld, \"tasks\": \"%s\", "
+             "\"idle_us\": %lld, \"median_ns\": %.0f, \"min_ns\": %.0f, \"ratio_to_t1\": %.3f, \"same_bits\": %s}\n",
+             fam, (long long)n, (long long)threads[k], host ? "host" : "arena", (long long)idle_us, t.median, t.min,
+             t.median / first.median, same ? "true" : "false");
+      fflush(stdout);
+    }
+  }
+  return mismatch;
+}
