@@ -217,10 +217,14 @@ Cases cases_solve_triangular() {
 
 Cases cases_cholesky_solve() {
   auto cs = [](int32_t upper) {
+    // A triangular l (the op reads one triangle; its gradient, PyTorch's,
+    // is that of l l^T in the whole l, which agrees on the triangle).
     return [upper](ag_tensor** out, const X& x) {
       Temps tmp;
-      ag_tensor* l = invertible(x[1], tmp);
-      return l ? ag_op_cholesky_solve(out, x[0], l, upper) : AG_ERR_INTERNAL;
+      ag_tensor *m = invertible(x[1], tmp), *l = nullptr;
+      if (m == nullptr || (upper ? ag_op_triu : ag_op_tril)(&l, m, 0) != AG_OK) return AG_ERR_INTERNAL;
+      tmp.keep(l);
+      return ag_op_cholesky_solve(out, x[0], l, upper);
     };
   };
   return {{"cholesky_solve", {Input{{3, 2}}, Input{{3, 3}, -1.0, 1.0}}, cs(0)},
