@@ -11,6 +11,42 @@ import "unsafe"
 
 var _ unsafe.Pointer
 
+// c_ag_op_addbmm calls ag_op_addbmm.
+func c_ag_op_addbmm(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.double, a5 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_addbmm(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_addbmm", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_addmm calls ag_op_addmm.
+func c_ag_op_addmm(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.double, a5 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_addmm(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_addmm", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_addmv calls ag_op_addmv.
+func c_ag_op_addmv(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.double, a5 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_addmv(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_addmv", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_baddbmm calls ag_op_baddbmm.
+func c_ag_op_baddbmm(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.double, a5 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_baddbmm(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_baddbmm", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_bmm calls ag_op_bmm.
 func c_ag_op_bmm(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	var e C.agx_err
@@ -20,11 +56,101 @@ func c_ag_op_bmm(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_cholesky calls ag_op_cholesky.
+func c_ag_op_cholesky(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_cholesky(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_cholesky", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_cholesky_solve calls ag_op_cholesky_solve.
+func c_ag_op_cholesky_solve(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_cholesky_solve(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_cholesky_solve", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_cross calls ag_op_cross.
+func c_ag_op_cross(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_cross(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_cross", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_det calls ag_op_det.
+func c_ag_op_det(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_det(&e, a0, a1); st != 0 {
+		return takeError("ag_op_det", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_diag calls ag_op_diag.
+func c_ag_op_diag(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_diag(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_diag", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_diag_embed calls ag_op_diag_embed.
+func c_ag_op_diag_embed(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 C.int64_t, a4 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_diag_embed(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_diag_embed", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_diagonal calls ag_op_diagonal.
+func c_ag_op_diagonal(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 C.int64_t, a4 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_diagonal(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_diagonal", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_dot calls ag_op_dot.
 func c_ag_op_dot(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_dot(&e, a0, a1, a2); st != 0 {
 		return takeError("ag_op_dot", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_einsum calls ag_op_einsum.
+func c_ag_op_einsum(a0 **C.ag_tensor, a1 *C.char, a2 **C.ag_tensor, a3 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_einsum(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_einsum", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_inv calls ag_op_inv.
+func c_ag_op_inv(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_inv(&e, a0, a1); st != 0 {
+		return takeError("ag_op_inv", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_kron calls ag_op_kron.
+func c_ag_op_kron(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_kron(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_kron", st, &e)
 	}
 	return nil
 }
@@ -47,11 +173,101 @@ func c_ag_op_matmul(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_matrix_power calls ag_op_matrix_power.
+func c_ag_op_matrix_power(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_matrix_power(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_matrix_power", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_mm calls ag_op_mm.
+func c_ag_op_mm(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_mm(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_mm", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_mv calls ag_op_mv.
+func c_ag_op_mv(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_mv(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_mv", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_outer calls ag_op_outer.
 func c_ag_op_outer(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_outer(&e, a0, a1, a2); st != 0 {
 		return takeError("ag_op_outer", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_slogdet calls ag_op_slogdet.
+func c_ag_op_slogdet(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_slogdet(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_slogdet", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_solve calls ag_op_solve.
+func c_ag_op_solve(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_solve(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_solve", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_solve_triangular calls ag_op_solve_triangular.
+func c_ag_op_solve_triangular(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.int32_t, a4 C.int32_t, a5 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_solve_triangular(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_solve_triangular", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_tensordot calls ag_op_tensordot.
+func c_ag_op_tensordot(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.int64_t, a4 C.int32_t, a5 *C.int64_t, a6 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_tensordot(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
+		return takeError("ag_op_tensordot", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_trace calls ag_op_trace.
+func c_ag_op_trace(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_trace(&e, a0, a1); st != 0 {
+		return takeError("ag_op_trace", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_tril calls ag_op_tril.
+func c_ag_op_tril(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_tril(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_tril", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_triu calls ag_op_triu.
+func c_ag_op_triu(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_triu(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_triu", st, &e)
 	}
 	return nil
 }

@@ -15,6 +15,110 @@ import (
 var _ unsafe.Pointer
 var _ = runtime.KeepAlive
 
+// Addbmm calls ag_op_addbmm: As ag_op_baddbmm with the B products summed into one (n, p) matrix (torch.addbmm).
+func (input *Tensor) Addbmm(a *Tensor, b *Tensor, beta float64, alpha float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_addbmm", "input", input, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_addbmm", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_addbmm", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_addbmm(&_a0, _a1, _a2, _a3, (C.double)(beta), (C.double)(alpha))
+	runtime.KeepAlive(input)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Addmm calls ag_op_addmm: beta * input + alpha * (a
+func (input *Tensor) Addmm(a *Tensor, b *Tensor, beta float64, alpha float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_addmm", "input", input, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_addmm", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_addmm", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_addmm(&_a0, _a1, _a2, _a3, (C.double)(beta), (C.double)(alpha))
+	runtime.KeepAlive(input)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Addmv calls ag_op_addmv: As ag_op_addmm with a matrix-vector product: a (n, m), b (m) (torch.addmv).
+func (input *Tensor) Addmv(a *Tensor, b *Tensor, beta float64, alpha float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_addmv", "input", input, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_addmv", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_addmv", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_addmv(&_a0, _a1, _a2, _a3, (C.double)(beta), (C.double)(alpha))
+	runtime.KeepAlive(input)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Baddbmm calls ag_op_baddbmm: As ag_op_addmm with batched products: a (B, n, m), b (B, m, p) (torch.baddbmm).
+func (input *Tensor) Baddbmm(a *Tensor, b *Tensor, beta float64, alpha float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_baddbmm", "input", input, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_baddbmm", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_baddbmm", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_baddbmm(&_a0, _a1, _a2, _a3, (C.double)(beta), (C.double)(alpha))
+	runtime.KeepAlive(input)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Bmm calls ag_op_bmm: Batched product of 3-D tensors without broadcasting: (B, m, k) x (B, k, n) gives (B, m, n).
 func (a *Tensor) Bmm(b *Tensor) (*Tensor, error) {
 	var _err error
@@ -36,6 +140,128 @@ func (a *Tensor) Bmm(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Cholesky calls ag_op_cholesky: Cholesky factor of symmetric positive-definite matrices (torch.linalg.cholesky): lower L with A = L L^T, or with upper != 0 the upper U = L^T (A = U^T U).
+func (a *Tensor) Cholesky(upper int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_cholesky", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_cholesky(&_a0, _a1, (C.int32_t)(upper))
+	runtime.KeepAlive(a)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// CholeskySolve calls ag_op_cholesky_solve: X with A X = B where A = L L^T is given by its Cholesky factor l (lower; with upper != 0, l is U and A = U^T U) (torch.cholesky_solve, default upper 0): two triangular solves.
+func (b *Tensor) CholeskySolve(l *Tensor, upper int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_cholesky_solve", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_cholesky_solve", "l", l, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_cholesky_solve(&_a0, _a1, _a2, (C.int32_t)(upper))
+	runtime.KeepAlive(b)
+	runtime.KeepAlive(l)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Cross calls ag_op_cross: Cross product of 3-vectors along `dim` (torch.linalg.cross, default dim -1): a and b have the same number of dims, size 3 at dim, and their other dims broadcast.
+func (a *Tensor) Cross(b *Tensor, dim int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_cross", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_cross", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_cross(&_a0, _a1, _a2, (C.int64_t)(dim))
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Det calls ag_op_det: Determinant (torch.linalg.det), shape A's batch dims; 0 for singular matrices.
+func (a *Tensor) Det() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_det", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_det(&_a0, _a1)
+	runtime.KeepAlive(a)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Diag calls ag_op_diag: torch.diag: a 1-D x (n) gives the square matrix with x on diagonal `k` (k = 0 main, > 0 above, < 0 below) and zeros elsewhere; a 2-D x gives its diagonal `k` as a vector.
+func (x *Tensor) Diag(k int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_diag", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_diag(&_a0, _a1, (C.int64_t)(k))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// DiagEmbed calls ag_op_diag_embed: A tensor whose diagonal (offset, dim1, dim2) is the last dim of x, zeros elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted in the result's x.ndim + 1 dims).
+func (x *Tensor) DiagEmbed(offset int64, dim1 int64, dim2 int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_diag_embed", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_diag_embed(&_a0, _a1, (C.int64_t)(offset), (C.int64_t)(dim1), (C.int64_t)(dim2))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Diagonal calls ag_op_diagonal: The diagonal of dims dim1, dim2 of x (torch.diagonal; defaults offset 0, dim1 0, dim2 1) as a view sharing x's storage: those dims removed and the diagonal appended as the last dim.
+func (x *Tensor) Diagonal(offset int64, dim1 int64, dim2 int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_diagonal", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_diagonal(&_a0, _a1, (C.int64_t)(offset), (C.int64_t)(dim1), (C.int64_t)(dim2))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Dot calls ag_op_dot: Dot product of two vectors of one size: a 0-dim result (0 for size 0).
 func (a *Tensor) Dot(b *Tensor) (*Tensor, error) {
 	var _err error
@@ -49,6 +275,65 @@ func (a *Tensor) Dot(b *Tensor) (*Tensor, error) {
 	}
 	var _a0 *C.ag_tensor
 	_err = c_ag_op_dot(&_a0, _a1, _a2)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Einsum calls ag_op_einsum: Einstein summation (torch.einsum) of the n tensors operands[0..n) by `equation`: comma-separated subscripts per operand (letters a-z, A-Z, and one "..." per operand for its leading dims, which broadcast), then optionally "->" and the output's subscripts; without "->" the output has the ellipsis dims and then the letters seen once, in order A-Z, a-z.
+func Einsum(equation string, operands []*Tensor) (*Tensor, error) {
+	var _err error
+	_n_n, _err := sliceCount("ag_op_einsum", "operands", len(operands))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1 := C.CString(equation)
+	defer C.free(unsafe.Pointer(_a1))
+	_a2, _err := tensorsArg("ag_op_einsum", "operands", operands, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_einsum(&_a0, _a1, (**C.ag_tensor)(unsafe.Pointer(unsafe.SliceData(_a2))), C.int32_t(_n_n))
+	runtime.KeepAlive(operands)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Inv calls ag_op_inv: Inverse (torch.linalg.inv).
+func (a *Tensor) Inv() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_inv", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_inv(&_a0, _a1)
+	runtime.KeepAlive(a)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Kron calls ag_op_kron: Kronecker product (torch.kron): shapes padded with leading 1s to one rank; the result's size is the product of the sizes in each dim.
+func (a *Tensor) Kron(b *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_kron", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_kron", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_kron(&_a0, _a1, _a2)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
 	if _err != nil {
@@ -104,6 +389,64 @@ func (a *Tensor) Matmul(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// MatrixPower calls ag_op_matrix_power: A^n of square matrices (..., m, m) (torch.linalg.matrix_power) by repeated squaring: n = 0 gives identities (no gradient), n < 0 the power of the inverse (AG_ERR_INVALID_ARGUMENT for a singular matrix, as ag_op_inv).
+func (x *Tensor) MatrixPower(k int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_matrix_power", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_matrix_power(&_a0, _a1, (C.int64_t)(k))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Mm calls ag_op_mm: Matrix product of 2-D a (n, m) and b (m, p), no broadcasting (torch.mm).
+func (a *Tensor) Mm(b *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_mm", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_mm", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_mm(&_a0, _a1, _a2)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Mv calls ag_op_mv: Matrix-vector product of a 2-D a (n, m) and 1-D b (m) (torch.mv).
+func (a *Tensor) Mv(b *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_mv", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_mv", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_mv(&_a0, _a1, _a2)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Outer calls ag_op_outer: Outer product of vectors: a (n) and b (m) give y (n, m), y[i][j] = a[i] b[j].
 func (a *Tensor) Outer(b *Tensor) (*Tensor, error) {
 	var _err error
@@ -119,6 +462,152 @@ func (a *Tensor) Outer(b *Tensor) (*Tensor, error) {
 	_err = c_ag_op_outer(&_a0, _a1, _a2)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Slogdet calls ag_op_slogdet: Sign (+1, -1, or 0 for a singular matrix) and log |det| (-inf for a singular matrix) of the determinant (torch.linalg.slogdet), each of shape A's batch dims.
+func (a *Tensor) Slogdet() (*Tensor, *Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_slogdet", "a", a, false)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	_err = c_ag_op_slogdet(&_a0, &_a1, _a2)
+	runtime.KeepAlive(a)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), nil
+}
+
+// Solve calls ag_op_solve: X with A X = B (torch.linalg.solve, left): B (..., n, k), or vectors (n) / (..., n) when B is 1-D or has exactly A's batch dims then n.
+func (a *Tensor) Solve(b *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_solve", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_solve", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_solve(&_a0, _a1, _a2)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// SolveTriangular calls ag_op_solve_triangular: X with A X = B (left != 0) or X A = B (left = 0) for triangular A (torch.linalg.solve_triangular): the upper (upper != 0) or lower triangle of A is read, with ones assumed on the diagonal if unitriangular != 0.
+func (a *Tensor) SolveTriangular(b *Tensor, upper int32, left int32, unitriangular int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_solve_triangular", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_solve_triangular", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_solve_triangular(&_a0, _a1, _a2, (C.int32_t)(upper), (C.int32_t)(left), (C.int32_t)(unitriangular))
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Tensordot calls ag_op_tensordot: Contraction of dims dims_a of a with dims_b of b, pairwise (torch.tensordot with dims=(dims_a, dims_b); tensordot(a, b, n) is dims_a = the last n of a, dims_b = the first n of b).
+func (a *Tensor) Tensordot(b *Tensor, dimsA []int64, dimsB []int64) (*Tensor, error) {
+	var _err error
+	_n_n_dims_a, _err := sliceCount("ag_op_tensordot", "dims_a", len(dimsA))
+	if _err != nil {
+		return nil, _err
+	}
+	_n_n_dims_b, _err := sliceCount("ag_op_tensordot", "dims_b", len(dimsB))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_tensordot", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_tensordot", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := int64sArg("ag_op_tensordot", "dims_a", dimsA, 0, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a5, _err := int64sArg("ag_op_tensordot", "dims_b", dimsB, 0, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_tensordot(&_a0, _a1, _a2, _a3, C.int32_t(_n_n_dims_a), _a5, C.int32_t(_n_n_dims_b))
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	runtime.KeepAlive(dimsA)
+	runtime.KeepAlive(dimsB)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Trace calls ag_op_trace: Sum of the main diagonal of a 2-D x (torch.trace); 0-dim result.
+func (x *Tensor) Trace() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_trace", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_trace(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Tril calls ag_op_tril: The lower triangle of the last two dims of x (torch.tril): elements (i, j) with j - i <= k kept, the others 0 (k = 0 the main diagonal).
+func (x *Tensor) Tril(k int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_tril", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_tril(&_a0, _a1, (C.int64_t)(k))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Triu calls ag_op_triu: As ag_op_tril for the upper triangle: elements with j - i >= k kept (torch.triu).
+func (x *Tensor) Triu(k int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_triu", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_triu(&_a0, _a1, (C.int64_t)(k))
+	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
 	}

@@ -40,6 +40,30 @@
 #pragma weak ag_op_log10
 #pragma weak ag_op_hypot
 #pragma weak ag_op_logaddexp
+#pragma weak ag_op_trace
+#pragma weak ag_op_diagonal
+#pragma weak ag_op_diag_embed
+#pragma weak ag_op_diag
+#pragma weak ag_op_tril
+#pragma weak ag_op_triu
+#pragma weak ag_op_mm
+#pragma weak ag_op_mv
+#pragma weak ag_op_addmm
+#pragma weak ag_op_addmv
+#pragma weak ag_op_baddbmm
+#pragma weak ag_op_addbmm
+#pragma weak ag_op_cross
+#pragma weak ag_op_kron
+#pragma weak ag_op_tensordot
+#pragma weak ag_op_einsum
+#pragma weak ag_op_matrix_power
+#pragma weak ag_op_inv
+#pragma weak ag_op_det
+#pragma weak ag_op_slogdet
+#pragma weak ag_op_solve
+#pragma weak ag_op_cholesky
+#pragma weak ag_op_solve_triangular
+#pragma weak ag_op_cholesky_solve
 #pragma weak ag_optimizer_options_init
 #pragma weak ag_optimizer_create
 #pragma weak ag_optimizer_release
@@ -112,6 +136,30 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_op_log10") == 0) return ag_op_log10 != NULL;
   if (strcmp(name, "ag_op_hypot") == 0) return ag_op_hypot != NULL;
   if (strcmp(name, "ag_op_logaddexp") == 0) return ag_op_logaddexp != NULL;
+  if (strcmp(name, "ag_op_trace") == 0) return ag_op_trace != NULL;
+  if (strcmp(name, "ag_op_diagonal") == 0) return ag_op_diagonal != NULL;
+  if (strcmp(name, "ag_op_diag_embed") == 0) return ag_op_diag_embed != NULL;
+  if (strcmp(name, "ag_op_diag") == 0) return ag_op_diag != NULL;
+  if (strcmp(name, "ag_op_tril") == 0) return ag_op_tril != NULL;
+  if (strcmp(name, "ag_op_triu") == 0) return ag_op_triu != NULL;
+  if (strcmp(name, "ag_op_mm") == 0) return ag_op_mm != NULL;
+  if (strcmp(name, "ag_op_mv") == 0) return ag_op_mv != NULL;
+  if (strcmp(name, "ag_op_addmm") == 0) return ag_op_addmm != NULL;
+  if (strcmp(name, "ag_op_addmv") == 0) return ag_op_addmv != NULL;
+  if (strcmp(name, "ag_op_baddbmm") == 0) return ag_op_baddbmm != NULL;
+  if (strcmp(name, "ag_op_addbmm") == 0) return ag_op_addbmm != NULL;
+  if (strcmp(name, "ag_op_cross") == 0) return ag_op_cross != NULL;
+  if (strcmp(name, "ag_op_kron") == 0) return ag_op_kron != NULL;
+  if (strcmp(name, "ag_op_tensordot") == 0) return ag_op_tensordot != NULL;
+  if (strcmp(name, "ag_op_einsum") == 0) return ag_op_einsum != NULL;
+  if (strcmp(name, "ag_op_matrix_power") == 0) return ag_op_matrix_power != NULL;
+  if (strcmp(name, "ag_op_inv") == 0) return ag_op_inv != NULL;
+  if (strcmp(name, "ag_op_det") == 0) return ag_op_det != NULL;
+  if (strcmp(name, "ag_op_slogdet") == 0) return ag_op_slogdet != NULL;
+  if (strcmp(name, "ag_op_solve") == 0) return ag_op_solve != NULL;
+  if (strcmp(name, "ag_op_cholesky") == 0) return ag_op_cholesky != NULL;
+  if (strcmp(name, "ag_op_solve_triangular") == 0) return ag_op_solve_triangular != NULL;
+  if (strcmp(name, "ag_op_cholesky_solve") == 0) return ag_op_cholesky_solve != NULL;
   if (strcmp(name, "ag_optimizer_options_init") == 0) return ag_optimizer_options_init != NULL;
   if (strcmp(name, "ag_optimizer_create") == 0) return ag_optimizer_create != NULL;
   if (strcmp(name, "ag_optimizer_release") == 0) return ag_optimizer_release != NULL;
@@ -1275,6 +1323,246 @@ ag_status agx_ag_op_outer(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, 
 
 ag_status agx_ag_op_dot(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
   ag_status agx_s = ag_op_dot(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_trace(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_trace) {
+    agx_missing(agx_e, "ag_op_trace");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_trace(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_diagonal(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t offset, int64_t dim1, int64_t dim2) {
+  if (!ag_op_diagonal) {
+    agx_missing(agx_e, "ag_op_diagonal");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_diagonal(out, x, offset, dim1, dim2);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_diag_embed(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t offset, int64_t dim1, int64_t dim2) {
+  if (!ag_op_diag_embed) {
+    agx_missing(agx_e, "ag_op_diag_embed");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_diag_embed(out, x, offset, dim1, dim2);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_diag(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t k) {
+  if (!ag_op_diag) {
+    agx_missing(agx_e, "ag_op_diag");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_diag(out, x, k);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_tril(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t k) {
+  if (!ag_op_tril) {
+    agx_missing(agx_e, "ag_op_tril");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_tril(out, x, k);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_triu(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t k) {
+  if (!ag_op_triu) {
+    agx_missing(agx_e, "ag_op_triu");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_triu(out, x, k);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_mm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_mm) {
+    agx_missing(agx_e, "ag_op_mm");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_mm(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_mv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_mv) {
+    agx_missing(agx_e, "ag_op_mv");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_mv(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_addmm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *a, const ag_tensor *b, double beta, double alpha) {
+  if (!ag_op_addmm) {
+    agx_missing(agx_e, "ag_op_addmm");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_addmm(out, input, a, b, beta, alpha);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_addmv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *a, const ag_tensor *b, double beta, double alpha) {
+  if (!ag_op_addmv) {
+    agx_missing(agx_e, "ag_op_addmv");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_addmv(out, input, a, b, beta, alpha);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_baddbmm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *a, const ag_tensor *b, double beta, double alpha) {
+  if (!ag_op_baddbmm) {
+    agx_missing(agx_e, "ag_op_baddbmm");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_baddbmm(out, input, a, b, beta, alpha);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_addbmm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *a, const ag_tensor *b, double beta, double alpha) {
+  if (!ag_op_addbmm) {
+    agx_missing(agx_e, "ag_op_addbmm");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_addbmm(out, input, a, b, beta, alpha);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_cross(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b, int64_t dim) {
+  if (!ag_op_cross) {
+    agx_missing(agx_e, "ag_op_cross");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_cross(out, a, b, dim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_kron(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_kron) {
+    agx_missing(agx_e, "ag_op_kron");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_kron(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_tensordot(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b, const int64_t *dims_a, int32_t n_dims_a, const int64_t *dims_b, int32_t n_dims_b) {
+  if (!ag_op_tensordot) {
+    agx_missing(agx_e, "ag_op_tensordot");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_tensordot(out, a, b, dims_a, n_dims_a, dims_b, n_dims_b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_einsum(agx_err *agx_e, ag_tensor * *out, const char *equation, const ag_tensor *const  *operands, int32_t n) {
+  if (!ag_op_einsum) {
+    agx_missing(agx_e, "ag_op_einsum");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_einsum(out, equation, operands, n);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_matrix_power(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t k) {
+  if (!ag_op_matrix_power) {
+    agx_missing(agx_e, "ag_op_matrix_power");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_matrix_power(out, x, k);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_inv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a) {
+  if (!ag_op_inv) {
+    agx_missing(agx_e, "ag_op_inv");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_inv(out, a);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_det(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a) {
+  if (!ag_op_det) {
+    agx_missing(agx_e, "ag_op_det");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_det(out, a);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_slogdet(agx_err *agx_e, ag_tensor * *sign, ag_tensor * *logabsdet, const ag_tensor *a) {
+  if (!ag_op_slogdet) {
+    agx_missing(agx_e, "ag_op_slogdet");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_slogdet(sign, logabsdet, a);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_solve(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_solve) {
+    agx_missing(agx_e, "ag_op_solve");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_solve(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_cholesky(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, int32_t upper) {
+  if (!ag_op_cholesky) {
+    agx_missing(agx_e, "ag_op_cholesky");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_cholesky(out, a, upper);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_solve_triangular(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b, int32_t upper, int32_t left, int32_t unitriangular) {
+  if (!ag_op_solve_triangular) {
+    agx_missing(agx_e, "ag_op_solve_triangular");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_solve_triangular(out, a, b, upper, left, unitriangular);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_cholesky_solve(agx_err *agx_e, ag_tensor * *out, const ag_tensor *b, const ag_tensor *l, int32_t upper) {
+  if (!ag_op_cholesky_solve) {
+    agx_missing(agx_e, "ag_op_cholesky_solve");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_cholesky_solve(out, b, l, upper);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }

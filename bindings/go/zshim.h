@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <ag/anomaly.h>
 #include <ag/autograd.h>
 #include <ag/budget.h>
@@ -211,6 +212,30 @@ ag_status agx_ag_op_bmm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, co
 ag_status agx_ag_op_linear(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *weight, const ag_tensor *bias);
 ag_status agx_ag_op_outer(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_dot(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
+ag_status agx_ag_op_trace(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
+ag_status agx_ag_op_diagonal(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t offset, int64_t dim1, int64_t dim2);
+ag_status agx_ag_op_diag_embed(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t offset, int64_t dim1, int64_t dim2);
+ag_status agx_ag_op_diag(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t k);
+ag_status agx_ag_op_tril(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t k);
+ag_status agx_ag_op_triu(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t k);
+ag_status agx_ag_op_mm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
+ag_status agx_ag_op_mv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
+ag_status agx_ag_op_addmm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *a, const ag_tensor *b, double beta, double alpha);
+ag_status agx_ag_op_addmv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *a, const ag_tensor *b, double beta, double alpha);
+ag_status agx_ag_op_baddbmm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *a, const ag_tensor *b, double beta, double alpha);
+ag_status agx_ag_op_addbmm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *a, const ag_tensor *b, double beta, double alpha);
+ag_status agx_ag_op_cross(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b, int64_t dim);
+ag_status agx_ag_op_kron(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
+ag_status agx_ag_op_tensordot(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b, const int64_t *dims_a, int32_t n_dims_a, const int64_t *dims_b, int32_t n_dims_b);
+ag_status agx_ag_op_einsum(agx_err *agx_e, ag_tensor * *out, const char *equation, const ag_tensor *const  *operands, int32_t n);
+ag_status agx_ag_op_matrix_power(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t k);
+ag_status agx_ag_op_inv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a);
+ag_status agx_ag_op_det(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a);
+ag_status agx_ag_op_slogdet(agx_err *agx_e, ag_tensor * *sign, ag_tensor * *logabsdet, const ag_tensor *a);
+ag_status agx_ag_op_solve(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
+ag_status agx_ag_op_cholesky(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, int32_t upper);
+ag_status agx_ag_op_solve_triangular(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b, int32_t upper, int32_t left, int32_t unitriangular);
+ag_status agx_ag_op_cholesky_solve(agx_err *agx_e, ag_tensor * *out, const ag_tensor *b, const ag_tensor *l, int32_t upper);
 ag_status agx_ag_op_softmax(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim);
 ag_status agx_ag_op_log_softmax(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim);
 ag_status agx_ag_op_softmax_backward(agx_err *agx_e, ag_tensor * *out, const ag_tensor *grad, const ag_tensor *y, int64_t dim);

@@ -145,6 +145,16 @@ inline ValuesIndices values_indices(ag_tensor *values, ag_tensor *indices) {
   inline Tensor name(const Tensor &x, int64_t dim, bool keepdim = false) {   \
     return detail::op(ag_op_##name, x.get(), dim, keepdim ? 1 : 0);          \
   }
+#define AG_HPP_INT(name)                             \
+  inline Tensor name(const Tensor &x, int64_t k) {   \
+    ag_tensor *out = nullptr;                        \
+    detail::check(ag_op_##name(&out, x.get(), k));   \
+    return Tensor::adopt(out);                       \
+  }
+#define AG_HPP_ADDMM(name)                                                                                  \
+  inline Tensor name(const Tensor &input, const Tensor &a, const Tensor &b, double beta = 1.0, double alpha = 1.0) { \
+    return detail::op(ag_op_##name, input.get(), a.get(), b.get(), beta, alpha);                           \
+  }
 #define AG_HPP_VALUES_INDICES(name)                                                  \
   inline ValuesIndices name(const Tensor &x, int64_t dim, bool keepdim = false) {    \
     ag_tensor *values = nullptr, *indices = nullptr;                                 \
@@ -298,6 +308,21 @@ AG_HPP_NORM_WEIGHT_GRAD(rms_norm_weight_grad)
 AG_HPP_UNARY(log10)
 AG_HPP_BINARY(hypot)
 AG_HPP_BINARY(logaddexp)
+AG_HPP_UNARY(trace)
+AG_HPP_INT(diag)
+AG_HPP_INT(tril)
+AG_HPP_INT(triu)
+AG_HPP_BINARY(mm)
+AG_HPP_BINARY(mv)
+AG_HPP_ADDMM(addmm)
+AG_HPP_ADDMM(addmv)
+AG_HPP_ADDMM(baddbmm)
+AG_HPP_ADDMM(addbmm)
+AG_HPP_BINARY(kron)
+AG_HPP_INT(matrix_power)
+AG_HPP_UNARY(inv)
+AG_HPP_UNARY(det)
+AG_HPP_BINARY(solve)
 /* END generated */
 
 #undef AG_HPP_UNARY
@@ -413,6 +438,39 @@ inline Tensor one_hot(const Tensor &indices, int64_t num_classes = -1) {
 
 inline Tensor linear(const Tensor &x, const Tensor &weight, const Tensor &bias = Tensor()) {
   return detail::op(ag_op_linear, x.get(), weight.get(), bias.get());
+}
+
+inline Tensor diagonal(const Tensor &x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) {
+  return detail::op(ag_op_diagonal, x.get(), offset, dim1, dim2);
+}
+inline Tensor diag_embed(const Tensor &x, int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1) {
+  return detail::op(ag_op_diag_embed, x.get(), offset, dim1, dim2);
+}
+inline Tensor cross(const Tensor &a, const Tensor &b, int64_t dim = -1) {
+  return detail::op(ag_op_cross, a.get(), b.get(), dim);
+}
+inline Tensor tensordot(const Tensor &a, const Tensor &b, const std::vector<int64_t> &dims_a,
+                        const std::vector<int64_t> &dims_b) {
+  return detail::op(ag_op_tensordot, a.get(), b.get(), detail::data_or_null(dims_a), detail::count_of(dims_a),
+                    detail::data_or_null(dims_b), detail::count_of(dims_b));
+}
+inline Tensor einsum(const std::string &equation, const std::vector<Tensor> &operands) {
+  std::vector<const ag_tensor *> h = detail::handles_of(operands);
+  return detail::op(ag_op_einsum, equation.c_str(), h.empty() ? nullptr : h.data(), static_cast<int32_t>(h.size()));
+}
+/** (sign, logabsdet) as (values, indices). */
+inline ValuesIndices slogdet(const Tensor &a) {
+  ag_tensor *sign = nullptr, *logabsdet = nullptr;
+  detail::check(ag_op_slogdet(&sign, &logabsdet, a.get()));
+  return detail::values_indices(sign, logabsdet);
+}
+inline Tensor cholesky(const Tensor &a, bool upper = false) { return detail::op(ag_op_cholesky, a.get(), upper ? 1 : 0); }
+inline Tensor solve_triangular(const Tensor &a, const Tensor &b, bool upper, bool left = true,
+                               bool unitriangular = false) {
+  return detail::op(ag_op_solve_triangular, a.get(), b.get(), upper ? 1 : 0, left ? 1 : 0, unitriangular ? 1 : 0);
+}
+inline Tensor cholesky_solve(const Tensor &b, const Tensor &l, bool upper = false) {
+  return detail::op(ag_op_cholesky_solve, b.get(), l.get(), upper ? 1 : 0);
 }
 
 /* ---- softmax gradients and losses (ag/ops_nn.h) ---- */

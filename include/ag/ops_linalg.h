@@ -1,5 +1,6 @@
 /*
- * ag/ops_linalg.h - linear algebra: matrix products.
+ * ag/ops_linalg.h - linear algebra: matrix products, matrix structure
+ * (diagonals, triangles), decompositions and solves.
  *
  * The rules of ag/ops.h hold: `*out` is a new reference written only on
  * success; inputs share one context (AG_ERR_CONTEXT) and one floating dtype,
@@ -68,6 +69,198 @@ AG_API ag_status ag_op_outer(ag_tensor **out, const ag_tensor *a, const ag_tenso
  * INVALID_ARGUMENT, DTYPE, CONTEXT.
  */
 AG_API ag_status ag_op_dot(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+
+/* ---- matrix structure ----
+ * Semantics, argument order and defaults of the PyTorch functions of the
+ * same names. Dims count from the end when negative; a dim out of range is
+ * AG_ERR_INVALID_ARGUMENT. */
+
+/** Sum of the main diagonal of a 2-D x (torch.trace); 0-dim result.
+ * AG_ERR_SHAPE if x is not 2-D. Also INVALID_ARGUMENT, DTYPE. */
+AG_API ag_status ag_op_trace(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+
+/**
+ * The diagonal of dims dim1, dim2 of x (torch.diagonal; defaults offset 0,
+ * dim1 0, dim2 1) as a view sharing x's storage: those dims removed and the
+ * diagonal appended as the last dim. offset > 0 is above the main diagonal,
+ * < 0 below; an offset past the matrix gives an empty diagonal.
+ * AG_ERR_SHAPE if x has fewer than 2 dims; AG_ERR_INVALID_ARGUMENT if dim1
+ * and dim2 name the same dim. Gradient: g on that diagonal, zeros elsewhere.
+ */
+AG_API ag_status ag_op_diagonal(ag_tensor **out, const ag_tensor *x, int64_t offset, int64_t dim1,
+                                int64_t dim2) AG_NOEXCEPT;
+
+/**
+ * A tensor whose diagonal (offset, dim1, dim2) is the last dim of x, zeros
+ * elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted
+ * in the result's x.ndim + 1 dims). The new dims have size
+ * x.shape[-1] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT
+ * if dim1 and dim2 name the same dim. Gradient: the diagonal of g.
+ */
+AG_API ag_status ag_op_diag_embed(ag_tensor **out, const ag_tensor *x, int64_t offset, int64_t dim1,
+                                  int64_t dim2) AG_NOEXCEPT;
+
+/**
+ * torch.diag: a 1-D x (n) gives the square matrix with x on diagonal `k`
+ * (k = 0 main, > 0 above, < 0 below) and zeros elsewhere; a 2-D x gives its
+ * diagonal `k` as a vector. AG_ERR_SHAPE for other ranks.
+ */
+AG_API ag_status ag_op_diag(ag_tensor **out, const ag_tensor *x, int64_t k) AG_NOEXCEPT;
+
+/**
+ * The lower triangle of the last two dims of x (torch.tril): elements (i, j)
+ * with j - i <= k kept, the others 0 (k = 0 the main diagonal). The gradient
+ * is masked the same way (NaN or inf in g outside the triangle give 0).
+ * AG_ERR_SHAPE if x has fewer than 2 dims.
+ */
+AG_API ag_status ag_op_tril(ag_tensor **out, const ag_tensor *x, int64_t k) AG_NOEXCEPT;
+
+/** As ag_op_tril for the upper triangle: elements with j - i >= k kept (torch.triu). */
+AG_API ag_status ag_op_triu(ag_tensor **out, const ag_tensor *x, int64_t k) AG_NOEXCEPT;
+
+/* ---- products ---- */
+
+/** Matrix product of 2-D a (n, m) and b (m, p), no broadcasting (torch.mm).
+ * AG_ERR_SHAPE: an operand not 2-D, inner dims that differ. */
+AG_API ag_status ag_op_mm(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+
+/** Matrix-vector product of a 2-D a (n, m) and 1-D b (m) (torch.mv).
+ * AG_ERR_SHAPE: wrong ranks, inner dims that differ. */
+AG_API ag_status ag_op_mv(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+
+/**
+ * beta * input + alpha * (a @ b) for 2-D a and b (torch.addmm; PyTorch's
+ * defaults beta = alpha = 1). input broadcasts to the product's shape (else
+ * AG_ERR_SHAPE); with beta = 0 input is not read (NaN in it does not
+ * propagate) and gets a zero gradient.
+ */
+AG_API ag_status ag_op_addmm(ag_tensor **out, const ag_tensor *input, const ag_tensor *a, const ag_tensor *b,
+                             double beta, double alpha) AG_NOEXCEPT;
+
+/** As ag_op_addmm with a matrix-vector product: a (n, m), b (m) (torch.addmv). */
+AG_API ag_status ag_op_addmv(ag_tensor **out, const ag_tensor *input, const ag_tensor *a, const ag_tensor *b,
+                             double beta, double alpha) AG_NOEXCEPT;
+
+/** As ag_op_addmm with batched products: a (B, n, m), b (B, m, p) (torch.baddbmm). */
+AG_API ag_status ag_op_baddbmm(ag_tensor **out, const ag_tensor *input, const ag_tensor *a, const ag_tensor *b,
+                               double beta, double alpha) AG_NOEXCEPT;
+
+/** As ag_op_baddbmm with the B products summed into one (n, p) matrix (torch.addbmm). */
+AG_API ag_status ag_op_addbmm(ag_tensor **out, const ag_tensor *input, const ag_tensor *a, const ag_tensor *b,
+                              double beta, double alpha) AG_NOEXCEPT;
+
+/**
+ * Cross product of 3-vectors along `dim` (torch.linalg.cross, default dim
+ * -1): a and b have the same number of dims, size 3 at dim, and their other
+ * dims broadcast. AG_ERR_SHAPE otherwise.
+ */
+AG_API ag_status ag_op_cross(ag_tensor **out, const ag_tensor *a, const ag_tensor *b, int64_t dim) AG_NOEXCEPT;
+
+/** Kronecker product (torch.kron): shapes padded with leading 1s to one rank;
+ * the result's size is the product of the sizes in each dim. */
+AG_API ag_status ag_op_kron(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+
+/**
+ * Contraction of dims dims_a of a with dims_b of b, pairwise (torch.tensordot
+ * with dims=(dims_a, dims_b); tensordot(a, b, n) is dims_a = the last n of a,
+ * dims_b = the first n of b). The result has a's other dims, then b's.
+ * AG_ERR_INVALID_ARGUMENT: lists of different lengths, a dim listed twice;
+ * AG_ERR_SHAPE: paired dims of different sizes.
+ */
+AG_API ag_status ag_op_tensordot(ag_tensor **out, const ag_tensor *a, const ag_tensor *b, const int64_t *dims_a,
+                                 int32_t n_dims_a, const int64_t *dims_b, int32_t n_dims_b) AG_NOEXCEPT;
+
+/**
+ * Einstein summation (torch.einsum) of the n tensors operands[0..n) by
+ * `equation`: comma-separated subscripts per operand (letters a-z, A-Z, and
+ * one "..." per operand for its leading dims, which broadcast), then
+ * optionally "->" and the output's subscripts; without "->" the output has
+ * the ellipsis dims and then the letters seen once, in order A-Z, a-z.
+ * Letters repeated in one operand take its diagonal; letters not in the
+ * output are summed; size-1 dims broadcast. Computed with diagonals, sums
+ * and batched products, all differentiable.
+ * AG_ERR_INVALID_ARGUMENT: a NULL equation, a character other than letters,
+ * ',', "->", "..." and spaces, a count of subscript groups other than n, an
+ * output letter twice or in no operand; AG_ERR_SHAPE: an operand whose dims
+ * do not match its subscripts, sizes of one letter that differ (other than 1).
+ */
+AG_API ag_status ag_op_einsum(ag_tensor **out, const char *equation, const ag_tensor *const *operands,
+                              int32_t n) AG_NOEXCEPT;
+
+/**
+ * A^n of square matrices (..., m, m) (torch.linalg.matrix_power) by repeated
+ * squaring: n = 0 gives identities (no gradient), n < 0 the power of the
+ * inverse (AG_ERR_INVALID_ARGUMENT for a singular matrix, as ag_op_inv).
+ * AG_ERR_SHAPE for matrices that are not square.
+ */
+AG_API ag_status ag_op_matrix_power(ag_tensor **out, const ag_tensor *x, int64_t k) AG_NOEXCEPT;
+
+/* ---- decompositions and solves ----
+ * Square matrices (..., n, n), batched over the leading dims; f32 and f64,
+ * computed in f64 (LU with partial pivoting, Cholesky, triangular solves).
+ * A matrix for which the operation is undefined (singular for inv and
+ * solve, not positive-definite for cholesky) is AG_ERR_INVALID_ARGUMENT
+ * naming the batch element and the pivot; nothing is returned then.
+ * Matrices that are not square are AG_ERR_SHAPE. Gradients follow
+ * PyTorch's formulas, written in ops, so higher derivatives work. */
+
+/** Inverse (torch.linalg.inv). Gradient: -A^-T g A^-T. */
+AG_API ag_status ag_op_inv(ag_tensor **out, const ag_tensor *a) AG_NOEXCEPT;
+
+/**
+ * Determinant (torch.linalg.det), shape A's batch dims; 0 for singular
+ * matrices. Gradient: g det(A) A^-T; at an exactly singular matrix the
+ * cofactor matrix times g (PyTorch's value when it records the graph), as a
+ * constant: second derivatives there are not available (they are 0).
+ */
+AG_API ag_status ag_op_det(ag_tensor **out, const ag_tensor *a) AG_NOEXCEPT;
+
+/**
+ * Sign (+1, -1, or 0 for a singular matrix) and log |det| (-inf for a
+ * singular matrix) of the determinant (torch.linalg.slogdet), each of shape
+ * A's batch dims. Either out-parameter may be NULL, not both
+ * (AG_ERR_INVALID_ARGUMENT). Gradient of logabsdet: g A^-T (an error at
+ * singular matrices); sign has none.
+ */
+AG_API ag_status ag_op_slogdet(ag_tensor **sign, ag_tensor **logabsdet, const ag_tensor *a) AG_NOEXCEPT;
+
+/**
+ * X with A X = B (torch.linalg.solve, left): B (..., n, k), or vectors
+ * (n) / (..., n) when B is 1-D or has exactly A's batch dims then n. Batch
+ * dims broadcast. Gradients: dB = A^-T g, dA = -dB X^T.
+ */
+AG_API ag_status ag_op_solve(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+
+/**
+ * Cholesky factor of symmetric positive-definite matrices
+ * (torch.linalg.cholesky): lower L with A = L L^T, or with upper != 0 the
+ * upper U = L^T (A = U^T U). Only the lower triangle of A is read. Gradient
+ * (PyTorch's): sym(L^-T Phi(L^T g) L^-1), Phi the lower triangle with half
+ * the diagonal, sym(S) = (S + S^T) / 2.
+ */
+AG_API ag_status ag_op_cholesky(ag_tensor **out, const ag_tensor *a, int32_t upper) AG_NOEXCEPT;
+
+/**
+ * X with A X = B (left != 0) or X A = B (left = 0) for triangular A
+ * (torch.linalg.solve_triangular): the upper (upper != 0) or lower triangle
+ * of A is read, with ones assumed on the diagonal if unitriangular != 0.
+ * B (..., n, k) for left, (..., k, n) otherwise; batch dims broadcast. A
+ * zero on the diagonal gives inf/NaN (no error, as PyTorch). The gradient
+ * of A lies on the triangle read.
+ */
+AG_API ag_status ag_op_solve_triangular(ag_tensor **out, const ag_tensor *a, const ag_tensor *b, int32_t upper,
+                                        int32_t left, int32_t unitriangular) AG_NOEXCEPT;
+
+/**
+ * X with A X = B where A = L L^T is given by its Cholesky factor l (lower;
+ * with upper != 0, l is U and A = U^T U) (torch.cholesky_solve, default
+ * upper 0): two triangular solves. B (..., n, k); batch dims broadcast.
+ * Only l's triangle is read; its gradient is PyTorch's, which takes A as
+ * l l^T of the whole l (so it has entries in the other triangle too):
+ * dB = cholesky_solve(g, l), S = dB X^T + X dB^T, dl = -S l (upper: -l S).
+ */
+AG_API ag_status ag_op_cholesky_solve(ag_tensor **out, const ag_tensor *b, const ag_tensor *l,
+                                      int32_t upper) AG_NOEXCEPT;
 
 AG_END_DECLS
 

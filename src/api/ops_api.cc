@@ -107,6 +107,15 @@ using namespace ag;
           api::check_out(out); api::Borrowed tg(grad, "grad"), tx(x, "x");                           \
           const Dims ns = api::dims_arg(normalized_shape, n, "normalized_shape", "n");               \
           *out = api::to_handle(ops::name(tg, tx, ns, eps));)
+#define AG_SHIM_INT(name)                                          \
+  AG_SHIM(name, (ag_tensor * *out, const ag_tensor* x, int64_t k), \
+          api::check_out(out); *out = api::to_handle(ops::name(api::Borrowed(x, "x"), k));)
+#define AG_SHIM_ADDMM(name)                                                                             \
+  AG_SHIM(name,                                                                                         \
+          (ag_tensor * *out, const ag_tensor* input, const ag_tensor* a, const ag_tensor* b, double beta, \
+           double alpha),                                                                               \
+          api::check_out(out); api::Borrowed ti(input, "input"), ta(a, "a"), tb(b, "b");                \
+          *out = api::to_handle(ops::name(ti, ta, tb, beta, alpha));)
 // A CUSTOM op writes its entry by hand, in ops_<area>_api.cc.
 #define AG_SHIM_CUSTOM(name)
 

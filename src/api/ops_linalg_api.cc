@@ -18,3 +18,87 @@ AG_API ag_status ag_op_linear(ag_tensor** out, const ag_tensor* x, const ag_tens
 }
 
 }  // extern "C"
+
+// Structure and decompositions (ops/linalg_struct.cc, ops/linalg_decomp.cc).
+extern "C" {
+
+AG_API ag_status ag_op_diagonal(ag_tensor** out, const ag_tensor* x, int64_t offset, int64_t dim1,
+                                int64_t dim2) noexcept {
+  return api::call("ag_op_diagonal", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::diagonal(api::Borrowed(x, "x"), offset, dim1, dim2));
+  });
+}
+
+AG_API ag_status ag_op_diag_embed(ag_tensor** out, const ag_tensor* x, int64_t offset, int64_t dim1,
+                                  int64_t dim2) noexcept {
+  return api::call("ag_op_diag_embed", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::diag_embed(api::Borrowed(x, "x"), offset, dim1, dim2));
+  });
+}
+
+AG_API ag_status ag_op_cross(ag_tensor** out, const ag_tensor* a, const ag_tensor* b, int64_t dim) noexcept {
+  return api::call("ag_op_cross", [&] {
+    api::check_out(out);
+    api::Borrowed ta(a, "a"), tb(b, "b");
+    *out = api::to_handle(ops::cross(ta, tb, dim));
+  });
+}
+
+AG_API ag_status ag_op_tensordot(ag_tensor** out, const ag_tensor* a, const ag_tensor* b, const int64_t* dims_a,
+                                 int32_t n_dims_a, const int64_t* dims_b, int32_t n_dims_b) noexcept {
+  return api::call("ag_op_tensordot", [&] {
+    api::check_out(out);
+    api::Borrowed ta(a, "a"), tb(b, "b");
+    const Dims da = api::dims_arg(dims_a, n_dims_a, "dims_a", "n_dims_a");
+    const Dims db = api::dims_arg(dims_b, n_dims_b, "dims_b", "n_dims_b");
+    *out = api::to_handle(ops::tensordot(ta, tb, da, db));
+  });
+}
+
+AG_API ag_status ag_op_einsum(ag_tensor** out, const char* equation, const ag_tensor* const* operands,
+                              int32_t n) noexcept {
+  return api::call("ag_op_einsum", [&] {
+    api::check_out(out);
+    if (equation == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "equation is NULL");
+    *out = api::to_handle(ops::einsum(equation, api::tensors_arg(operands, n)));
+  });
+}
+
+AG_API ag_status ag_op_slogdet(ag_tensor** sign, ag_tensor** logabsdet, const ag_tensor* a) noexcept {
+  return api::call("ag_op_slogdet", [&] {
+    if (sign == nullptr && logabsdet == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "sign and logabsdet are both NULL");
+    api::Borrowed ta(a, "a");
+    std::pair<Tensor, Tensor> r = ops::slogdet(ta);
+    if (sign) *sign = api::to_handle(r.first);
+    if (logabsdet) *logabsdet = api::to_handle(r.second);
+  });
+}
+
+AG_API ag_status ag_op_cholesky(ag_tensor** out, const ag_tensor* a, int32_t upper) noexcept {
+  return api::call("ag_op_cholesky", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::cholesky(api::Borrowed(a, "a"), upper != 0));
+  });
+}
+
+AG_API ag_status ag_op_solve_triangular(ag_tensor** out, const ag_tensor* a, const ag_tensor* b, int32_t upper,
+                                        int32_t left, int32_t unitriangular) noexcept {
+  return api::call("ag_op_solve_triangular", [&] {
+    api::check_out(out);
+    api::Borrowed ta(a, "a"), tb(b, "b");
+    *out = api::to_handle(ops::solve_triangular(ta, tb, upper != 0, left != 0, unitriangular != 0));
+  });
+}
+
+AG_API ag_status ag_op_cholesky_solve(ag_tensor** out, const ag_tensor* b, const ag_tensor* l,
+                                      int32_t upper) noexcept {
+  return api::call("ag_op_cholesky_solve", [&] {
+    api::check_out(out);
+    api::Borrowed tb(b, "b"), tl(l, "l");
+    *out = api::to_handle(ops::cholesky_solve(tb, tl, upper != 0));
+  });
+}
+
+}  // extern "C"

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <vector>
 #include <utility>
 
@@ -42,6 +43,9 @@ enum class Reduction : int32_t { None = 0, Mean = 1, Sum = 2 };
   Tensor name(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, const Tensor& weight, double eps);
 #define AG_DECL_NORM_WEIGHT_GRAD(name) \
   Tensor name(const Tensor& grad, const Tensor& x, const Dims& normalized_shape, double eps);
+#define AG_DECL_INT(name) Tensor name(const Tensor& x, int64_t k);
+#define AG_DECL_ADDMM(name) \
+  Tensor name(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha);
 #define AG_DECL_CUSTOM(name)  // declared by hand below
 #define AG_OP(name, family, ...) AG_DECL_##family(name)
 #include "ops/ops.def"
@@ -74,6 +78,16 @@ Tensor embedding(const Tensor& weight, const Tensor& indices);
 Tensor one_hot(const Tensor& indices, int64_t num_classes);
 // ---- linear algebra (ops/linalg.cc) ----
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);  // bias may be null
+// (ops/linalg_struct.cc, ops/linalg_decomp.cc)
+Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2);
+Tensor diag_embed(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2);
+Tensor cross(const Tensor& a, const Tensor& b, int64_t dim);
+Tensor tensordot(const Tensor& a, const Tensor& b, const Dims& dims_a, const Dims& dims_b);
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);  // ops/einsum.cc
+std::pair<Tensor, Tensor> slogdet(const Tensor& a);  // (sign, logabsdet)
+Tensor cholesky(const Tensor& a, bool upper);
+Tensor solve_triangular(const Tensor& a, const Tensor& b, bool upper, bool left, bool unitriangular);
+Tensor cholesky_solve(const Tensor& b, const Tensor& l, bool upper);
 // ---- losses (ops/losses.cc) ----
 // Checks a C reduction argument.
 Reduction reduction_arg(int32_t r);

@@ -126,6 +126,8 @@ static const int64_t v0[1] = {0}, v1[2] = {1, 1}, v2[2] = {2, 2}, v4[4] = {0, 0,
 #define NULLS_RANDOM2(name) NULLS_OF(name, 1, ag_op_##name(out, CTX(0), AG_F64, v2, 2, 0.0, 1.0))
 #define NULLS_NORM_BACKWARD(name) NULLS_OF(name, 2, ag_op_##name(out, T(0), T(1), v2 + 1, 1, NULL, 1e-5))
 #define NULLS_NORM_WEIGHT_GRAD(name) NULLS_OF(name, 2, ag_op_##name(out, T(0), T(1), v2 + 1, 1, 1e-5))
+#define NULLS_INT(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), 0))
+#define NULLS_ADDMM(name) NULLS_OF(name, 3, ag_op_##name(out, T(0), T(1), T(2), 1.0, 1.0))
 #define NULLS_CUSTOM(name) /* written out below */
 #define AG_OP(name, family, ...) NULLS_##family(name)
 #include "ops/ops.def"
@@ -170,6 +172,15 @@ NULLS_OF(layer_norm, 1, ag_op_layer_norm(out, T(0), v2 + 1, 1, NULL, NULL, 1e-5)
 NULLS_OF(rms_norm, 1, ag_op_rms_norm(out, T(0), v2 + 1, 1, NULL, 1e-5))
 NULLS_OF(batch_norm, 1, ag_op_batch_norm(out, T(0), NULL, NULL, NULL, NULL, 1, 0.1, 1e-5))
 NULLS_OF(group_norm, 1, ag_op_group_norm(out, T(0), 1, NULL, NULL, 1e-5))
+NULLS_OF(diagonal, 1, ag_op_diagonal(out, T(0), 0, 0, 1))
+NULLS_OF(diag_embed, 1, ag_op_diag_embed(out, T(0), 0, -2, -1))
+NULLS_OF(cross, 2, ag_op_cross(out, T(0), T(1), -1))
+NULLS_OF(tensordot, 2, ag_op_tensordot(out, T(0), T(1), v0, 1, v0, 1))
+NULLS_CALL(slogdet, 1, ag_tensor *ld = SENT_T; return ag_op_slogdet(out, &ld, T(0));)
+NULLS_CALL(einsum, 2, const ag_tensor *xs[2]; xs[0] = T(0); xs[1] = T(1); return ag_op_einsum(out, "i,i->", xs, 2);)
+NULLS_OF(cholesky, 1, ag_op_cholesky(out, T(0), 0))
+NULLS_OF(solve_triangular, 2, ag_op_solve_triangular(out, T(0), T(1), 0, 1, 0))
+NULLS_OF(cholesky_solve, 2, ag_op_cholesky_solve(out, T(0), T(1), 0))
 
 typedef struct {
   const char *name;

@@ -1934,6 +1934,190 @@ function ag_op_dot(out, a, b)
     ccall((:ag_op_dot, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
+"""Sum of the main diagonal of a 2-D x (torch.trace); 0-dim result.
+AG_ERR_SHAPE if x is not 2-D. Also INVALID_ARGUMENT, DTYPE."""
+function ag_op_trace(out, x)
+    ccall((:ag_op_trace, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""The diagonal of dims dim1, dim2 of x (torch.diagonal; defaults offset 0,
+dim1 0, dim2 1) as a view sharing x's storage: those dims removed and the
+diagonal appended as the last dim. offset > 0 is above the main diagonal,
+< 0 below; an offset past the matrix gives an empty diagonal.
+AG_ERR_SHAPE if x has fewer than 2 dims; AG_ERR_INVALID_ARGUMENT if dim1
+and dim2 name the same dim. Gradient: g on that diagonal, zeros elsewhere."""
+function ag_op_diagonal(out, x, offset, dim1, dim2)
+    ccall((:ag_op_diagonal, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64, Int64, Int64), out, x, offset, dim1, dim2)
+end
+
+"""A tensor whose diagonal (offset, dim1, dim2) is the last dim of x, zeros
+elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted
+in the result's x.ndim + 1 dims). The new dims have size
+x.shape[-1] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT
+if dim1 and dim2 name the same dim. Gradient: the diagonal of g."""
+function ag_op_diag_embed(out, x, offset, dim1, dim2)
+    ccall((:ag_op_diag_embed, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64, Int64, Int64), out, x, offset, dim1, dim2)
+end
+
+"""torch.diag: a 1-D x (n) gives the square matrix with x on diagonal `k`
+(k = 0 main, > 0 above, < 0 below) and zeros elsewhere; a 2-D x gives its
+diagonal `k` as a vector. AG_ERR_SHAPE for other ranks."""
+function ag_op_diag(out, x, k)
+    ccall((:ag_op_diag, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), out, x, k)
+end
+
+"""The lower triangle of the last two dims of x (torch.tril): elements (i, j)
+with j - i <= k kept, the others 0 (k = 0 the main diagonal). The gradient
+is masked the same way (NaN or inf in g outside the triangle give 0).
+AG_ERR_SHAPE if x has fewer than 2 dims."""
+function ag_op_tril(out, x, k)
+    ccall((:ag_op_tril, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), out, x, k)
+end
+
+"""As ag_op_tril for the upper triangle: elements with j - i >= k kept (torch.triu)."""
+function ag_op_triu(out, x, k)
+    ccall((:ag_op_triu, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), out, x, k)
+end
+
+"""Matrix product of 2-D a (n, m) and b (m, p), no broadcasting (torch.mm).
+AG_ERR_SHAPE: an operand not 2-D, inner dims that differ."""
+function ag_op_mm(out, a, b)
+    ccall((:ag_op_mm, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
+end
+
+"""Matrix-vector product of a 2-D a (n, m) and 1-D b (m) (torch.mv).
+AG_ERR_SHAPE: wrong ranks, inner dims that differ."""
+function ag_op_mv(out, a, b)
+    ccall((:ag_op_mv, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
+end
+
+"""beta * input + alpha * (a @ b) for 2-D a and b (torch.addmm; PyTorch's
+defaults beta = alpha = 1). input broadcasts to the product's shape (else
+AG_ERR_SHAPE); with beta = 0 input is not read (NaN in it does not
+propagate) and gets a zero gradient."""
+function ag_op_addmm(out, input, a, b, beta, alpha)
+    ccall((:ag_op_addmm, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_tensor}, Cdouble, Cdouble), out, input, a, b, beta, alpha)
+end
+
+"""As ag_op_addmm with a matrix-vector product: a (n, m), b (m) (torch.addmv)."""
+function ag_op_addmv(out, input, a, b, beta, alpha)
+    ccall((:ag_op_addmv, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_tensor}, Cdouble, Cdouble), out, input, a, b, beta, alpha)
+end
+
+"""As ag_op_addmm with batched products: a (B, n, m), b (B, m, p) (torch.baddbmm)."""
+function ag_op_baddbmm(out, input, a, b, beta, alpha)
+    ccall((:ag_op_baddbmm, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_tensor}, Cdouble, Cdouble), out, input, a, b, beta, alpha)
+end
+
+"""As ag_op_baddbmm with the B products summed into one (n, p) matrix (torch.addbmm)."""
+function ag_op_addbmm(out, input, a, b, beta, alpha)
+    ccall((:ag_op_addbmm, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_tensor}, Cdouble, Cdouble), out, input, a, b, beta, alpha)
+end
+
+"""Cross product of 3-vectors along `dim` (torch.linalg.cross, default dim
+-1): a and b have the same number of dims, size 3 at dim, and their other
+dims broadcast. AG_ERR_SHAPE otherwise."""
+function ag_op_cross(out, a, b, dim)
+    ccall((:ag_op_cross, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Int64), out, a, b, dim)
+end
+
+"""Kronecker product (torch.kron): shapes padded with leading 1s to one rank;
+the result's size is the product of the sizes in each dim."""
+function ag_op_kron(out, a, b)
+    ccall((:ag_op_kron, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
+end
+
+"""Contraction of dims dims_a of a with dims_b of b, pairwise (torch.tensordot
+with dims=(dims_a, dims_b); tensordot(a, b, n) is dims_a = the last n of a,
+dims_b = the first n of b). The result has a's other dims, then b's.
+AG_ERR_INVALID_ARGUMENT: lists of different lengths, a dim listed twice;
+AG_ERR_SHAPE: paired dims of different sizes."""
+function ag_op_tensordot(out, a, b, dims_a, n_dims_a, dims_b, n_dims_b)
+    ccall((:ag_op_tensordot, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Ptr{Int64}, Int32), out, a, b, dims_a, n_dims_a, dims_b, n_dims_b)
+end
+
+"""Einstein summation (torch.einsum) of the n tensors operands[0..n) by
+`equation`: comma-separated subscripts per operand (letters a-z, A-Z, and
+one "..." per operand for its leading dims, which broadcast), then
+optionally "->" and the output's subscripts; without "->" the output has
+the ellipsis dims and then the letters seen once, in order A-Z, a-z.
+Letters repeated in one operand take its diagonal; letters not in the
+output are summed; size-1 dims broadcast. Computed with diagonals, sums
+and batched products, all differentiable.
+AG_ERR_INVALID_ARGUMENT: a NULL equation, a character other than letters,
+',', "->", "..." and spaces, a count of subscript groups other than n, an
+output letter twice or in no operand; AG_ERR_SHAPE: an operand whose dims
+do not match its subscripts, sizes of one letter that differ (other than 1)."""
+function ag_op_einsum(out, equation, operands, n)
+    ccall((:ag_op_einsum, libag), Int32, (Ptr{Ptr{ag_tensor}}, Cstring, Ptr{Ptr{ag_tensor}}, Int32), out, equation, operands, n)
+end
+
+"""A^n of square matrices (..., m, m) (torch.linalg.matrix_power) by repeated
+squaring: n = 0 gives identities (no gradient), n < 0 the power of the
+inverse (AG_ERR_INVALID_ARGUMENT for a singular matrix, as ag_op_inv).
+AG_ERR_SHAPE for matrices that are not square."""
+function ag_op_matrix_power(out, x, k)
+    ccall((:ag_op_matrix_power, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), out, x, k)
+end
+
+"""Inverse (torch.linalg.inv). Gradient: -A^-T g A^-T."""
+function ag_op_inv(out, a)
+    ccall((:ag_op_inv, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, a)
+end
+
+"""Determinant (torch.linalg.det), shape A's batch dims; 0 for singular
+matrices. Gradient: g det(A) A^-T; at an exactly singular matrix the
+cofactor matrix times g (PyTorch's value when it records the graph), as a
+constant: second derivatives there are not available (they are 0)."""
+function ag_op_det(out, a)
+    ccall((:ag_op_det, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, a)
+end
+
+"""Sign (+1, -1, or 0 for a singular matrix) and log |det| (-inf for a
+singular matrix) of the determinant (torch.linalg.slogdet), each of shape
+A's batch dims. Either out-parameter may be NULL, not both
+(AG_ERR_INVALID_ARGUMENT). Gradient of logabsdet: g A^-T (an error at
+singular matrices); sign has none."""
+function ag_op_slogdet(sign, logabsdet, a)
+    ccall((:ag_op_slogdet, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), sign, logabsdet, a)
+end
+
+"""X with A X = B (torch.linalg.solve, left): B (..., n, k), or vectors
+(n) / (..., n) when B is 1-D or has exactly A's batch dims then n. Batch
+dims broadcast. Gradients: dB = A^-T g, dA = -dB X^T."""
+function ag_op_solve(out, a, b)
+    ccall((:ag_op_solve, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
+end
+
+"""Cholesky factor of symmetric positive-definite matrices
+(torch.linalg.cholesky): lower L with A = L L^T, or with upper != 0 the
+upper U = L^T (A = U^T U). Only the lower triangle of A is read. Gradient
+(PyTorch's): sym(L^-T Phi(L^T g) L^-1), Phi the lower triangle with half
+the diagonal, sym(S) = (S + S^T) / 2."""
+function ag_op_cholesky(out, a, upper)
+    ccall((:ag_op_cholesky, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int32), out, a, upper)
+end
+
+"""X with A X = B (left != 0) or X A = B (left = 0) for triangular A
+(torch.linalg.solve_triangular): the upper (upper != 0) or lower triangle
+of A is read, with ones assumed on the diagonal if unitriangular != 0.
+B (..., n, k) for left, (..., k, n) otherwise; batch dims broadcast. A
+zero on the diagonal gives inf/NaN (no error, as PyTorch). The gradient
+of A lies on the triangle read."""
+function ag_op_solve_triangular(out, a, b, upper, left, unitriangular)
+    ccall((:ag_op_solve_triangular, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Int32, Int32, Int32), out, a, b, upper, left, unitriangular)
+end
+
+"""X with A X = B where A = L L^T is given by its Cholesky factor l (lower;
+with upper != 0, l is U and A = U^T U) (torch.cholesky_solve, default
+upper 0): two triangular solves. B (..., n, k); batch dims broadcast.
+Only l's triangle is read; its gradient is PyTorch's, which takes A as
+l l^T of the whole l (so it has entries in the other triangle too):
+dB = cholesky_solve(g, l), S = dB X^T + X dB^T, dl = -S l (upper: -l S)."""
+function ag_op_cholesky_solve(out, b, l, upper)
+    ccall((:ag_op_cholesky_solve, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Int32), out, b, l, upper)
+end
+
 """y = exp(x) / sum(exp(x)) along `dim` (same shape as x), computed as
 exp(x - max) / sum(exp(x - max)) so that large inputs do not overflow.
 -inf inputs give 0; a row that is all -inf, or holds +inf or NaN, gives

@@ -202,6 +202,10 @@ class OpSpec:
             ctx = current_context(v)
             keep.append(ctx)
             return ctx.handle
+        if p.get("string"):  # const char * (einsum's equation)
+            if not isinstance(v, str):
+                raise TypeError("%s(): %s must be a str, not %s" % (self.name, name, type(v).__name__))
+            return v.encode()
         if base == "ag_dtype":
             d = as_dtype(v) or (like.dtype if like is not None else float32)
             return d.code

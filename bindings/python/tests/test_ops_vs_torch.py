@@ -12,6 +12,7 @@ import pytest
 
 import ag
 from conftest import HAVE_TORCH
+from linalg_cases import linalg_cases
 
 if HAVE_TORCH:
     import numpy as np
@@ -277,6 +278,7 @@ def custom_cases():
 
 OPS = [(name, family) for name, family, _ in ag._capi.OPS]
 CUSTOM = custom_cases() if HAVE_TORCH else {}
+CUSTOM.update(linalg_cases(Case, R) if HAVE_TORCH else {})
 
 
 def outputs(r):

@@ -67,7 +67,7 @@ func shimProto(f Function) string {
 func genShimHeader(api *API) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "/* %s */\n#ifndef AGX_ZSHIM_H\n#define AGX_ZSHIM_H\n\n", header)
-	b.WriteString("#include <stdint.h>\n#include <stddef.h>\n")
+	b.WriteString("#include <stdint.h>\n#include <stddef.h>\n#include <stdlib.h>\n")
 	for _, h := range headers(api) {
 		fmt.Fprintf(&b, "#include <%s>\n", h)
 	}

@@ -108,6 +108,8 @@ func newOpWrapper(f Function) (*opWrapper, error) {
 				op.goType = "*Context"
 			case t.Base == "int64_t" && t.Pointers == 1 && p.Length != nil:
 				op.goType = "[]int64"
+			case t.Base == "char" && t.Pointers == 1 && p.String && !p.Nullable:
+				op.goType = "string" // a NUL-terminated copy for the call (einsum's equation)
 			default:
 				g, ok := scalarGoType(t)
 				if !ok {
@@ -246,6 +248,8 @@ func (w *opWrapper) write(b *strings.Builder) {
 			keep = append(keep, op.goName)
 			hints = append(hints, "len("+op.goName+")")
 			fmt.Fprintf(b, "\t%s, _err := int64sArg(%q, %q, %s, %d, %v)\n%s", v, f.Name, p.Name, op.goName, p.FixedLength(), p.Nullable, check)
+		case "string":
+			fmt.Fprintf(b, "\t%s := C.CString(%s)\n\tdefer C.free(unsafe.Pointer(%s))\n", v, op.goName, v)
 		}
 	}
 	var args, rets, capOuts []string
@@ -280,7 +284,7 @@ func (w *opWrapper) write(b *strings.Builder) {
 			args = append(args, "C.int32_t(_cap)")
 		case op.count:
 			args = append(args, "C.int32_t(_n_"+p.Name+")")
-		case op.goType == "*Tensor" || op.goType == "*Context" || op.goType == "[]int64":
+		case op.goType == "*Tensor" || op.goType == "*Context" || op.goType == "[]int64" || op.goType == "string":
 			args = append(args, v)
 		case op.goType == "[]*Tensor":
 			args = append(args, fmt.Sprintf("(**C.ag_tensor)(unsafe.Pointer(unsafe.SliceData(%s)))", v))

@@ -2644,6 +2644,238 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_dot(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
+    /// `ag_op_trace` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Sum of the main diagonal of a 2-D x (torch.trace); 0-dim result.
+    /// AG_ERR_SHAPE if x is not 2-D. Also INVALID_ARGUMENT, DTYPE.
+    /// ```
+    pub fn ag_op_trace(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_diagonal` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The diagonal of dims dim1, dim2 of x (torch.diagonal; defaults offset 0,
+    /// dim1 0, dim2 1) as a view sharing x's storage: those dims removed and the
+    /// diagonal appended as the last dim. offset > 0 is above the main diagonal,
+    /// < 0 below; an offset past the matrix gives an empty diagonal.
+    /// AG_ERR_SHAPE if x has fewer than 2 dims; AG_ERR_INVALID_ARGUMENT if dim1
+    /// and dim2 name the same dim. Gradient: g on that diagonal, zeros elsewhere.
+    /// ```
+    pub fn ag_op_diagonal(out: *mut *mut ag_tensor, x: *const ag_tensor, offset: i64, dim1: i64, dim2: i64) -> ag_status;
+
+    /// `ag_op_diag_embed` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// A tensor whose diagonal (offset, dim1, dim2) is the last dim of x, zeros
+    /// elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted
+    /// in the result's x.ndim + 1 dims). The new dims have size
+    /// x.shape[-1] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT
+    /// if dim1 and dim2 name the same dim. Gradient: the diagonal of g.
+    /// ```
+    pub fn ag_op_diag_embed(out: *mut *mut ag_tensor, x: *const ag_tensor, offset: i64, dim1: i64, dim2: i64) -> ag_status;
+
+    /// `ag_op_diag` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// torch.diag: a 1-D x (n) gives the square matrix with x on diagonal `k`
+    /// (k = 0 main, > 0 above, < 0 below) and zeros elsewhere; a 2-D x gives its
+    /// diagonal `k` as a vector. AG_ERR_SHAPE for other ranks.
+    /// ```
+    pub fn ag_op_diag(out: *mut *mut ag_tensor, x: *const ag_tensor, k: i64) -> ag_status;
+
+    /// `ag_op_tril` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The lower triangle of the last two dims of x (torch.tril): elements (i, j)
+    /// with j - i <= k kept, the others 0 (k = 0 the main diagonal). The gradient
+    /// is masked the same way (NaN or inf in g outside the triangle give 0).
+    /// AG_ERR_SHAPE if x has fewer than 2 dims.
+    /// ```
+    pub fn ag_op_tril(out: *mut *mut ag_tensor, x: *const ag_tensor, k: i64) -> ag_status;
+
+    /// `ag_op_triu` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// As ag_op_tril for the upper triangle: elements with j - i >= k kept (torch.triu).
+    /// ```
+    pub fn ag_op_triu(out: *mut *mut ag_tensor, x: *const ag_tensor, k: i64) -> ag_status;
+
+    /// `ag_op_mm` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Matrix product of 2-D a (n, m) and b (m, p), no broadcasting (torch.mm).
+    /// AG_ERR_SHAPE: an operand not 2-D, inner dims that differ.
+    /// ```
+    pub fn ag_op_mm(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_mv` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Matrix-vector product of a 2-D a (n, m) and 1-D b (m) (torch.mv).
+    /// AG_ERR_SHAPE: wrong ranks, inner dims that differ.
+    /// ```
+    pub fn ag_op_mv(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_addmm` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// beta * input + alpha * (a @ b) for 2-D a and b (torch.addmm; PyTorch's
+    /// defaults beta = alpha = 1). input broadcasts to the product's shape (else
+    /// AG_ERR_SHAPE); with beta = 0 input is not read (NaN in it does not
+    /// propagate) and gets a zero gradient.
+    /// ```
+    pub fn ag_op_addmm(out: *mut *mut ag_tensor, input: *const ag_tensor, a: *const ag_tensor, b: *const ag_tensor, beta: f64, alpha: f64) -> ag_status;
+
+    /// `ag_op_addmv` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// As ag_op_addmm with a matrix-vector product: a (n, m), b (m) (torch.addmv).
+    /// ```
+    pub fn ag_op_addmv(out: *mut *mut ag_tensor, input: *const ag_tensor, a: *const ag_tensor, b: *const ag_tensor, beta: f64, alpha: f64) -> ag_status;
+
+    /// `ag_op_baddbmm` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// As ag_op_addmm with batched products: a (B, n, m), b (B, m, p) (torch.baddbmm).
+    /// ```
+    pub fn ag_op_baddbmm(out: *mut *mut ag_tensor, input: *const ag_tensor, a: *const ag_tensor, b: *const ag_tensor, beta: f64, alpha: f64) -> ag_status;
+
+    /// `ag_op_addbmm` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// As ag_op_baddbmm with the B products summed into one (n, p) matrix (torch.addbmm).
+    /// ```
+    pub fn ag_op_addbmm(out: *mut *mut ag_tensor, input: *const ag_tensor, a: *const ag_tensor, b: *const ag_tensor, beta: f64, alpha: f64) -> ag_status;
+
+    /// `ag_op_cross` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Cross product of 3-vectors along `dim` (torch.linalg.cross, default dim
+    /// -1): a and b have the same number of dims, size 3 at dim, and their other
+    /// dims broadcast. AG_ERR_SHAPE otherwise.
+    /// ```
+    pub fn ag_op_cross(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor, dim: i64) -> ag_status;
+
+    /// `ag_op_kron` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Kronecker product (torch.kron): shapes padded with leading 1s to one rank;
+    /// the result's size is the product of the sizes in each dim.
+    /// ```
+    pub fn ag_op_kron(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_tensordot` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Contraction of dims dims_a of a with dims_b of b, pairwise (torch.tensordot
+    /// with dims=(dims_a, dims_b); tensordot(a, b, n) is dims_a = the last n of a,
+    /// dims_b = the first n of b). The result has a's other dims, then b's.
+    /// AG_ERR_INVALID_ARGUMENT: lists of different lengths, a dim listed twice;
+    /// AG_ERR_SHAPE: paired dims of different sizes.
+    /// ```
+    pub fn ag_op_tensordot(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor, dims_a: *const i64, n_dims_a: i32, dims_b: *const i64, n_dims_b: i32) -> ag_status;
+
+    /// `ag_op_einsum` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Einstein summation (torch.einsum) of the n tensors operands[0..n) by
+    /// `equation`: comma-separated subscripts per operand (letters a-z, A-Z, and
+    /// one "..." per operand for its leading dims, which broadcast), then
+    /// optionally "->" and the output's subscripts; without "->" the output has
+    /// the ellipsis dims and then the letters seen once, in order A-Z, a-z.
+    /// Letters repeated in one operand take its diagonal; letters not in the
+    /// output are summed; size-1 dims broadcast. Computed with diagonals, sums
+    /// and batched products, all differentiable.
+    /// AG_ERR_INVALID_ARGUMENT: a NULL equation, a character other than letters,
+    /// ',', "->", "..." and spaces, a count of subscript groups other than n, an
+    /// output letter twice or in no operand; AG_ERR_SHAPE: an operand whose dims
+    /// do not match its subscripts, sizes of one letter that differ (other than 1).
+    /// ```
+    pub fn ag_op_einsum(out: *mut *mut ag_tensor, equation: *const c_char, operands: *const *const ag_tensor, n: i32) -> ag_status;
+
+    /// `ag_op_matrix_power` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// A^n of square matrices (..., m, m) (torch.linalg.matrix_power) by repeated
+    /// squaring: n = 0 gives identities (no gradient), n < 0 the power of the
+    /// inverse (AG_ERR_INVALID_ARGUMENT for a singular matrix, as ag_op_inv).
+    /// AG_ERR_SHAPE for matrices that are not square.
+    /// ```
+    pub fn ag_op_matrix_power(out: *mut *mut ag_tensor, x: *const ag_tensor, k: i64) -> ag_status;
+
+    /// `ag_op_inv` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Inverse (torch.linalg.inv). Gradient: -A^-T g A^-T.
+    /// ```
+    pub fn ag_op_inv(out: *mut *mut ag_tensor, a: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_det` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Determinant (torch.linalg.det), shape A's batch dims; 0 for singular
+    /// matrices. Gradient: g det(A) A^-T; at an exactly singular matrix the
+    /// cofactor matrix times g (PyTorch's value when it records the graph), as a
+    /// constant: second derivatives there are not available (they are 0).
+    /// ```
+    pub fn ag_op_det(out: *mut *mut ag_tensor, a: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_slogdet` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Sign (+1, -1, or 0 for a singular matrix) and log |det| (-inf for a
+    /// singular matrix) of the determinant (torch.linalg.slogdet), each of shape
+    /// A's batch dims. Either out-parameter may be NULL, not both
+    /// (AG_ERR_INVALID_ARGUMENT). Gradient of logabsdet: g A^-T (an error at
+    /// singular matrices); sign has none.
+    /// ```
+    pub fn ag_op_slogdet(sign: *mut *mut ag_tensor, logabsdet: *mut *mut ag_tensor, a: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_solve` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// X with A X = B (torch.linalg.solve, left): B (..., n, k), or vectors
+    /// (n) / (..., n) when B is 1-D or has exactly A's batch dims then n. Batch
+    /// dims broadcast. Gradients: dB = A^-T g, dA = -dB X^T.
+    /// ```
+    pub fn ag_op_solve(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_cholesky` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Cholesky factor of symmetric positive-definite matrices
+    /// (torch.linalg.cholesky): lower L with A = L L^T, or with upper != 0 the
+    /// upper U = L^T (A = U^T U). Only the lower triangle of A is read. Gradient
+    /// (PyTorch's): sym(L^-T Phi(L^T g) L^-1), Phi the lower triangle with half
+    /// the diagonal, sym(S) = (S + S^T) / 2.
+    /// ```
+    pub fn ag_op_cholesky(out: *mut *mut ag_tensor, a: *const ag_tensor, upper: i32) -> ag_status;
+
+    /// `ag_op_solve_triangular` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// X with A X = B (left != 0) or X A = B (left = 0) for triangular A
+    /// (torch.linalg.solve_triangular): the upper (upper != 0) or lower triangle
+    /// of A is read, with ones assumed on the diagonal if unitriangular != 0.
+    /// B (..., n, k) for left, (..., k, n) otherwise; batch dims broadcast. A
+    /// zero on the diagonal gives inf/NaN (no error, as PyTorch). The gradient
+    /// of A lies on the triangle read.
+    /// ```
+    pub fn ag_op_solve_triangular(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor, upper: i32, left: i32, unitriangular: i32) -> ag_status;
+
+    /// `ag_op_cholesky_solve` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// X with A X = B where A = L L^T is given by its Cholesky factor l (lower;
+    /// with upper != 0, l is U and A = U^T U) (torch.cholesky_solve, default
+    /// upper 0): two triangular solves. B (..., n, k); batch dims broadcast.
+    /// Only l's triangle is read; its gradient is PyTorch's, which takes A as
+    /// l l^T of the whole l (so it has entries in the other triangle too):
+    /// dB = cholesky_solve(g, l), S = dB X^T + X dB^T, dl = -S l (upper: -l S).
+    /// ```
+    pub fn ag_op_cholesky_solve(out: *mut *mut ag_tensor, b: *const ag_tensor, l: *const ag_tensor, upper: i32) -> ag_status;
+
     /// `ag_op_softmax` (ag/ops_nn.h, since AG_0.1).
     ///
     /// ```text
@@ -4092,6 +4324,174 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
     }
 
+    /// `ag_op_trace` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_trace() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_trace");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_diagonal` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_diagonal() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_diagonal");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_diag_embed` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_diag_embed() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_diag_embed");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_diag` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_diag() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_diag");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_tril` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_tril() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_tril");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_triu` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_triu() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_triu");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_mm` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_mm() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_mm");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_mv` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_mv() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_mv");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_addmm` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_addmm() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_addmm");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_addmv` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_addmv() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_addmv");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_baddbmm` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_baddbmm() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_baddbmm");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_addbmm` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_addbmm() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_addbmm");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_cross` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_cross() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_cross");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_kron` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_kron() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_kron");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_tensordot` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_tensordot() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const i64, i32, *const i64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_tensordot");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const i64, i32, *const i64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_einsum` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_einsum() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const c_char, *const *const ag_tensor, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_einsum");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const c_char, *const *const ag_tensor, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_matrix_power` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_matrix_power() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_matrix_power");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_inv` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_inv() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_inv");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_det` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_det() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_det");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_slogdet` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_slogdet() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_slogdet");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_solve` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_solve() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_solve");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_cholesky` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_cholesky() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_cholesky");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_solve_triangular` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_solve_triangular() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_solve_triangular");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_cholesky_solve` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_cholesky_solve() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_cholesky_solve");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32) -> ag_status>(p) })
+    }
+
     /// `ag_optimizer_options_init` (since AG_0.2), or `None` when the loaded libag lacks it.
     pub fn ag_optimizer_options_init() -> Option<unsafe extern "C" fn(*mut ag_optimizer_options) -> ag_status> {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_options_init");
@@ -4497,6 +4897,30 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_linear", "AG_0.1"),
     ("ag_op_outer", "AG_0.1"),
     ("ag_op_dot", "AG_0.1"),
+    ("ag_op_trace", "AG_0.2"),
+    ("ag_op_diagonal", "AG_0.2"),
+    ("ag_op_diag_embed", "AG_0.2"),
+    ("ag_op_diag", "AG_0.2"),
+    ("ag_op_tril", "AG_0.2"),
+    ("ag_op_triu", "AG_0.2"),
+    ("ag_op_mm", "AG_0.2"),
+    ("ag_op_mv", "AG_0.2"),
+    ("ag_op_addmm", "AG_0.2"),
+    ("ag_op_addmv", "AG_0.2"),
+    ("ag_op_baddbmm", "AG_0.2"),
+    ("ag_op_addbmm", "AG_0.2"),
+    ("ag_op_cross", "AG_0.2"),
+    ("ag_op_kron", "AG_0.2"),
+    ("ag_op_tensordot", "AG_0.2"),
+    ("ag_op_einsum", "AG_0.2"),
+    ("ag_op_matrix_power", "AG_0.2"),
+    ("ag_op_inv", "AG_0.2"),
+    ("ag_op_det", "AG_0.2"),
+    ("ag_op_slogdet", "AG_0.2"),
+    ("ag_op_solve", "AG_0.2"),
+    ("ag_op_cholesky", "AG_0.2"),
+    ("ag_op_solve_triangular", "AG_0.2"),
+    ("ag_op_cholesky_solve", "AG_0.2"),
     ("ag_op_softmax", "AG_0.1"),
     ("ag_op_log_softmax", "AG_0.1"),
     ("ag_op_softmax_backward", "AG_0.1"),
@@ -4764,6 +5188,30 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("log10", "UNARY", "ag_op_log10"),
     ("hypot", "BINARY", "ag_op_hypot"),
     ("logaddexp", "BINARY", "ag_op_logaddexp"),
+    ("trace", "UNARY", "ag_op_trace"),
+    ("diagonal", "CUSTOM", "ag_op_diagonal"),
+    ("diag_embed", "CUSTOM", "ag_op_diag_embed"),
+    ("diag", "INT", "ag_op_diag"),
+    ("tril", "INT", "ag_op_tril"),
+    ("triu", "INT", "ag_op_triu"),
+    ("mm", "BINARY", "ag_op_mm"),
+    ("mv", "BINARY", "ag_op_mv"),
+    ("addmm", "ADDMM", "ag_op_addmm"),
+    ("addmv", "ADDMM", "ag_op_addmv"),
+    ("baddbmm", "ADDMM", "ag_op_baddbmm"),
+    ("addbmm", "ADDMM", "ag_op_addbmm"),
+    ("cross", "CUSTOM", "ag_op_cross"),
+    ("kron", "BINARY", "ag_op_kron"),
+    ("tensordot", "CUSTOM", "ag_op_tensordot"),
+    ("einsum", "CUSTOM", "ag_op_einsum"),
+    ("matrix_power", "INT", "ag_op_matrix_power"),
+    ("inv", "UNARY", "ag_op_inv"),
+    ("det", "UNARY", "ag_op_det"),
+    ("slogdet", "CUSTOM", "ag_op_slogdet"),
+    ("solve", "BINARY", "ag_op_solve"),
+    ("cholesky", "CUSTOM", "ag_op_cholesky"),
+    ("solve_triangular", "CUSTOM", "ag_op_solve_triangular"),
+    ("cholesky_solve", "CUSTOM", "ag_op_cholesky_solve"),
 ];
 
 /// Every constant as i64 (u64 ones as their bit pattern, as ag_constant_value gives them).

@@ -1279,6 +1279,290 @@ impl Tensor {
         check(unsafe { sys::ag_op_dot(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
+    /// `ag_op_trace`: Sum of the main diagonal of a 2-D x (torch.trace); 0-dim result. AG_ERR_SHAPE if x is not 2-D. Also INVALID_ARGUMENT, DTYPE.
+    ///
+    /// ```text
+    /// Sum of the main diagonal of a 2-D x (torch.trace); 0-dim result.
+    /// AG_ERR_SHAPE if x is not 2-D. Also INVALID_ARGUMENT, DTYPE.
+    /// ```
+    pub fn trace(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_trace(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_diagonal`: The diagonal of dims dim1, dim2 of x (torch.diagonal; defaults offset 0, dim1 0, dim2 1) as a view sharing x's storage: those dims removed and the diagonal appended as the last dim. offset > 0 is above the main diagonal, \< 0 below; an offset past the matrix gives an empty diagonal. AG_ERR_SHAPE if x has fewer than 2 dims; AG_ERR_INVALID_ARGUMENT if dim1 and dim2 name the same dim. Gradient: g on that diagonal, zeros elsewhere.
+    ///
+    /// ```text
+    /// The diagonal of dims dim1, dim2 of x (torch.diagonal; defaults offset 0,
+    /// dim1 0, dim2 1) as a view sharing x's storage: those dims removed and the
+    /// diagonal appended as the last dim. offset > 0 is above the main diagonal,
+    /// < 0 below; an offset past the matrix gives an empty diagonal.
+    /// AG_ERR_SHAPE if x has fewer than 2 dims; AG_ERR_INVALID_ARGUMENT if dim1
+    /// and dim2 name the same dim. Gradient: g on that diagonal, zeros elsewhere.
+    /// ```
+    pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_diagonal(&mut out_out, self.as_ptr(), offset, dim1, dim2) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_diag_embed`: A tensor whose diagonal (offset, dim1, dim2) is the last dim of x, zeros elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted in the result's x.ndim + 1 dims). The new dims have size x.shape\[-1\] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT if dim1 and dim2 name the same dim. Gradient: the diagonal of g.
+    ///
+    /// ```text
+    /// A tensor whose diagonal (offset, dim1, dim2) is the last dim of x, zeros
+    /// elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted
+    /// in the result's x.ndim + 1 dims). The new dims have size
+    /// x.shape[-1] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT
+    /// if dim1 and dim2 name the same dim. Gradient: the diagonal of g.
+    /// ```
+    pub fn diag_embed(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_diag_embed(&mut out_out, self.as_ptr(), offset, dim1, dim2) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_diag`: torch.diag: a 1-D x (n) gives the square matrix with x on diagonal `k` (k = 0 main, > 0 above, \< 0 below) and zeros elsewhere; a 2-D x gives its diagonal `k` as a vector. AG_ERR_SHAPE for other ranks.
+    ///
+    /// ```text
+    /// torch.diag: a 1-D x (n) gives the square matrix with x on diagonal `k`
+    /// (k = 0 main, > 0 above, < 0 below) and zeros elsewhere; a 2-D x gives its
+    /// diagonal `k` as a vector. AG_ERR_SHAPE for other ranks.
+    /// ```
+    pub fn diag(&self, k: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_diag(&mut out_out, self.as_ptr(), k) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_tril`: The lower triangle of the last two dims of x (torch.tril): elements (i, j) with j - i \<= k kept, the others 0 (k = 0 the main diagonal). The gradient is masked the same way (NaN or inf in g outside the triangle give 0). AG_ERR_SHAPE if x has fewer than 2 dims.
+    ///
+    /// ```text
+    /// The lower triangle of the last two dims of x (torch.tril): elements (i, j)
+    /// with j - i <= k kept, the others 0 (k = 0 the main diagonal). The gradient
+    /// is masked the same way (NaN or inf in g outside the triangle give 0).
+    /// AG_ERR_SHAPE if x has fewer than 2 dims.
+    /// ```
+    pub fn tril(&self, k: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_tril(&mut out_out, self.as_ptr(), k) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_triu`: As ag_op_tril for the upper triangle: elements with j - i >= k kept (torch.triu).
+    ///
+    /// ```text
+    /// As ag_op_tril for the upper triangle: elements with j - i >= k kept (torch.triu).
+    /// ```
+    pub fn triu(&self, k: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_triu(&mut out_out, self.as_ptr(), k) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_mm`: Matrix product of 2-D a (n, m) and b (m, p), no broadcasting (torch.mm). AG_ERR_SHAPE: an operand not 2-D, inner dims that differ.
+    ///
+    /// ```text
+    /// Matrix product of 2-D a (n, m) and b (m, p), no broadcasting (torch.mm).
+    /// AG_ERR_SHAPE: an operand not 2-D, inner dims that differ.
+    /// ```
+    pub fn mm(&self, b: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_mm(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_mv`: Matrix-vector product of a 2-D a (n, m) and 1-D b (m) (torch.mv). AG_ERR_SHAPE: wrong ranks, inner dims that differ.
+    ///
+    /// ```text
+    /// Matrix-vector product of a 2-D a (n, m) and 1-D b (m) (torch.mv).
+    /// AG_ERR_SHAPE: wrong ranks, inner dims that differ.
+    /// ```
+    pub fn mv(&self, b: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_mv(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_addmm`: beta * input + alpha * (a @ b) for 2-D a and b (torch.addmm; PyTorch's defaults beta = alpha = 1). input broadcasts to the product's shape (else AG_ERR_SHAPE); with beta = 0 input is not read (NaN in it does not propagate) and gets a zero gradient.
+    ///
+    /// ```text
+    /// beta * input + alpha * (a @ b) for 2-D a and b (torch.addmm; PyTorch's
+    /// defaults beta = alpha = 1). input broadcasts to the product's shape (else
+    /// AG_ERR_SHAPE); with beta = 0 input is not read (NaN in it does not
+    /// propagate) and gets a zero gradient.
+    /// ```
+    pub fn addmm(&self, a: &Tensor, b: &Tensor, beta: f64, alpha: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_addmm(&mut out_out, self.as_ptr(), a.as_ptr(), b.as_ptr(), beta, alpha) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_addmv`: As ag_op_addmm with a matrix-vector product: a (n, m), b (m) (torch.addmv).
+    ///
+    /// ```text
+    /// As ag_op_addmm with a matrix-vector product: a (n, m), b (m) (torch.addmv).
+    /// ```
+    pub fn addmv(&self, a: &Tensor, b: &Tensor, beta: f64, alpha: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_addmv(&mut out_out, self.as_ptr(), a.as_ptr(), b.as_ptr(), beta, alpha) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_baddbmm`: As ag_op_addmm with batched products: a (B, n, m), b (B, m, p) (torch.baddbmm).
+    ///
+    /// ```text
+    /// As ag_op_addmm with batched products: a (B, n, m), b (B, m, p) (torch.baddbmm).
+    /// ```
+    pub fn baddbmm(&self, a: &Tensor, b: &Tensor, beta: f64, alpha: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_baddbmm(&mut out_out, self.as_ptr(), a.as_ptr(), b.as_ptr(), beta, alpha) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_addbmm`: As ag_op_baddbmm with the B products summed into one (n, p) matrix (torch.addbmm).
+    ///
+    /// ```text
+    /// As ag_op_baddbmm with the B products summed into one (n, p) matrix (torch.addbmm).
+    /// ```
+    pub fn addbmm(&self, a: &Tensor, b: &Tensor, beta: f64, alpha: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_addbmm(&mut out_out, self.as_ptr(), a.as_ptr(), b.as_ptr(), beta, alpha) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_cross`: Cross product of 3-vectors along `dim` (torch.linalg.cross, default dim -1): a and b have the same number of dims, size 3 at dim, and their other dims broadcast. AG_ERR_SHAPE otherwise.
+    ///
+    /// ```text
+    /// Cross product of 3-vectors along `dim` (torch.linalg.cross, default dim
+    /// -1): a and b have the same number of dims, size 3 at dim, and their other
+    /// dims broadcast. AG_ERR_SHAPE otherwise.
+    /// ```
+    pub fn cross(&self, b: &Tensor, dim: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_cross(&mut out_out, self.as_ptr(), b.as_ptr(), dim) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_kron`: Kronecker product (torch.kron): shapes padded with leading 1s to one rank; the result's size is the product of the sizes in each dim.
+    ///
+    /// ```text
+    /// Kronecker product (torch.kron): shapes padded with leading 1s to one rank;
+    /// the result's size is the product of the sizes in each dim.
+    /// ```
+    pub fn kron(&self, b: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_kron(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_tensordot`: Contraction of dims dims_a of a with dims_b of b, pairwise (torch.tensordot with dims=(dims_a, dims_b); tensordot(a, b, n) is dims_a = the last n of a, dims_b = the first n of b). The result has a's other dims, then b's. AG_ERR_INVALID_ARGUMENT: lists of different lengths, a dim listed twice; AG_ERR_SHAPE: paired dims of different sizes.
+    ///
+    /// ```text
+    /// Contraction of dims dims_a of a with dims_b of b, pairwise (torch.tensordot
+    /// with dims=(dims_a, dims_b); tensordot(a, b, n) is dims_a = the last n of a,
+    /// dims_b = the first n of b). The result has a's other dims, then b's.
+    /// AG_ERR_INVALID_ARGUMENT: lists of different lengths, a dim listed twice;
+    /// AG_ERR_SHAPE: paired dims of different sizes.
+    /// ```
+    pub fn tensordot(&self, b: &Tensor, dims_a: &[i64], dims_b: &[i64]) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_tensordot(&mut out_out, self.as_ptr(), b.as_ptr(), dims_a.as_ptr(), crate::error::count::<i32>(dims_a.len())?, dims_b.as_ptr(), crate::error::count::<i32>(dims_b.len())?) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_matrix_power`: A^n of square matrices (..., m, m) (torch.linalg.matrix_power) by repeated squaring: n = 0 gives identities (no gradient), n \< 0 the power of the inverse (AG_ERR_INVALID_ARGUMENT for a singular matrix, as ag_op_inv). AG_ERR_SHAPE for matrices that are not square.
+    ///
+    /// ```text
+    /// A^n of square matrices (..., m, m) (torch.linalg.matrix_power) by repeated
+    /// squaring: n = 0 gives identities (no gradient), n < 0 the power of the
+    /// inverse (AG_ERR_INVALID_ARGUMENT for a singular matrix, as ag_op_inv).
+    /// AG_ERR_SHAPE for matrices that are not square.
+    /// ```
+    pub fn matrix_power(&self, k: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_matrix_power(&mut out_out, self.as_ptr(), k) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_inv`: Inverse (torch.linalg.inv). Gradient: -A^-T g A^-T.
+    ///
+    /// ```text
+    /// Inverse (torch.linalg.inv). Gradient: -A^-T g A^-T.
+    /// ```
+    pub fn inv(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_inv(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_det`: Determinant (torch.linalg.det), shape A's batch dims; 0 for singular matrices. Gradient: g det(A) A^-T; at an exactly singular matrix the cofactor matrix times g (PyTorch's value when it records the graph), as a constant: second derivatives there are not available (they are 0).
+    ///
+    /// ```text
+    /// Determinant (torch.linalg.det), shape A's batch dims; 0 for singular
+    /// matrices. Gradient: g det(A) A^-T; at an exactly singular matrix the
+    /// cofactor matrix times g (PyTorch's value when it records the graph), as a
+    /// constant: second derivatives there are not available (they are 0).
+    /// ```
+    pub fn det(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_det(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_slogdet`: Sign (+1, -1, or 0 for a singular matrix) and log |det| (-inf for a singular matrix) of the determinant (torch.linalg.slogdet), each of shape A's batch dims. Either out-parameter may be NULL, not both (AG_ERR_INVALID_ARGUMENT). Gradient of logabsdet: g A^-T (an error at singular matrices); sign has none.
+    ///
+    /// ```text
+    /// Sign (+1, -1, or 0 for a singular matrix) and log |det| (-inf for a
+    /// singular matrix) of the determinant (torch.linalg.slogdet), each of shape
+    /// A's batch dims. Either out-parameter may be NULL, not both
+    /// (AG_ERR_INVALID_ARGUMENT). Gradient of logabsdet: g A^-T (an error at
+    /// singular matrices); sign has none.
+    /// ```
+    pub fn slogdet(&self) -> Result<(Tensor, Tensor)> {
+        let mut out_sign: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_logabsdet: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_slogdet(&mut out_sign, &mut out_logabsdet, self.as_ptr()) })?;
+        Ok(unsafe { (Tensor::from_raw(out_sign), Tensor::from_raw(out_logabsdet)) })
+    }
+    /// `ag_op_solve`: X with A X = B (torch.linalg.solve, left): B (..., n, k), or vectors (n) / (..., n) when B is 1-D or has exactly A's batch dims then n. Batch dims broadcast. Gradients: dB = A^-T g, dA = -dB X^T.
+    ///
+    /// ```text
+    /// X with A X = B (torch.linalg.solve, left): B (..., n, k), or vectors
+    /// (n) / (..., n) when B is 1-D or has exactly A's batch dims then n. Batch
+    /// dims broadcast. Gradients: dB = A^-T g, dA = -dB X^T.
+    /// ```
+    pub fn solve(&self, b: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_solve(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_cholesky`: Cholesky factor of symmetric positive-definite matrices (torch.linalg.cholesky): lower L with A = L L^T, or with upper != 0 the upper U = L^T (A = U^T U). Only the lower triangle of A is read. Gradient (PyTorch's): sym(L^-T Phi(L^T g) L^-1), Phi the lower triangle with half the diagonal, sym(S) = (S + S^T) / 2.
+    ///
+    /// ```text
+    /// Cholesky factor of symmetric positive-definite matrices
+    /// (torch.linalg.cholesky): lower L with A = L L^T, or with upper != 0 the
+    /// upper U = L^T (A = U^T U). Only the lower triangle of A is read. Gradient
+    /// (PyTorch's): sym(L^-T Phi(L^T g) L^-1), Phi the lower triangle with half
+    /// the diagonal, sym(S) = (S + S^T) / 2.
+    /// ```
+    pub fn cholesky(&self, upper: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_cholesky(&mut out_out, self.as_ptr(), upper) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_solve_triangular`: X with A X = B (left != 0) or X A = B (left = 0) for triangular A (torch.linalg.solve_triangular): the upper (upper != 0) or lower triangle of A is read, with ones assumed on the diagonal if unitriangular != 0. B (..., n, k) for left, (..., k, n) otherwise; batch dims broadcast. A zero on the diagonal gives inf/NaN (no error, as PyTorch). The gradient of A lies on the triangle read.
+    ///
+    /// ```text
+    /// X with A X = B (left != 0) or X A = B (left = 0) for triangular A
+    /// (torch.linalg.solve_triangular): the upper (upper != 0) or lower triangle
+    /// of A is read, with ones assumed on the diagonal if unitriangular != 0.
+    /// B (..., n, k) for left, (..., k, n) otherwise; batch dims broadcast. A
+    /// zero on the diagonal gives inf/NaN (no error, as PyTorch). The gradient
+    /// of A lies on the triangle read.
+    /// ```
+    pub fn solve_triangular(&self, b: &Tensor, upper: i32, left: i32, unitriangular: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_solve_triangular(&mut out_out, self.as_ptr(), b.as_ptr(), upper, left, unitriangular) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_cholesky_solve`: X with A X = B where A = L L^T is given by its Cholesky factor l (lower; with upper != 0, l is U and A = U^T U) (torch.cholesky_solve, default upper 0): two triangular solves. B (..., n, k); batch dims broadcast. Only l's triangle is read; its gradient is PyTorch's, which takes A as l l^T of the whole l (so it has entries in the other triangle too): dB = cholesky_solve(g, l), S = dB X^T + X dB^T, dl = -S l (upper: -l S).
+    ///
+    /// ```text
+    /// X with A X = B where A = L L^T is given by its Cholesky factor l (lower;
+    /// with upper != 0, l is U and A = U^T U) (torch.cholesky_solve, default
+    /// upper 0): two triangular solves. B (..., n, k); batch dims broadcast.
+    /// Only l's triangle is read; its gradient is PyTorch's, which takes A as
+    /// l l^T of the whole l (so it has entries in the other triangle too):
+    /// dB = cholesky_solve(g, l), S = dB X^T + X dB^T, dl = -S l (upper: -l S).
+    /// ```
+    pub fn cholesky_solve(&self, l: &Tensor, upper: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_cholesky_solve(&mut out_out, self.as_ptr(), l.as_ptr(), upper) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
     /// `ag_op_softmax`: y = exp(x) / sum(exp(x)) along `dim` (same shape as x), computed as exp(x - max) / sum(exp(x - max)) so that large inputs do not overflow. -inf inputs give 0; a row that is all -inf, or holds +inf or NaN, gives NaN (as in PyTorch). Empty tensors give empty results. Gradient: ag_op_softmax_backward(grad, y, dim). @return AG_ERR_INVALID_ARGUMENT (NULL, dim out of range), AG_ERR_DTYPE         (not f32/f64).
     ///
     /// ```text
@@ -2184,6 +2468,30 @@ pub fn linspace(ctx: &Context, dtype: DType, start: f64, end: f64, steps: i64) -
 /// `ag_op_eye` as a free function: see [`Context::eye`].
 pub fn eye(ctx: &Context, dtype: DType, n: i64, m: i64) -> Result<Tensor> {
     ctx.eye(dtype, n, m)
+}
+
+/// `ag_op_einsum`: Einstein summation (torch.einsum) of the n tensors operands\[0..n) by `equation`: comma-separated subscripts per operand (letters a-z, A-Z, and one "..." per operand for its leading dims, which broadcast), then optionally "->" and the output's subscripts; without "->" the output has the ellipsis dims and then the letters seen once, in order A-Z, a-z. Letters repeated in one operand take its diagonal; letters not in the output are summed; size-1 dims broadcast. Computed with diagonals, sums and batched products, all differentiable. AG_ERR_INVALID_ARGUMENT: a NULL equation, a character other than letters, ',', "->", "..." and spaces, a count of subscript groups other than n, an output letter twice or in no operand; AG_ERR_SHAPE: an operand whose dims do not match its subscripts, sizes of one letter that differ (other than 1).
+///
+/// ```text
+/// Einstein summation (torch.einsum) of the n tensors operands[0..n) by
+/// `equation`: comma-separated subscripts per operand (letters a-z, A-Z, and
+/// one "..." per operand for its leading dims, which broadcast), then
+/// optionally "->" and the output's subscripts; without "->" the output has
+/// the ellipsis dims and then the letters seen once, in order A-Z, a-z.
+/// Letters repeated in one operand take its diagonal; letters not in the
+/// output are summed; size-1 dims broadcast. Computed with diagonals, sums
+/// and batched products, all differentiable.
+/// AG_ERR_INVALID_ARGUMENT: a NULL equation, a character other than letters,
+/// ',', "->", "..." and spaces, a count of subscript groups other than n, an
+/// output letter twice or in no operand; AG_ERR_SHAPE: an operand whose dims
+/// do not match its subscripts, sizes of one letter that differ (other than 1).
+/// ```
+pub fn einsum(equation: &str, operands: &[&Tensor]) -> Result<Tensor> {
+    let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+    let c_equation = crate::tensor::cstring(equation)?;
+    let raw_operands: Vec<*const sys::ag_tensor> = operands.iter().map(|t| t.as_ptr().cast_const()).collect();
+    check(unsafe { sys::ag_op_einsum(&mut out_out, c_equation.as_ptr(), raw_operands.as_ptr(), crate::error::count::<i32>(operands.len())?) })?;
+    Ok(unsafe { Tensor::from_raw(out_out) })
 }
 
 /// `ag_op_concat`: y = the n tensors xs\[0..n) joined along `dim`. They share dtype, context and ndim (at least 1), and their sizes match except in `dim` (empty tensors of the same ndim are fine). Gradient: the matching slice per input. @return AG_ERR_SHAPE for a 0-dim tensor or sizes that differ outside `dim`         (the message names the index); AG_ERR_DTYPE, AG_ERR_CONTEXT;         AG_ERR_INVALID_ARGUMENT for n \< 1, NULL xs or element, a dim out         of range.

@@ -32,6 +32,8 @@ enum Arg {
     I64Slice { count: String },
     I64Fixed { n: i64, nullable: bool },
     Scalar { ty: String },
+    /// `const char *` string (einsum's equation): a `&str` copied with a NUL.
+    Str,
     /// A count or capacity filled in from another argument.
     Derived,
 }
@@ -84,6 +86,7 @@ fn classify(f: &Json) -> Vec<Param> {
                     Some(Json::Number(n)) => Arg::I64Fixed { n: n.parse().expect("fixed length"), nullable },
                     _ => panic!("ag-gen: {fname}.{c_name}: unsupported int64_t array"),
                 },
+                ("in", "scalar", "char", 1) if p.flag("string") && !nullable => Arg::Str,
                 ("in", "scalar", _, 0) => Arg::Scalar { ty: crate::sys::rust_type(t) },
                 _ => panic!("ag-gen: {fname}.{c_name}: unsupported parameter ({dir} {kind} {base} {pointers})"),
             };
@@ -217,6 +220,12 @@ fn wrapper(f: &Json, op_name: &str) -> Wrapper {
                 decls.push(format!("{n}: {ty}"));
                 arg_names.push(n.clone());
                 call_args.push(n.clone());
+            }
+            Arg::Str => {
+                decls.push(format!("{n}: &str"));
+                arg_names.push(n.clone());
+                pre += &format!("        let c_{n} = crate::tensor::cstring({n})?;\n");
+                call_args.push(format!("c_{n}.as_ptr()"));
             }
             Arg::Derived => {
                 if let Some(len) = length_of(&p.c_name) {

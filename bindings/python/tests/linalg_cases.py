@@ -1,0 +1,70 @@
+"""Sample cases of the linear algebra ops for test_ops_vs_torch.py (same Case
+and R helpers). Decompositions get well-conditioned inputs built inside the
+functions (M + n I invertible, M M^T + n I positive-definite), so that the
+gradients flow through the construction as well."""
+import ag
+
+try:
+    import torch
+except ImportError:  # the tests skip without PyTorch
+    torch = None
+
+
+def linalg_cases(Case, R):
+    def inv_ready(x, lib):
+        n = x.shape[-1]
+        eye = ag.eye(n, dtype=ag.float64) if lib is ag else torch.eye(n, dtype=torch.float64)
+        return x + eye * float(n)
+
+    def spd(x, lib):
+        n = x.shape[-1]
+        xt = lib.transpose(x, -2, -1)
+        eye = ag.eye(n, dtype=ag.float64) if lib is ag else torch.eye(n, dtype=torch.float64)
+        return lib.matmul(x, xt) + eye * float(n)
+
+    def lower(x, lib):
+        return lib.tril(inv_ready(x, lib), 0) if lib is ag else torch.tril(inv_ready(x, lib))
+
+    tl = torch.linalg if torch else None
+    return {
+        "trace": Case([R(4, 4)], ag.trace, torch.trace),
+        "diagonal": Case([R(3, 4, 5)], lambda x: ag.diagonal(x, -1, 2, 0), lambda x: torch.diagonal(x, -1, 2, 0)),
+        "diag_embed": Case([R(2, 3)], lambda x: ag.diag_embed(x, 1, 0, 2), lambda x: torch.diag_embed(x, 1, 0, 2)),
+        "diag": Case([R(4)], lambda x: ag.diag(x, -1), lambda x: torch.diag(x, -1)),
+        "tril": Case([R(2, 3, 4)], lambda x: ag.tril(x, 1), lambda x: torch.tril(x, 1)),
+        "triu": Case([R(4, 3)], lambda x: ag.triu(x, -1), lambda x: torch.triu(x, -1)),
+        "mm": Case([R(3, 4), R(4, 2)], ag.mm, torch.mm),
+        "mv": Case([R(3, 4), R(4)], ag.mv, torch.mv),
+        "addmm": Case([R(3, 2), R(3, 4), R(4, 2)], lambda i, a, b: ag.addmm(i, a, b, 0.5, 2.0),
+                      lambda i, a, b: torch.addmm(i, a, b, beta=0.5, alpha=2.0)),
+        "addmv": Case([R(1), R(3, 4), R(4)], lambda i, a, b: ag.addmv(i, a, b, 0.0, -1.0),
+                      lambda i, a, b: torch.addmv(i, a, b, beta=0.0, alpha=-1.0)),
+        "baddbmm": Case([R(2, 3, 2), R(2, 3, 4), R(2, 4, 2)], lambda i, a, b: ag.baddbmm(i, a, b, 1.5, 0.5),
+                        lambda i, a, b: torch.baddbmm(i, a, b, beta=1.5, alpha=0.5)),
+        "addbmm": Case([R(3, 2), R(2, 3, 4), R(2, 4, 2)], lambda i, a, b: ag.addbmm(i, a, b, 1.0, 1.0),
+                       lambda i, a, b: torch.addbmm(i, a, b)),
+        "cross": Case([R(2, 3), R(1, 3)], lambda a, b: ag.cross(a, b, 1), lambda a, b: tl.cross(a, b, dim=1)),
+        "kron": Case([R(2, 3), R(3, 1, 2)], ag.kron, torch.kron),
+        "tensordot": Case([R(2, 3, 4), R(4, 3, 5)], lambda a, b: ag.tensordot(a, b, [2, 1], [0, 1]),
+                          lambda a, b: torch.tensordot(a, b, ([2, 1], [0, 1]))),
+        "einsum": Case([R(2, 3, 3), R(3, 4), R(2, 4)],
+                       lambda a, b, c: ag.einsum("bii,ij,bj->bi", [a, b, c]),
+                       lambda a, b, c: torch.einsum("bii,ij,bj->bi", a, b, c)),
+        "matrix_power": Case([R(2, 3, 3, lo=-1, hi=1)], lambda x: ag.matrix_power(inv_ready(x, ag), -3),
+                             lambda x: tl.matrix_power(inv_ready(x, torch), -3), rtol=1e-6),
+        "inv": Case([R(2, 3, 3, lo=-1, hi=1)], lambda x: ag.inv(inv_ready(x, ag)),
+                    lambda x: tl.inv(inv_ready(x, torch)), rtol=1e-6),
+        "det": Case([R(2, 4, 4)], ag.det, tl.det, rtol=1e-6),
+        # torch's sign output records a graph (with zero gradient), ag's none: compared as a constant
+        "slogdet": Case([R(3, 3)], ag.slogdet, lambda a: (tl.slogdet(a)[0].detach(), tl.slogdet(a)[1]), rtol=1e-6),
+        "solve": Case([R(2, 3, 3, lo=-1, hi=1), R(3, 2)], lambda a, b: ag.solve(inv_ready(a, ag), b),
+                      lambda a, b: tl.solve(inv_ready(a, torch), b), rtol=1e-6),
+        "cholesky": Case([R(2, 3, 3)], lambda x: ag.cholesky(spd(x, ag), 1),
+                         lambda x: tl.cholesky(spd(x, torch), upper=True), rtol=1e-6),
+        "solve_triangular": Case([R(3, 3, lo=-1, hi=1), R(2, 3)],
+                                 lambda a, b: ag.solve_triangular(lower(a, ag), b, 0, 0, 0),
+                                 lambda a, b: tl.solve_triangular(lower(a, torch), b, upper=False, left=False),
+                                 rtol=1e-6),
+        "cholesky_solve": Case([R(3, 2), R(3, 3, lo=-1, hi=1)], lambda b, l: ag.cholesky_solve(b, lower(l, ag), 0),
+                               lambda b, l: torch.cholesky_solve(b, lower(l, torch)), rtol=1e-6),
+    }
