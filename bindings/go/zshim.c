@@ -40,6 +40,35 @@
 #pragma weak ag_op_log10
 #pragma weak ag_op_hypot
 #pragma weak ag_op_logaddexp
+#pragma weak ag_op_exp2
+#pragma weak ag_op_erfc
+#pragma weak ag_op_erfinv
+#pragma weak ag_op_lgamma
+#pragma weak ag_op_digamma
+#pragma weak ag_op_polygamma
+#pragma weak ag_op_logit
+#pragma weak ag_op_sinc
+#pragma weak ag_op_asinh
+#pragma weak ag_op_acosh
+#pragma weak ag_op_atanh
+#pragma weak ag_op_copysign
+#pragma weak ag_op_frac
+#pragma weak ag_op_nan_to_num
+#pragma weak ag_op_xlogy
+#pragma weak ag_op_addcmul
+#pragma weak ag_op_addcdiv
+#pragma weak ag_op_relu6
+#pragma weak ag_op_hardswish
+#pragma weak ag_op_hardsigmoid
+#pragma weak ag_op_softsign
+#pragma weak ag_op_logsigmoid
+#pragma weak ag_op_glu
+#pragma weak ag_op_celu
+#pragma weak ag_op_prelu
+#pragma weak ag_op_threshold
+#pragma weak ag_op_softshrink
+#pragma weak ag_op_hardshrink
+#pragma weak ag_op_tanhshrink
 #pragma weak ag_optimizer_options_init
 #pragma weak ag_optimizer_create
 #pragma weak ag_optimizer_release
@@ -112,6 +141,35 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_op_log10") == 0) return ag_op_log10 != NULL;
   if (strcmp(name, "ag_op_hypot") == 0) return ag_op_hypot != NULL;
   if (strcmp(name, "ag_op_logaddexp") == 0) return ag_op_logaddexp != NULL;
+  if (strcmp(name, "ag_op_exp2") == 0) return ag_op_exp2 != NULL;
+  if (strcmp(name, "ag_op_erfc") == 0) return ag_op_erfc != NULL;
+  if (strcmp(name, "ag_op_erfinv") == 0) return ag_op_erfinv != NULL;
+  if (strcmp(name, "ag_op_lgamma") == 0) return ag_op_lgamma != NULL;
+  if (strcmp(name, "ag_op_digamma") == 0) return ag_op_digamma != NULL;
+  if (strcmp(name, "ag_op_polygamma") == 0) return ag_op_polygamma != NULL;
+  if (strcmp(name, "ag_op_logit") == 0) return ag_op_logit != NULL;
+  if (strcmp(name, "ag_op_sinc") == 0) return ag_op_sinc != NULL;
+  if (strcmp(name, "ag_op_asinh") == 0) return ag_op_asinh != NULL;
+  if (strcmp(name, "ag_op_acosh") == 0) return ag_op_acosh != NULL;
+  if (strcmp(name, "ag_op_atanh") == 0) return ag_op_atanh != NULL;
+  if (strcmp(name, "ag_op_copysign") == 0) return ag_op_copysign != NULL;
+  if (strcmp(name, "ag_op_frac") == 0) return ag_op_frac != NULL;
+  if (strcmp(name, "ag_op_nan_to_num") == 0) return ag_op_nan_to_num != NULL;
+  if (strcmp(name, "ag_op_xlogy") == 0) return ag_op_xlogy != NULL;
+  if (strcmp(name, "ag_op_addcmul") == 0) return ag_op_addcmul != NULL;
+  if (strcmp(name, "ag_op_addcdiv") == 0) return ag_op_addcdiv != NULL;
+  if (strcmp(name, "ag_op_relu6") == 0) return ag_op_relu6 != NULL;
+  if (strcmp(name, "ag_op_hardswish") == 0) return ag_op_hardswish != NULL;
+  if (strcmp(name, "ag_op_hardsigmoid") == 0) return ag_op_hardsigmoid != NULL;
+  if (strcmp(name, "ag_op_softsign") == 0) return ag_op_softsign != NULL;
+  if (strcmp(name, "ag_op_logsigmoid") == 0) return ag_op_logsigmoid != NULL;
+  if (strcmp(name, "ag_op_glu") == 0) return ag_op_glu != NULL;
+  if (strcmp(name, "ag_op_celu") == 0) return ag_op_celu != NULL;
+  if (strcmp(name, "ag_op_prelu") == 0) return ag_op_prelu != NULL;
+  if (strcmp(name, "ag_op_threshold") == 0) return ag_op_threshold != NULL;
+  if (strcmp(name, "ag_op_softshrink") == 0) return ag_op_softshrink != NULL;
+  if (strcmp(name, "ag_op_hardshrink") == 0) return ag_op_hardshrink != NULL;
+  if (strcmp(name, "ag_op_tanhshrink") == 0) return ag_op_tanhshrink != NULL;
   if (strcmp(name, "ag_optimizer_options_init") == 0) return ag_optimizer_options_init != NULL;
   if (strcmp(name, "ag_optimizer_create") == 0) return ag_optimizer_create != NULL;
   if (strcmp(name, "ag_optimizer_release") == 0) return ag_optimizer_release != NULL;
@@ -1011,6 +1069,296 @@ ag_status agx_ag_op_logaddexp(agx_err *agx_e, ag_tensor * *out, const ag_tensor 
     return AG_ERR_UNSUPPORTED;
   }
   ag_status agx_s = ag_op_logaddexp(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_exp2(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_exp2) {
+    agx_missing(agx_e, "ag_op_exp2");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_exp2(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_erfc(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_erfc) {
+    agx_missing(agx_e, "ag_op_erfc");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_erfc(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_erfinv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_erfinv) {
+    agx_missing(agx_e, "ag_op_erfinv");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_erfinv(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_lgamma(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_lgamma) {
+    agx_missing(agx_e, "ag_op_lgamma");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_lgamma(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_digamma(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_digamma) {
+    agx_missing(agx_e, "ag_op_digamma");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_digamma(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_polygamma(agx_err *agx_e, ag_tensor * *out, int64_t order, const ag_tensor *x) {
+  if (!ag_op_polygamma) {
+    agx_missing(agx_e, "ag_op_polygamma");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_polygamma(out, order, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_logit(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double eps) {
+  if (!ag_op_logit) {
+    agx_missing(agx_e, "ag_op_logit");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_logit(out, x, eps);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_sinc(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_sinc) {
+    agx_missing(agx_e, "ag_op_sinc");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_sinc(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_asinh(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_asinh) {
+    agx_missing(agx_e, "ag_op_asinh");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_asinh(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_acosh(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_acosh) {
+    agx_missing(agx_e, "ag_op_acosh");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_acosh(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_atanh(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_atanh) {
+    agx_missing(agx_e, "ag_op_atanh");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_atanh(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_copysign(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_copysign) {
+    agx_missing(agx_e, "ag_op_copysign");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_copysign(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_frac(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_frac) {
+    agx_missing(agx_e, "ag_op_frac");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_frac(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_nan_to_num(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double nan, double posinf, double neginf) {
+  if (!ag_op_nan_to_num) {
+    agx_missing(agx_e, "ag_op_nan_to_num");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_nan_to_num(out, x, nan, posinf, neginf);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_xlogy(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_xlogy) {
+    agx_missing(agx_e, "ag_op_xlogy");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_xlogy(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_addcmul(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *tensor1, const ag_tensor *tensor2, double value) {
+  if (!ag_op_addcmul) {
+    agx_missing(agx_e, "ag_op_addcmul");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_addcmul(out, input, tensor1, tensor2, value);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_addcdiv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *tensor1, const ag_tensor *tensor2, double value) {
+  if (!ag_op_addcdiv) {
+    agx_missing(agx_e, "ag_op_addcdiv");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_addcdiv(out, input, tensor1, tensor2, value);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_relu6(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_relu6) {
+    agx_missing(agx_e, "ag_op_relu6");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_relu6(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_hardswish(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_hardswish) {
+    agx_missing(agx_e, "ag_op_hardswish");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_hardswish(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_hardsigmoid(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_hardsigmoid) {
+    agx_missing(agx_e, "ag_op_hardsigmoid");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_hardsigmoid(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_softsign(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_softsign) {
+    agx_missing(agx_e, "ag_op_softsign");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_softsign(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_logsigmoid(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_logsigmoid) {
+    agx_missing(agx_e, "ag_op_logsigmoid");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_logsigmoid(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_glu(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim) {
+  if (!ag_op_glu) {
+    agx_missing(agx_e, "ag_op_glu");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_glu(out, x, dim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_celu(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double alpha) {
+  if (!ag_op_celu) {
+    agx_missing(agx_e, "ag_op_celu");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_celu(out, x, alpha);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_prelu(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *weight) {
+  if (!ag_op_prelu) {
+    agx_missing(agx_e, "ag_op_prelu");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_prelu(out, x, weight);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_threshold(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double threshold, double value) {
+  if (!ag_op_threshold) {
+    agx_missing(agx_e, "ag_op_threshold");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_threshold(out, x, threshold, value);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_softshrink(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double lambd) {
+  if (!ag_op_softshrink) {
+    agx_missing(agx_e, "ag_op_softshrink");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_softshrink(out, x, lambd);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_hardshrink(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double lambd) {
+  if (!ag_op_hardshrink) {
+    agx_missing(agx_e, "ag_op_hardshrink");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_hardshrink(out, x, lambd);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_tanhshrink(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_tanhshrink) {
+    agx_missing(agx_e, "ag_op_tanhshrink");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_tanhshrink(out, x);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }

@@ -2138,51 +2138,289 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_logaddexp(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
+    /// `ag_op_exp2` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = 2^x (exact for integral x). Gradient: y ln 2.
+    /// ```
+    pub fn ag_op_exp2(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_erfc` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = erfc(x) = 1 - erf(x), accurate in the upper tail. Gradient: -2/sqrt(pi) e^(-x^2).
+    /// ```
+    pub fn ag_op_erfc(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_erfinv` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = erfinv(x), the inverse of erf on (-1, 1): +-inf at +-1, NaN beyond.
+    /// Gradient: sqrt(pi)/2 e^(y^2).
+    /// ```
+    pub fn ag_op_erfinv(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_lgamma` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = ln |Gamma(x)| (+inf at 0 and the negative integers). Gradient: digamma(x).
+    /// ```
+    pub fn ag_op_lgamma(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_digamma` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = digamma(x) = Gamma'(x) / Gamma(x): -inf at +0, +inf at -0, NaN at the
+    /// negative integers (PyTorch's values). Gradient: polygamma(1, x).
+    /// ```
+    pub fn ag_op_digamma(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_polygamma` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = polygamma(n, x) with n = `order`, the n-th derivative of digamma (n = 0:
+    /// digamma; argument order as torch.polygamma): (-1)^(n+1) n! zeta(n + 1, x),
+    /// with (-1)^(n+1) inf at the poles x = 0, -1, -2, ... (PyTorch's formula gives
+    /// large finite values or NaN there), NaN at -inf, 0 at +inf for n >= 1 (the
+    /// limit; PyTorch: NaN). For n >= 2 and x below
+    /// -1e7 the result is NaN (not computed). Gradient: polygamma(n + 1, x).
+    /// @return AG_ERR_INVALID_ARGUMENT for order < 0.
+    /// ```
+    pub fn ag_op_polygamma(out: *mut *mut ag_tensor, order: i64, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_logit` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = log(z / (1 - z)) with z = x clamped to [eps, 1 - eps]; eps negative or
+    /// NaN means no clamping (PyTorch's eps=None). Gradient: 1 / (x (1 - x)), and
+    /// 0 outside [eps, 1 - eps] when clamping, NaN outside [0, 1] when not (PyTorch's).
+    /// ```
+    pub fn ag_op_logit(out: *mut *mut ag_tensor, x: *const ag_tensor, eps: f64) -> ag_status;
+
+    /// `ag_op_sinc` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = sin(pi x) / (pi x), 1 at 0. Gradient: (cos(pi x) - y) / x, by its Taylor
+    /// series near 0 (0 at x = 0, second derivative -pi^2/3 there; PyTorch's
+    /// formula cancels near 0 and its second derivative is NaN at 0).
+    /// ```
+    pub fn ag_op_sinc(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_asinh` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = asinh x. Gradient: 1 / sqrt(x^2 + 1).
+    /// ```
+    pub fn ag_op_asinh(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_acosh` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = acosh x (NaN below 1). Gradient: 1 / sqrt(x^2 - 1).
+    /// ```
+    pub fn ag_op_acosh(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_atanh` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = atanh x (+-inf at +-1, NaN beyond). Gradient: 1 / (1 - x^2).
+    /// ```
+    pub fn ag_op_atanh(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_copysign` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = |a| with the sign of b (C copysign, broadcasting). Gradients: y / a
+    /// (+-1) for a, 0 where a = 0; 0 for b (PyTorch's). The gradient is a constant:
+    /// its derivative is 0 (PyTorch's is NaN at a = 0).
+    /// ```
+    pub fn ag_op_copysign(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_frac` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x - trunc(x) (sign of x; +-inf gives NaN). Gradient: 1.
+    /// ```
+    pub fn ag_op_frac(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_nan_to_num` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x with NaN replaced by `nan`, +inf by `posinf`, -inf by `neginf`; a NaN
+    /// posinf or neginf means PyTorch's None: the dtype's largest or lowest
+    /// finite value. Gradient: 1 where x is finite, else 0.
+    /// ```
+    pub fn ag_op_nan_to_num(out: *mut *mut ag_tensor, x: *const ag_tensor, nan: f64, posinf: f64, neginf: f64) -> ag_status;
+
+    /// `ag_op_xlogy` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = a log b, 0 where a = 0 (NaN where b is NaN), broadcasting.
+    /// Gradients: log b for a (0 where a = 0 and b <= 0, as PyTorch 1.13); a / b for b.
+    /// ```
+    pub fn ag_op_xlogy(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_addcmul` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 /
+    /// tensor2 (addcdiv), the three broadcast together; computed as (value *
+    /// tensor1) op tensor2, as PyTorch. Gradients: those of the products, sums and
+    /// quotients they are composed of.
+    /// ```
+    pub fn ag_op_addcmul(out: *mut *mut ag_tensor, input: *const ag_tensor, tensor1: *const ag_tensor, tensor2: *const ag_tensor, value: f64) -> ag_status;
+
+    /// `ag_op_addcdiv` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 /
+    /// tensor2 (addcdiv), the three broadcast together; computed as (value *
+    /// tensor1) op tensor2, as PyTorch. Gradients: those of the products, sums and
+    /// quotients they are composed of.
+    /// ```
+    pub fn ag_op_addcdiv(out: *mut *mut ag_tensor, input: *const ag_tensor, tensor1: *const ag_tensor, tensor2: *const ag_tensor, value: f64) -> ag_status;
+
+    /// `ag_op_relu6` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = min(max(x, 0), 6) = hardtanh(x, 0, 6). Gradient: 1 on (0, 6), else 0.
+    /// ```
+    pub fn ag_op_relu6(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_hardswish` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x relu6(x + 3) / 6. Gradient (PyTorch's): 0 below -3, x/3 + 1/2 on
+    /// [-3, 3], 1 above (a NaN x gets 1); its derivative is 1/3 on (-3, 3), else 0.
+    /// ```
+    pub fn ag_op_hardswish(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_hardsigmoid` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = relu6(x + 3) / 6. Gradient: 1/6 on (-3, 3), else 0.
+    /// ```
+    pub fn ag_op_hardsigmoid(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_softsign` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x / (1 + |x|). Gradient: 1 / (1 + |x|)^2.
+    /// ```
+    pub fn ag_op_softsign(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_logsigmoid` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = log(sigmoid(x)) = min(x, 0) - log1p(e^-|x|), no overflow. Gradient: sigmoid(-x).
+    /// ```
+    pub fn ag_op_logsigmoid(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_glu` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = a * sigmoid(b) where a and b are the first and second halves of x along
+    /// `dim` (negative counts from the end).
+    /// @return AG_ERR_INVALID_ARGUMENT (dim out of range, or x has 0 dims),
+    ///         AG_ERR_SHAPE (x's size along dim is odd).
+    /// ```
+    pub fn ag_op_glu(out: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64) -> ag_status;
+
+    /// `ag_op_celu` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x for x > 0, else alpha (e^(x / alpha) - 1). Gradient: 1 for x > 0, else
+    /// e^(x / alpha) (its derivative is 0 at x = 0, as PyTorch's).
+    /// @return AG_ERR_INVALID_ARGUMENT for alpha 0 or NaN.
+    /// ```
+    pub fn ag_op_celu(out: *mut *mut ag_tensor, x: *const ag_tensor, alpha: f64) -> ag_status;
+
+    /// `ag_op_prelu` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x for x > 0, else weight * x, weight holding one slope (shape () or
+    /// (1)) or one per channel (shape (C), C = x's size along dim 1; x with fewer
+    /// than 2 dims has one channel). Gradients: 1 or weight for x (weight at
+    /// x = 0); the sum of x over x <= 0 for each slope.
+    /// @return AG_ERR_SHAPE for a weight of another size or more than 1 dim.
+    /// ```
+    pub fn ag_op_prelu(out: *mut *mut ag_tensor, x: *const ag_tensor, weight: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_threshold` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x where x > threshold, else value. Gradient: 1 where x > threshold, else 0.
+    /// ```
+    pub fn ag_op_threshold(out: *mut *mut ag_tensor, x: *const ag_tensor, threshold: f64, value: f64) -> ag_status;
+
+    /// `ag_op_softshrink` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0;
+    /// hardshrink: y = x outside [-lambd, lambd], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN,
+    /// as PyTorch 1.13). Gradient: 1 outside
+    /// [-lambd, lambd], else 0. PyTorch's default lambd is 0.5.
+    /// @return AG_ERR_INVALID_ARGUMENT for a negative (softshrink) or NaN lambd.
+    /// ```
+    pub fn ag_op_softshrink(out: *mut *mut ag_tensor, x: *const ag_tensor, lambd: f64) -> ag_status;
+
+    /// `ag_op_hardshrink` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0;
+    /// hardshrink: y = x outside [-lambd, lambd], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN,
+    /// as PyTorch 1.13). Gradient: 1 outside
+    /// [-lambd, lambd], else 0. PyTorch's default lambd is 0.5.
+    /// @return AG_ERR_INVALID_ARGUMENT for a negative (softshrink) or NaN lambd.
+    /// ```
+    pub fn ag_op_hardshrink(out: *mut *mut ag_tensor, x: *const ag_tensor, lambd: f64) -> ag_status;
+
+    /// `ag_op_tanhshrink` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x - tanh x. Gradient: tanh(x)^2.
+    /// ```
+    pub fn ag_op_tanhshrink(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
     /// `ag_op_eq` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ag_op_eq(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_ne` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ag_op_ne(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_lt` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ag_op_lt(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_le` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ag_op_le(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_gt` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ag_op_gt(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_ge` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ag_op_ge(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
@@ -4072,6 +4310,209 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
     }
 
+    /// `ag_op_exp2` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_exp2() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_exp2");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_erfc` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_erfc() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_erfc");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_erfinv` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_erfinv() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_erfinv");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_lgamma` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_lgamma() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_lgamma");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_digamma` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_digamma() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_digamma");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_polygamma` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_polygamma() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, i64, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_polygamma");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, i64, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_logit` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_logit() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_logit");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_sinc` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_sinc() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_sinc");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_asinh` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_asinh() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_asinh");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_acosh` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_acosh() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_acosh");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_atanh` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_atanh() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_atanh");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_copysign` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_copysign() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_copysign");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_frac` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_frac() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_frac");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_nan_to_num` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_nan_to_num() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64, f64, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_nan_to_num");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64, f64, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_xlogy` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_xlogy() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_xlogy");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_addcmul` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_addcmul() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_addcmul");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_addcdiv` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_addcdiv() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_addcdiv");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_relu6` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_relu6() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_relu6");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_hardswish` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_hardswish() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_hardswish");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_hardsigmoid` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_hardsigmoid() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_hardsigmoid");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_softsign` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_softsign() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_softsign");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_logsigmoid` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_logsigmoid() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_logsigmoid");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_glu` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_glu() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_glu");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_celu` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_celu() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_celu");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_prelu` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_prelu() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_prelu");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_threshold` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_threshold() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_threshold");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_softshrink` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_softshrink() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_softshrink");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_hardshrink` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_hardshrink() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_hardshrink");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_tanhshrink` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_tanhshrink() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_tanhshrink");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
     /// `ag_optimizer_options_init` (since AG_0.2), or `None` when the loaded libag lacks it.
     pub fn ag_optimizer_options_init() -> Option<unsafe extern "C" fn(*mut ag_optimizer_options) -> ag_status> {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_optimizer_options_init");
@@ -4431,6 +4872,35 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_remainder", "AG_0.1"),
     ("ag_op_hypot", "AG_0.2"),
     ("ag_op_logaddexp", "AG_0.2"),
+    ("ag_op_exp2", "AG_0.2"),
+    ("ag_op_erfc", "AG_0.2"),
+    ("ag_op_erfinv", "AG_0.2"),
+    ("ag_op_lgamma", "AG_0.2"),
+    ("ag_op_digamma", "AG_0.2"),
+    ("ag_op_polygamma", "AG_0.2"),
+    ("ag_op_logit", "AG_0.2"),
+    ("ag_op_sinc", "AG_0.2"),
+    ("ag_op_asinh", "AG_0.2"),
+    ("ag_op_acosh", "AG_0.2"),
+    ("ag_op_atanh", "AG_0.2"),
+    ("ag_op_copysign", "AG_0.2"),
+    ("ag_op_frac", "AG_0.2"),
+    ("ag_op_nan_to_num", "AG_0.2"),
+    ("ag_op_xlogy", "AG_0.2"),
+    ("ag_op_addcmul", "AG_0.2"),
+    ("ag_op_addcdiv", "AG_0.2"),
+    ("ag_op_relu6", "AG_0.2"),
+    ("ag_op_hardswish", "AG_0.2"),
+    ("ag_op_hardsigmoid", "AG_0.2"),
+    ("ag_op_softsign", "AG_0.2"),
+    ("ag_op_logsigmoid", "AG_0.2"),
+    ("ag_op_glu", "AG_0.2"),
+    ("ag_op_celu", "AG_0.2"),
+    ("ag_op_prelu", "AG_0.2"),
+    ("ag_op_threshold", "AG_0.2"),
+    ("ag_op_softshrink", "AG_0.2"),
+    ("ag_op_hardshrink", "AG_0.2"),
+    ("ag_op_tanhshrink", "AG_0.2"),
     ("ag_op_eq", "AG_0.1"),
     ("ag_op_ne", "AG_0.1"),
     ("ag_op_lt", "AG_0.1"),
@@ -4744,6 +5214,35 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("log10", "UNARY", "ag_op_log10"),
     ("hypot", "BINARY", "ag_op_hypot"),
     ("logaddexp", "BINARY", "ag_op_logaddexp"),
+    ("exp2", "UNARY", "ag_op_exp2"),
+    ("erfc", "UNARY", "ag_op_erfc"),
+    ("erfinv", "UNARY", "ag_op_erfinv"),
+    ("lgamma", "UNARY", "ag_op_lgamma"),
+    ("digamma", "UNARY", "ag_op_digamma"),
+    ("polygamma", "CUSTOM", "ag_op_polygamma"),
+    ("logit", "UNARY_SCALAR", "ag_op_logit"),
+    ("sinc", "UNARY", "ag_op_sinc"),
+    ("asinh", "UNARY", "ag_op_asinh"),
+    ("acosh", "UNARY", "ag_op_acosh"),
+    ("atanh", "UNARY", "ag_op_atanh"),
+    ("copysign", "BINARY", "ag_op_copysign"),
+    ("frac", "UNARY", "ag_op_frac"),
+    ("nan_to_num", "CUSTOM", "ag_op_nan_to_num"),
+    ("xlogy", "BINARY", "ag_op_xlogy"),
+    ("relu6", "UNARY", "ag_op_relu6"),
+    ("hardswish", "UNARY", "ag_op_hardswish"),
+    ("hardsigmoid", "UNARY", "ag_op_hardsigmoid"),
+    ("softsign", "UNARY", "ag_op_softsign"),
+    ("logsigmoid", "UNARY", "ag_op_logsigmoid"),
+    ("glu", "DIM", "ag_op_glu"),
+    ("celu", "UNARY_SCALAR", "ag_op_celu"),
+    ("prelu", "BINARY", "ag_op_prelu"),
+    ("threshold", "UNARY_SCALAR2", "ag_op_threshold"),
+    ("softshrink", "UNARY_SCALAR", "ag_op_softshrink"),
+    ("hardshrink", "UNARY_SCALAR", "ag_op_hardshrink"),
+    ("tanhshrink", "UNARY", "ag_op_tanhshrink"),
+    ("addcmul", "CUSTOM", "ag_op_addcmul"),
+    ("addcdiv", "CUSTOM", "ag_op_addcdiv"),
 ];
 
 /// Every constant as i64 (u64 ones as their bit pattern, as ag_constant_value gives them).
