@@ -29,6 +29,15 @@ func c_ag_op_acos(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_acosh calls ag_op_acosh.
+func c_ag_op_acosh(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_acosh(&e, a0, a1); st != 0 {
+		return takeError("ag_op_acosh", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_add calls ag_op_add.
 func c_ag_op_add(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	var e C.agx_err
@@ -38,11 +47,38 @@ func c_ag_op_add(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_addcdiv calls ag_op_addcdiv.
+func c_ag_op_addcdiv(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_addcdiv(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_addcdiv", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_addcmul calls ag_op_addcmul.
+func c_ag_op_addcmul(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_addcmul(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_addcmul", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_asin calls ag_op_asin.
 func c_ag_op_asin(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_asin(&e, a0, a1); st != 0 {
 		return takeError("ag_op_asin", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_asinh calls ag_op_asinh.
+func c_ag_op_asinh(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_asinh(&e, a0, a1); st != 0 {
+		return takeError("ag_op_asinh", st, &e)
 	}
 	return nil
 }
@@ -65,6 +101,15 @@ func c_ag_op_atan2(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_atanh calls ag_op_atanh.
+func c_ag_op_atanh(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_atanh(&e, a0, a1); st != 0 {
+		return takeError("ag_op_atanh", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_cast calls ag_op_cast.
 func c_ag_op_cast(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.ag_dtype) error {
 	var e C.agx_err
@@ -83,6 +128,15 @@ func c_ag_op_ceil(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_celu calls ag_op_celu.
+func c_ag_op_celu(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_celu(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_celu", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_clamp calls ag_op_clamp.
 func c_ag_op_clamp(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double, a3 C.double) error {
 	var e C.agx_err
@@ -97,6 +151,15 @@ func c_ag_op_clone(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_clone(&e, a0, a1); st != 0 {
 		return takeError("ag_op_clone", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_copysign calls ag_op_copysign.
+func c_ag_op_copysign(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_copysign(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_copysign", st, &e)
 	}
 	return nil
 }
@@ -122,6 +185,15 @@ func c_ag_op_cosh(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 // c_ag_op_count calls ag_op_count.
 func c_ag_op_count() C.int32_t {
 	return C.ag_op_count()
+}
+
+// c_ag_op_digamma calls ag_op_digamma.
+func c_ag_op_digamma(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_digamma(&e, a0, a1); st != 0 {
+		return takeError("ag_op_digamma", st, &e)
+	}
+	return nil
 }
 
 // c_ag_op_div calls ag_op_div.
@@ -160,11 +232,38 @@ func c_ag_op_erf(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_erfc calls ag_op_erfc.
+func c_ag_op_erfc(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_erfc(&e, a0, a1); st != 0 {
+		return takeError("ag_op_erfc", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_erfinv calls ag_op_erfinv.
+func c_ag_op_erfinv(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_erfinv(&e, a0, a1); st != 0 {
+		return takeError("ag_op_erfinv", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_exp calls ag_op_exp.
 func c_ag_op_exp(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_exp(&e, a0, a1); st != 0 {
 		return takeError("ag_op_exp", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_exp2 calls ag_op_exp2.
+func c_ag_op_exp2(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_exp2(&e, a0, a1); st != 0 {
+		return takeError("ag_op_exp2", st, &e)
 	}
 	return nil
 }
@@ -201,6 +300,15 @@ func c_ag_op_fmod(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_fmod(&e, a0, a1, a2); st != 0 {
 		return takeError("ag_op_fmod", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_frac calls ag_op_frac.
+func c_ag_op_frac(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_frac(&e, a0, a1); st != 0 {
+		return takeError("ag_op_frac", st, &e)
 	}
 	return nil
 }
@@ -250,11 +358,47 @@ func c_ag_op_gelu_tanh_backward(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tens
 	return nil
 }
 
+// c_ag_op_glu calls ag_op_glu.
+func c_ag_op_glu(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_glu(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_glu", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_gt calls ag_op_gt.
 func c_ag_op_gt(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_gt(&e, a0, a1, a2); st != 0 {
 		return takeError("ag_op_gt", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_hardshrink calls ag_op_hardshrink.
+func c_ag_op_hardshrink(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_hardshrink(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_hardshrink", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_hardsigmoid calls ag_op_hardsigmoid.
+func c_ag_op_hardsigmoid(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_hardsigmoid(&e, a0, a1); st != 0 {
+		return takeError("ag_op_hardsigmoid", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_hardswish calls ag_op_hardswish.
+func c_ag_op_hardswish(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_hardswish(&e, a0, a1); st != 0 {
+		return takeError("ag_op_hardswish", st, &e)
 	}
 	return nil
 }
@@ -304,6 +448,15 @@ func c_ag_op_lerp(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_t
 	return nil
 }
 
+// c_ag_op_lgamma calls ag_op_lgamma.
+func c_ag_op_lgamma(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_lgamma(&e, a0, a1); st != 0 {
+		return takeError("ag_op_lgamma", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_log calls ag_op_log.
 func c_ag_op_log(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	var e C.agx_err
@@ -345,6 +498,24 @@ func c_ag_op_logaddexp(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error
 	var e C.agx_err
 	if st := C.agx_ag_op_logaddexp(&e, a0, a1, a2); st != 0 {
 		return takeError("ag_op_logaddexp", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_logit calls ag_op_logit.
+func c_ag_op_logit(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_logit(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_logit", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_logsigmoid calls ag_op_logsigmoid.
+func c_ag_op_logsigmoid(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_logsigmoid(&e, a0, a1); st != 0 {
+		return takeError("ag_op_logsigmoid", st, &e)
 	}
 	return nil
 }
@@ -417,6 +588,15 @@ func c_ag_op_name(a0 C.int32_t) *C.char {
 	return C.ag_op_name(a0)
 }
 
+// c_ag_op_nan_to_num calls ag_op_nan_to_num.
+func c_ag_op_nan_to_num(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double, a3 C.double, a4 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_nan_to_num(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_nan_to_num", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_ne calls ag_op_ne.
 func c_ag_op_ne(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	var e C.agx_err
@@ -431,6 +611,15 @@ func c_ag_op_neg(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_neg(&e, a0, a1); st != 0 {
 		return takeError("ag_op_neg", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_polygamma calls ag_op_polygamma.
+func c_ag_op_polygamma(a0 **C.ag_tensor, a1 C.int64_t, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_polygamma(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_polygamma", st, &e)
 	}
 	return nil
 }
@@ -453,6 +642,15 @@ func c_ag_op_pow_scalar(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double) error {
 	return nil
 }
 
+// c_ag_op_prelu calls ag_op_prelu.
+func c_ag_op_prelu(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_prelu(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_prelu", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_reciprocal calls ag_op_reciprocal.
 func c_ag_op_reciprocal(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	var e C.agx_err
@@ -467,6 +665,15 @@ func c_ag_op_relu(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_relu(&e, a0, a1); st != 0 {
 		return takeError("ag_op_relu", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_relu6 calls ag_op_relu6.
+func c_ag_op_relu6(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_relu6(&e, a0, a1); st != 0 {
+		return takeError("ag_op_relu6", st, &e)
 	}
 	return nil
 }
@@ -561,6 +768,15 @@ func c_ag_op_sin(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_sinc calls ag_op_sinc.
+func c_ag_op_sinc(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_sinc(&e, a0, a1); st != 0 {
+		return takeError("ag_op_sinc", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_sinh calls ag_op_sinh.
 func c_ag_op_sinh(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	var e C.agx_err
@@ -575,6 +791,24 @@ func c_ag_op_softplus(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double, a3 C.doubl
 	var e C.agx_err
 	if st := C.agx_ag_op_softplus(&e, a0, a1, a2, a3); st != 0 {
 		return takeError("ag_op_softplus", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_softshrink calls ag_op_softshrink.
+func c_ag_op_softshrink(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_softshrink(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_softshrink", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_softsign calls ag_op_softsign.
+func c_ag_op_softsign(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_softsign(&e, a0, a1); st != 0 {
+		return takeError("ag_op_softsign", st, &e)
 	}
 	return nil
 }
@@ -651,6 +885,24 @@ func c_ag_op_tanh_backward(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) e
 	return nil
 }
 
+// c_ag_op_tanhshrink calls ag_op_tanhshrink.
+func c_ag_op_tanhshrink(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_tanhshrink(&e, a0, a1); st != 0 {
+		return takeError("ag_op_tanhshrink", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_threshold calls ag_op_threshold.
+func c_ag_op_threshold(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double, a3 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_threshold(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_threshold", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_trunc calls ag_op_trunc.
 func c_ag_op_trunc(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
 	var e C.agx_err
@@ -665,6 +917,15 @@ func c_ag_op_where(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_
 	var e C.agx_err
 	if st := C.agx_ag_op_where(&e, a0, a1, a2, a3); st != 0 {
 		return takeError("ag_op_where", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_xlogy calls ag_op_xlogy.
+func c_ag_op_xlogy(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_xlogy(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_xlogy", st, &e)
 	}
 	return nil
 }

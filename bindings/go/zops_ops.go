@@ -47,6 +47,22 @@ func (x *Tensor) Acos() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Acosh calls ag_op_acosh: y = acosh x (NaN below 1).
+func (x *Tensor) Acosh() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_acosh", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_acosh(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Add calls ag_op_add: y = a + b.
 func (a *Tensor) Add(b *Tensor) (*Tensor, error) {
 	var _err error
@@ -68,6 +84,58 @@ func (a *Tensor) Add(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Addcdiv calls ag_op_addcdiv: y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 / tensor2 (addcdiv), the three broadcast together; computed as (value * tensor1) op tensor2, as PyTorch.
+func (input *Tensor) Addcdiv(tensor1 *Tensor, tensor2 *Tensor, value float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_addcdiv", "input", input, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_addcdiv", "tensor1", tensor1, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_addcdiv", "tensor2", tensor2, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_addcdiv(&_a0, _a1, _a2, _a3, (C.double)(value))
+	runtime.KeepAlive(input)
+	runtime.KeepAlive(tensor1)
+	runtime.KeepAlive(tensor2)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Addcmul calls ag_op_addcmul: y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 / tensor2 (addcdiv), the three broadcast together; computed as (value * tensor1) op tensor2, as PyTorch.
+func (input *Tensor) Addcmul(tensor1 *Tensor, tensor2 *Tensor, value float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_addcmul", "input", input, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_addcmul", "tensor1", tensor1, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_addcmul", "tensor2", tensor2, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_addcmul(&_a0, _a1, _a2, _a3, (C.double)(value))
+	runtime.KeepAlive(input)
+	runtime.KeepAlive(tensor1)
+	runtime.KeepAlive(tensor2)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Asin calls ag_op_asin: y = asin x, acos x (NaN for |x| > 1), atan x.
 func (x *Tensor) Asin() (*Tensor, error) {
 	var _err error
@@ -77,6 +145,22 @@ func (x *Tensor) Asin() (*Tensor, error) {
 	}
 	var _a0 *C.ag_tensor
 	_err = c_ag_op_asin(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Asinh calls ag_op_asinh: y = asinh x.
+func (x *Tensor) Asinh() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_asinh", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_asinh(&_a0, _a1)
 	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
@@ -121,6 +205,22 @@ func (a *Tensor) Atan2(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Atanh calls ag_op_atanh: y = atanh x (+-inf at +-1, NaN beyond).
+func (x *Tensor) Atanh() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_atanh", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_atanh(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Cast calls ag_op_cast: Convert `x` to `dtype` (any of the four; f64 -> f32 rounds to nearest, float -> i64 truncates toward zero and saturates, NaN giving 0; nonzero -> bool 1).
 func (x *Tensor) Cast(dtype DType) (*Tensor, error) {
 	var _err error
@@ -146,6 +246,22 @@ func (x *Tensor) Ceil() (*Tensor, error) {
 	}
 	var _a0 *C.ag_tensor
 	_err = c_ag_op_ceil(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Celu calls ag_op_celu: y = x for x > 0, else alpha (e^(x / alpha) - 1).
+func (x *Tensor) Celu(alpha float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_celu", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_celu(&_a0, _a1, (C.double)(alpha))
 	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
@@ -185,6 +301,27 @@ func (x *Tensor) Clone() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Copysign calls ag_op_copysign: y = |a| with the sign of b (C copysign, broadcasting).
+func (a *Tensor) Copysign(b *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_copysign", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_copysign", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_copysign(&_a0, _a1, _a2)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Cos calls ag_op_cos: y = sin x, cos x, tan x (radians; NaN for infinite x).
 func (x *Tensor) Cos() (*Tensor, error) {
 	var _err error
@@ -210,6 +347,22 @@ func (x *Tensor) Cosh() (*Tensor, error) {
 	}
 	var _a0 *C.ag_tensor
 	_err = c_ag_op_cosh(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Digamma calls ag_op_digamma: y = digamma(x) = Gamma'(x) / Gamma(x): -inf at +0, +inf at -0, NaN at the negative integers (PyTorch's values).
+func (x *Tensor) Digamma() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_digamma", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_digamma(&_a0, _a1)
 	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
@@ -254,7 +407,7 @@ func (x *Tensor) Elu(alpha float64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Eq calls ag_op_eq: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+// Eq calls ag_op_eq: y = x - tanh x.
 func (a *Tensor) Eq(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_eq", "a", a, false)
@@ -291,6 +444,38 @@ func (x *Tensor) Erf() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Erfc calls ag_op_erfc: y = erfc(x) = 1 - erf(x), accurate in the upper tail.
+func (x *Tensor) Erfc() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_erfc", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_erfc(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Erfinv calls ag_op_erfinv: y = erfinv(x), the inverse of erf on (-1, 1): +-inf at +-1, NaN beyond.
+func (x *Tensor) Erfinv() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_erfinv", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_erfinv(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Exp calls ag_op_exp: y = e^x.
 func (x *Tensor) Exp() (*Tensor, error) {
 	var _err error
@@ -300,6 +485,22 @@ func (x *Tensor) Exp() (*Tensor, error) {
 	}
 	var _a0 *C.ag_tensor
 	_err = c_ag_op_exp(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Exp2 calls ag_op_exp2: y = 2^x (exact for integral x).
+func (x *Tensor) Exp2() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_exp2", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_exp2(&_a0, _a1)
 	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
@@ -385,7 +586,23 @@ func (a *Tensor) Fmod(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Ge calls ag_op_ge: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+// Frac calls ag_op_frac: y = x - trunc(x) (sign of x; +-inf gives NaN).
+func (x *Tensor) Frac() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_frac", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_frac(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Ge calls ag_op_ge: y = x - tanh x.
 func (a *Tensor) Ge(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_ge", "a", a, false)
@@ -480,7 +697,23 @@ func (grad *Tensor) GeluTanhBackward(x *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Gt calls ag_op_gt: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+// Glu calls ag_op_glu: y = a * sigmoid(b) where a and b are the first and second halves of x along `dim` (negative counts from the end).
+func (x *Tensor) Glu(dim int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_glu", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_glu(&_a0, _a1, (C.int64_t)(dim))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Gt calls ag_op_gt: y = x - tanh x.
 func (a *Tensor) Gt(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_gt", "a", a, false)
@@ -495,6 +728,54 @@ func (a *Tensor) Gt(b *Tensor) (*Tensor, error) {
 	_err = c_ag_op_gt(&_a0, _a1, _a2)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Hardshrink calls ag_op_hardshrink: softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0; hardshrink: y = x outside [-lambd, lambd], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN, as PyTorch 1.13).
+func (x *Tensor) Hardshrink(lambd float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_hardshrink", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_hardshrink(&_a0, _a1, (C.double)(lambd))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Hardsigmoid calls ag_op_hardsigmoid: y = relu6(x + 3) / 6.
+func (x *Tensor) Hardsigmoid() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_hardsigmoid", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_hardsigmoid(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Hardswish calls ag_op_hardswish: y = x relu6(x + 3) / 6.
+func (x *Tensor) Hardswish() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_hardswish", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_hardswish(&_a0, _a1)
+	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
 	}
@@ -538,7 +819,7 @@ func (a *Tensor) Hypot(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Le calls ag_op_le: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+// Le calls ag_op_le: y = x - tanh x.
 func (a *Tensor) Le(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_le", "a", a, false)
@@ -595,6 +876,22 @@ func (a *Tensor) Lerp(b *Tensor, weight *Tensor) (*Tensor, error) {
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
 	runtime.KeepAlive(weight)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Lgamma calls ag_op_lgamma: y = ln |Gamma(x)| (+inf at 0 and the negative integers).
+func (x *Tensor) Lgamma() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_lgamma", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_lgamma(&_a0, _a1)
+	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
 	}
@@ -686,7 +983,39 @@ func (a *Tensor) Logaddexp(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Lt calls ag_op_lt: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+// Logit calls ag_op_logit: y = log(z / (1 - z)) with z = x clamped to [eps, 1 - eps]; eps negative or NaN means no clamping (PyTorch's eps=None).
+func (x *Tensor) Logit(eps float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_logit", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_logit(&_a0, _a1, (C.double)(eps))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Logsigmoid calls ag_op_logsigmoid: y = log(sigmoid(x)) = min(x, 0) - log1p(e^-|x|), no overflow.
+func (x *Tensor) Logsigmoid() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_logsigmoid", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_logsigmoid(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Lt calls ag_op_lt: y = x - tanh x.
 func (a *Tensor) Lt(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_lt", "a", a, false)
@@ -823,7 +1152,23 @@ func (a *Tensor) Mul(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Ne calls ag_op_ne: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
+// NanToNum calls ag_op_nan_to_num: y = x with NaN replaced by `nan`, +inf by `posinf`, -inf by `neginf`; a NaN posinf or neginf means PyTorch's None: the dtype's largest or lowest finite value.
+func (x *Tensor) NanToNum(nan float64, posinf float64, neginf float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_nan_to_num", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_nan_to_num(&_a0, _a1, (C.double)(nan), (C.double)(posinf), (C.double)(neginf))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Ne calls ag_op_ne: y = x - tanh x.
 func (a *Tensor) Ne(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_ne", "a", a, false)
@@ -853,6 +1198,22 @@ func (x *Tensor) Neg() (*Tensor, error) {
 	}
 	var _a0 *C.ag_tensor
 	_err = c_ag_op_neg(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Polygamma calls ag_op_polygamma: y = polygamma(n, x) with n = `order`, the n-th derivative of digamma (n = 0: digamma; argument order as torch.polygamma): (-1)^(n+1) n! zeta(n + 1, x), with (-1)^(n+1) inf at the poles x = 0, -1, -2, ...
+func (x *Tensor) Polygamma(order int64) (*Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_polygamma", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_polygamma(&_a0, (C.int64_t)(order), _a2)
 	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
@@ -897,6 +1258,27 @@ func (x *Tensor) PowScalar(exponent float64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Prelu calls ag_op_prelu: y = x for x > 0, else weight * x, weight holding one slope (shape () or (1)) or one per channel (shape (C), C = x's size along dim 1; x with fewer than 2 dims has one channel).
+func (x *Tensor) Prelu(weight *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_prelu", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_prelu", "weight", weight, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_prelu(&_a0, _a1, _a2)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(weight)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Reciprocal calls ag_op_reciprocal: y = 1 / x (+-inf at +-0).
 func (x *Tensor) Reciprocal() (*Tensor, error) {
 	var _err error
@@ -922,6 +1304,22 @@ func (x *Tensor) Relu() (*Tensor, error) {
 	}
 	var _a0 *C.ag_tensor
 	_err = c_ag_op_relu(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Relu6 calls ag_op_relu6: y = min(max(x, 0), 6) = hardtanh(x, 0, 6).
+func (x *Tensor) Relu6() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_relu6", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_relu6(&_a0, _a1)
 	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
@@ -1104,6 +1502,22 @@ func (x *Tensor) Sin() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Sinc calls ag_op_sinc: y = sin(pi x) / (pi x), 1 at 0.
+func (x *Tensor) Sinc() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_sinc", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_sinc(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Sinh calls ag_op_sinh: y = sinh x, cosh x (+-inf on overflow).
 func (x *Tensor) Sinh() (*Tensor, error) {
 	var _err error
@@ -1129,6 +1543,38 @@ func (x *Tensor) Softplus(beta float64, threshold float64) (*Tensor, error) {
 	}
 	var _a0 *C.ag_tensor
 	_err = c_ag_op_softplus(&_a0, _a1, (C.double)(beta), (C.double)(threshold))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Softshrink calls ag_op_softshrink: softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0; hardshrink: y = x outside [-lambd, lambd], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN, as PyTorch 1.13).
+func (x *Tensor) Softshrink(lambd float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_softshrink", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_softshrink(&_a0, _a1, (C.double)(lambd))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Softsign calls ag_op_softsign: y = x / (1 + |x|).
+func (x *Tensor) Softsign() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_softsign", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_softsign(&_a0, _a1)
 	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
@@ -1283,6 +1729,38 @@ func (grad *Tensor) TanhBackward(t *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Tanhshrink calls ag_op_tanhshrink: y = x - tanh x.
+func (x *Tensor) Tanhshrink() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_tanhshrink", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_tanhshrink(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Threshold calls ag_op_threshold: y = x where x > threshold, else value.
+func (x *Tensor) Threshold(threshold float64, value float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_threshold", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_threshold(&_a0, _a1, (C.double)(threshold), (C.double)(value))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Trunc calls ag_op_trunc: Rounding to an integral value: floor, ceil, round (halfway cases to even, as PyTorch and NumPy: round(2.5) = 2), trunc (toward zero).
 func (x *Tensor) Trunc() (*Tensor, error) {
 	var _err error
@@ -1317,6 +1795,27 @@ func (cond *Tensor) Where(a *Tensor, b *Tensor) (*Tensor, error) {
 	var _a0 *C.ag_tensor
 	_err = c_ag_op_where(&_a0, _a1, _a2, _a3)
 	runtime.KeepAlive(cond)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Xlogy calls ag_op_xlogy: y = a log b, 0 where a = 0 (NaN where b is NaN), broadcasting.
+func (a *Tensor) Xlogy(b *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_xlogy", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_xlogy", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_xlogy(&_a0, _a1, _a2)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
 	if _err != nil {

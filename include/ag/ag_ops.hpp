@@ -323,6 +323,31 @@ AG_HPP_INT(matrix_power)
 AG_HPP_UNARY(inv)
 AG_HPP_UNARY(det)
 AG_HPP_BINARY(solve)
+AG_HPP_UNARY(exp2)
+AG_HPP_UNARY(erfc)
+AG_HPP_UNARY(erfinv)
+AG_HPP_UNARY(lgamma)
+AG_HPP_UNARY(digamma)
+AG_HPP_UNARY_SCALAR(logit)
+AG_HPP_UNARY(sinc)
+AG_HPP_UNARY(asinh)
+AG_HPP_UNARY(acosh)
+AG_HPP_UNARY(atanh)
+AG_HPP_BINARY(copysign)
+AG_HPP_UNARY(frac)
+AG_HPP_BINARY(xlogy)
+AG_HPP_UNARY(relu6)
+AG_HPP_UNARY(hardswish)
+AG_HPP_UNARY(hardsigmoid)
+AG_HPP_UNARY(softsign)
+AG_HPP_UNARY(logsigmoid)
+AG_HPP_DIM(glu)
+AG_HPP_UNARY_SCALAR(celu)
+AG_HPP_BINARY(prelu)
+AG_HPP_UNARY_SCALAR2(threshold)
+AG_HPP_UNARY_SCALAR(softshrink)
+AG_HPP_UNARY_SCALAR(hardshrink)
+AG_HPP_UNARY(tanhshrink)
 /* END generated */
 
 #undef AG_HPP_UNARY
@@ -630,6 +655,20 @@ inline Tensor where(const Tensor &cond, const Tensor &a, const Tensor &b) {
 }
 inline Tensor lerp(const Tensor &a, const Tensor &b, const Tensor &weight) {
   return detail::op(ag_op_lerp, a.get(), b.get(), weight.get());
+}
+/* ---- special functions and three-input arithmetic (ag/ops.h, 0.2) ---- */
+
+inline Tensor polygamma(int64_t order, const Tensor &x) { return detail::op(ag_op_polygamma, order, x.get()); }
+/** NaN posinf / neginf: the dtype's largest / lowest finite value (PyTorch's None). */
+inline Tensor nan_to_num(const Tensor &x, double nan = 0.0, double posinf = std::numeric_limits<double>::quiet_NaN(),
+                         double neginf = std::numeric_limits<double>::quiet_NaN()) {
+  return detail::op(ag_op_nan_to_num, x.get(), nan, posinf, neginf);
+}
+inline Tensor addcmul(const Tensor &input, const Tensor &tensor1, const Tensor &tensor2, double value = 1.0) {
+  return detail::op(ag_op_addcmul, input.get(), tensor1.get(), tensor2.get(), value);
+}
+inline Tensor addcdiv(const Tensor &input, const Tensor &tensor1, const Tensor &tensor2, double value = 1.0) {
+  return detail::op(ag_op_addcdiv, input.get(), tensor1.get(), tensor2.get(), value);
 }
 inline Tensor lerp(const Tensor &a, const Tensor &b, double weight) {
   return lerp(a, b, detail::scalar_like(a, weight));

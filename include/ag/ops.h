@@ -232,6 +232,138 @@ AG_API ag_status ag_op_hypot(ag_tensor **out, const ag_tensor *a, const ag_tenso
  */
 AG_API ag_status ag_op_logaddexp(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
 
+/* ---- more elementwise math, special functions and activations (0.2) ----
+ * Same rules as the sections above: floating inputs (AG_ERR_DTYPE
+ * otherwise), NULL or released inputs AG_ERR_INVALID_ARGUMENT, NaN in gives
+ * NaN out unless said. The functions and their attributes are PyTorch's of
+ * the same name (torch, torch.special or torch.nn.functional); gradients
+ * follow PyTorch's conventions at the points where the derivative is not
+ * defined, as each comment says. erfinv, lgamma, digamma and polygamma are
+ * computed one element at a time in double (no SIMD form). */
+
+/** y = 2^x (exact for integral x). Gradient: y ln 2. */
+AG_API ag_status ag_op_exp2(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = erfc(x) = 1 - erf(x), accurate in the upper tail. Gradient: -2/sqrt(pi) e^(-x^2). */
+AG_API ag_status ag_op_erfc(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = erfinv(x), the inverse of erf on (-1, 1): +-inf at +-1, NaN beyond.
+ * Gradient: sqrt(pi)/2 e^(y^2).
+ */
+AG_API ag_status ag_op_erfinv(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = ln |Gamma(x)| (+inf at 0 and the negative integers). Gradient: digamma(x). */
+AG_API ag_status ag_op_lgamma(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = digamma(x) = Gamma'(x) / Gamma(x): -inf at +0, +inf at -0, NaN at the
+ * negative integers (PyTorch's values). Gradient: polygamma(1, x).
+ */
+AG_API ag_status ag_op_digamma(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = polygamma(n, x) with n = `order`, the n-th derivative of digamma (n = 0:
+ * digamma; argument order as torch.polygamma): (-1)^(n+1) n! zeta(n + 1, x),
+ * with (-1)^(n+1) inf at the poles x = 0, -1, -2, ... (PyTorch's formula gives
+ * large finite values or NaN there), NaN at -inf, 0 at +inf for n >= 1 (the
+ * limit; PyTorch: NaN). For n >= 2 and x below
+ * -1e7 the result is NaN (not computed). Gradient: polygamma(n + 1, x).
+ * @return AG_ERR_INVALID_ARGUMENT for order < 0.
+ */
+AG_API ag_status ag_op_polygamma(ag_tensor **out, int64_t order, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = log(z / (1 - z)) with z = x clamped to [eps, 1 - eps]; eps negative or
+ * NaN means no clamping (PyTorch's eps=None). Gradient: 1 / (x (1 - x)), and
+ * 0 outside [eps, 1 - eps] when clamping, NaN outside [0, 1] when not (PyTorch's).
+ */
+AG_API ag_status ag_op_logit(ag_tensor **out, const ag_tensor *x, double eps) AG_NOEXCEPT;
+/**
+ * y = sin(pi x) / (pi x), 1 at 0. Gradient: (cos(pi x) - y) / x, by its Taylor
+ * series near 0 (0 at x = 0, second derivative -pi^2/3 there; PyTorch's
+ * formula cancels near 0 and its second derivative is NaN at 0).
+ */
+AG_API ag_status ag_op_sinc(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = asinh x. Gradient: 1 / sqrt(x^2 + 1). */
+AG_API ag_status ag_op_asinh(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = acosh x (NaN below 1). Gradient: 1 / sqrt(x^2 - 1). */
+AG_API ag_status ag_op_acosh(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = atanh x (+-inf at +-1, NaN beyond). Gradient: 1 / (1 - x^2). */
+AG_API ag_status ag_op_atanh(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = |a| with the sign of b (C copysign, broadcasting). Gradients: y / a
+ * (+-1) for a, 0 where a = 0; 0 for b (PyTorch's). The gradient is a constant:
+ * its derivative is 0 (PyTorch's is NaN at a = 0).
+ */
+AG_API ag_status ag_op_copysign(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+/** y = x - trunc(x) (sign of x; +-inf gives NaN). Gradient: 1. */
+AG_API ag_status ag_op_frac(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = x with NaN replaced by `nan`, +inf by `posinf`, -inf by `neginf`; a NaN
+ * posinf or neginf means PyTorch's None: the dtype's largest or lowest
+ * finite value. Gradient: 1 where x is finite, else 0.
+ */
+AG_API ag_status ag_op_nan_to_num(ag_tensor **out, const ag_tensor *x, double nan, double posinf,
+                                  double neginf) AG_NOEXCEPT;
+/**
+ * y = a log b, 0 where a = 0 (NaN where b is NaN), broadcasting.
+ * Gradients: log b for a (0 where a = 0 and b <= 0, as PyTorch 1.13); a / b for b.
+ */
+AG_API ag_status ag_op_xlogy(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+/**
+ * y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 /
+ * tensor2 (addcdiv), the three broadcast together; computed as (value *
+ * tensor1) op tensor2, as PyTorch. Gradients: those of the products, sums and
+ * quotients they are composed of.
+ */
+AG_API ag_status ag_op_addcmul(ag_tensor **out, const ag_tensor *input, const ag_tensor *tensor1,
+                               const ag_tensor *tensor2, double value) AG_NOEXCEPT;
+AG_API ag_status ag_op_addcdiv(ag_tensor **out, const ag_tensor *input, const ag_tensor *tensor1,
+                               const ag_tensor *tensor2, double value) AG_NOEXCEPT;
+
+/** y = min(max(x, 0), 6) = hardtanh(x, 0, 6). Gradient: 1 on (0, 6), else 0. */
+AG_API ag_status ag_op_relu6(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = x relu6(x + 3) / 6. Gradient (PyTorch's): 0 below -3, x/3 + 1/2 on
+ * [-3, 3], 1 above (a NaN x gets 1); its derivative is 1/3 on (-3, 3), else 0.
+ */
+AG_API ag_status ag_op_hardswish(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = relu6(x + 3) / 6. Gradient: 1/6 on (-3, 3), else 0. */
+AG_API ag_status ag_op_hardsigmoid(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = x / (1 + |x|). Gradient: 1 / (1 + |x|)^2. */
+AG_API ag_status ag_op_softsign(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/** y = log(sigmoid(x)) = min(x, 0) - log1p(e^-|x|), no overflow. Gradient: sigmoid(-x). */
+AG_API ag_status ag_op_logsigmoid(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+/**
+ * y = a * sigmoid(b) where a and b are the first and second halves of x along
+ * `dim` (negative counts from the end).
+ * @return AG_ERR_INVALID_ARGUMENT (dim out of range, or x has 0 dims),
+ *         AG_ERR_SHAPE (x's size along dim is odd).
+ */
+AG_API ag_status ag_op_glu(ag_tensor **out, const ag_tensor *x, int64_t dim) AG_NOEXCEPT;
+/**
+ * y = x for x > 0, else alpha (e^(x / alpha) - 1). Gradient: 1 for x > 0, else
+ * e^(x / alpha) (its derivative is 0 at x = 0, as PyTorch's).
+ * @return AG_ERR_INVALID_ARGUMENT for alpha 0 or NaN.
+ */
+AG_API ag_status ag_op_celu(ag_tensor **out, const ag_tensor *x, double alpha) AG_NOEXCEPT;
+/**
+ * y = x for x > 0, else weight * x, weight holding one slope (shape () or
+ * (1)) or one per channel (shape (C), C = x's size along dim 1; x with fewer
+ * than 2 dims has one channel). Gradients: 1 or weight for x (weight at
+ * x = 0); the sum of x over x <= 0 for each slope.
+ * @return AG_ERR_SHAPE for a weight of another size or more than 1 dim.
+ */
+AG_API ag_status ag_op_prelu(ag_tensor **out, const ag_tensor *x, const ag_tensor *weight) AG_NOEXCEPT;
+/** y = x where x > threshold, else value. Gradient: 1 where x > threshold, else 0. */
+AG_API ag_status ag_op_threshold(ag_tensor **out, const ag_tensor *x, double threshold, double value) AG_NOEXCEPT;
+/**
+ * softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0;
+ * hardshrink: y = x outside [-lambd, lambd], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN,
+ * as PyTorch 1.13). Gradient: 1 outside
+ * [-lambd, lambd], else 0. PyTorch's default lambd is 0.5.
+ * @return AG_ERR_INVALID_ARGUMENT for a negative (softshrink) or NaN lambd.
+ */
+AG_API ag_status ag_op_softshrink(ag_tensor **out, const ag_tensor *x, double lambd) AG_NOEXCEPT;
+AG_API ag_status ag_op_hardshrink(ag_tensor **out, const ag_tensor *x, double lambd) AG_NOEXCEPT;
+/** y = x - tanh x. Gradient: tanh(x)^2. */
+AG_API ag_status ag_op_tanhshrink(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+
 /* ---- comparisons: bool result (AG_BOOL, 0 or 1), broadcasting ----
  * a == b, a != b, a < b, a <= b, a > b, a >= b. Any comparison with NaN is
  * false except ne. Not differentiable: the result never requires grad.

@@ -214,6 +214,24 @@ struct RemainderScalarK {
   }
 };
 
+// xlogy(a, b) = a log b; 0 where a = 0, except NaN where b is NaN (PyTorch).
+struct XlogyK {
+  template <class V>
+  HWY_INLINE V operator()(V a, V b) const {
+    const hn::DFromV<V> d;
+    const V y = hn::IfThenZeroElse(hn::Eq(a, hn::Zero(d)), hn::Mul(a, LogK()(d, b)));
+    return hn::IfThenElse(hn::IsNaN(b), b, y);
+  }
+};
+
+// |a| with the sign bit of b (C copysign: NaN b counts by its sign bit).
+struct CopysignK {
+  template <class V>
+  HWY_INLINE V operator()(V a, V b) const {
+    return hn::CopySign(a, b);
+  }
+};
+
 }  // namespace ag::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 

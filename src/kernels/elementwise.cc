@@ -10,6 +10,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/loops.h"
+#include "kernels/special.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/kernels/elementwise.cc"
@@ -108,6 +109,15 @@ void PowRows(const Dims& shape, View x, char* out, T p) {
   });
 }
 
+// out[i] = op(x[i]) one element at a time (special functions with no
+// vector form, special.h).
+template <class T, class Op>
+void UnaryScalarRows(const Dims& shape, View x, char* out, Op op) {
+  ForEachUnaryRow<T>(shape, x, out, [op](const T* xrow, int64_t sx, T* orow, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) orow[i] = op(xrow[i * sx]);
+  });
+}
+
 template <class T>
 void UnaryTyped(UnaryKind k, const Dims& shape, View x, char* out, double attr, double attr2) {
   const T a1 = static_cast<T>(attr), a2 = static_cast<T>(attr2);
@@ -124,6 +134,9 @@ void UnaryTyped(UnaryKind k, const Dims& shape, View x, char* out, double attr, 
 #define AG_UNARY_KERNEL(kind, functor) \
   case UnaryKind::kind:                   \
     return UnaryRows<T>(shape, x, out, functor);
+#define AG_UNARY_KERNEL_SCALAR(kind, functor) \
+  case UnaryKind::kind:                          \
+    return UnaryScalarRows<T>(shape, x, out, functor);
 #include "kernels/kernels.def"
   }
 }

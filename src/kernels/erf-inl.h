@@ -160,6 +160,18 @@ HWY_INLINE V ExpMinusHalfSquare(D d, V x) {
   return hn::Mul(ExpK()(d, hn::Mul(hn::Mul(h, h), half)), ExpK()(d, hn::Mul(hn::Mul(l, hn::Add(x, h)), half)));
 }
 
+// e^(-x^2), with the same splitting of x as ExpMinusHalfSquare.
+template <class D, class V>
+HWY_INLINE V ExpMinusSquare(D d, V x) {
+  using T = hn::TFromD<D>;
+  const hn::RebindToUnsigned<D> du;
+  using U = hn::TFromD<decltype(du)>;
+  const U keep = static_cast<U>(~U(0) << (sizeof(T) == 4 ? 12 : 27));
+  const V h = hn::BitCast(d, hn::And(hn::BitCast(du, x), hn::Set(du, keep)));
+  const V l = hn::Sub(x, h);
+  return hn::Mul(ExpK()(d, hn::Neg(hn::Mul(h, h))), ExpK()(d, hn::Neg(hn::Mul(l, hn::Add(x, h)))));
+}
+
 }  // namespace erf_detail
 
 // erf(x): erf(+-0) = +-0, erf(+-inf) = +-1, NaN -> NaN.
@@ -174,6 +186,28 @@ HWY_INLINE V Erf(D d, V x) {
     const V e = ExpK()(d, hn::Neg(hn::Mul(a, a)));
     const V big = hn::CopySign(hn::Sub(hn::Set(d, T(1)), erf_detail::ErfcLarge(d, a, e)), x);
     y = hn::IfThenElse(small, y, big);
+  }
+  return KeepNaN(x, y);
+}
+
+// erfc(x) = 1 - erf(x), keeping its relative accuracy in the upper tail:
+// 1 - x erf(x)/x where that does not cancel (|x| < 1/2, or -1 < x < 0),
+// ErfcLarge above, 2 - ErfcLarge(|x|) below -1. erfc(-inf) = 2,
+// erfc(+inf) = +0, NaN -> NaN.
+template <class D, class V>
+HWY_INLINE V Erfc(D d, V x) {
+  using T = hn::TFromD<D>;
+  const V a = hn::Abs(x);
+  const V one = hn::Set(d, T(1));
+  const auto negative = hn::Lt(x, hn::Zero(d));
+  const auto small = hn::Lt(a, hn::IfThenElse(negative, one, hn::Set(d, T(0.5))));
+  V y = hn::Zero(d);
+  if (!hn::AllFalse(d, small)) y = hn::Sub(one, hn::Mul(x, erf_detail::ErfOverX(d, x)));
+  if (!hn::AllTrue(d, small)) {
+    // Beyond 40 the result is 0 (or 2) anyway; the clamp keeps x^2 finite.
+    const V ac = hn::Min(a, hn::Set(d, T(40)));
+    const V c = erf_detail::ErfcLarge(d, ac, erf_detail::ExpMinusSquare(d, ac));
+    y = hn::IfThenElse(small, y, hn::IfThenElse(negative, hn::Sub(hn::Set(d, T(2)), c), c));
   }
   return KeepNaN(x, y);
 }

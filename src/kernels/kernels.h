@@ -20,6 +20,7 @@ struct View {
 enum class UnaryKind {
 #define AG_UNARY_KERNEL(kind, functor) kind,
 #define AG_UNARY_KERNEL_BY_HAND(kind) kind,
+#define AG_UNARY_KERNEL_SCALAR(kind, functor) kind,
 #include "kernels/kernels.def"
 };
 enum class BinaryKind {
@@ -33,7 +34,8 @@ enum class BinaryKind {
 //   PowScalar: attr = exponent;  LeakyRelu: attr = negative slope;  Elu: attr = alpha;
 //   Softplus: attr = beta, attr2 = threshold;
 //   Clamp: attr = lower, attr2 = upper bound (NaN = no bound);
-//   InsideOpen / InsideClosed: 1 where attr < x < attr2 (<= for Closed), else 0.
+//   InsideOpen / InsideClosed: 1 where attr < x < attr2 (<= for Closed), else 0;
+//   the others: see kernels.def.
 void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr, double attr2 = 0.0);
 
 // out[i] = a[i] op b[i] over `shape` (the broadcast shape); floating dtypes only.

@@ -390,6 +390,219 @@ struct InsideK {
   }
 };
 
+// ---- added in 0.2: special functions and activations ----
+
+// 2^x = 2^n e^(f ln 2) with n = round(x), f = x - n exact (so the result is
+// as accurate as exp of |f ln 2| <= 0.35 and exact for integral x), 2^n
+// built as two normal factors so that overflow and subnormal results round
+// once. exp2(-inf) = +0, exp2(+inf) = +inf, NaN -> NaN.
+struct Exp2K {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    using T = hn::TFromD<D>;
+    const hn::RebindToSigned<D> di;
+    using I = hn::TFromD<decltype(di)>;
+    constexpr int kMantissa = sizeof(T) == 4 ? 23 : 52;
+    constexpr I kBias = sizeof(T) == 4 ? 127 : 1023;
+    const V lim = Const(d, sizeof(T) == 4 ? 250.0 : 2000.0);  // each factor stays normal
+    const V xc = hn::Min(hn::Max(x, hn::Neg(lim)), lim);
+    const V n = hn::Round(xc);
+    const V e = ExpK()(d, hn::Mul(hn::Sub(xc, n), Const(d, 0.69314718055994530941723212145818)));
+    const auto ni = hn::ConvertTo(di, n);
+    const auto h = hn::ShiftRight<1>(ni);
+    const auto pow2 = [&](decltype(ni) k) {
+      return hn::BitCast(d, hn::ShiftLeft<kMantissa>(hn::Add(k, hn::Set(di, kBias))));
+    };
+    return KeepNaN(x, hn::Mul(hn::Mul(e, pow2(h)), pow2(hn::Sub(ni, h))));
+  }
+};
+
+// erfc(x): see erf-inl.h.
+struct ErfcK {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    return Erfc(d, x);
+  }
+};
+
+// sinc(x) = sin(pi x) / (pi x), 1 at 0 (PyTorch's formula: pi x rounded
+// first). +-inf and NaN -> NaN.
+struct SincK {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    const V px = hn::Mul(x, Const(d, 3.14159265358979323846264338327950288));
+    return hn::IfThenElse(hn::Eq(x, hn::Zero(d)), Const(d, 1.0), hn::Div(SinK()(d, px), px));
+  }
+};
+
+// Inverse hyperbolic functions: asinh(+-0) = +-0, asinh(+-inf) = +-inf;
+// acosh(1) = 0, acosh(x < 1) = NaN, acosh(+inf) = +inf; atanh(+-1) = +-inf,
+// atanh(|x| > 1) = NaN, atanh(+-0) = +-0; NaN -> NaN.
+struct AsinhK {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    const auto keep = hn::Or(hn::Eq(x, hn::Zero(d)), hn::Or(hn::IsInf(x), hn::IsNaN(x)));
+    return hn::IfThenElse(keep, x, hn::Asinh(d, x));
+  }
+};
+
+struct AcoshK {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    const V one = Const(d, 1.0);
+    const V y = hn::IfThenElse(hn::Eq(x, one), hn::Zero(d), hn::Acosh(d, x));
+    const V special = hn::IfThenElse(hn::Eq(x, hn::Inf(d)), x, y);
+    return hn::IfThenElse(hn::Ge(x, one), special, hn::NaN(d));
+  }
+};
+
+struct AtanhK {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    const V ax = hn::Abs(x);
+    const V one = Const(d, 1.0);
+    V y = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, hn::Atanh(d, x));
+    y = hn::IfThenElse(hn::Eq(ax, one), hn::CopySign(hn::Inf(d), x), y);
+    return hn::IfThenElse(hn::Le(ax, one), y, hn::NaN(d));
+  }
+};
+
+// frac(x) = x - trunc(x) (sign of x; +-inf -> NaN), PyTorch's formula.
+struct FracK {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    return hn::Sub(x, TruncK()(d, x));
+  }
+};
+
+// relu6(x + 3) / 6 (hardsigmoid) and x times it (hardswish), in PyTorch's
+// order of operations; NaN -> NaN.
+template <class D, class V>
+HWY_INLINE V Relu6Shifted(D d, V x) {
+  return hn::Min(hn::Max(hn::Add(x, Const(d, 3.0)), hn::Zero(d)), Const(d, 6.0));
+}
+
+struct HardswishK {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    return KeepNaN(x, hn::Div(hn::Mul(x, Relu6Shifted(d, x)), Const(d, 6.0)));
+  }
+};
+
+struct HardsigmoidK {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    return KeepNaN(x, hn::Div(Relu6Shifted(d, x), Const(d, 6.0)));
+  }
+};
+
+// x / (1 + |x|) (+-inf -> NaN, as PyTorch's composite).
+struct SoftsignK {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    return hn::Div(x, hn::Add(Const(d, 1.0), hn::Abs(x)));
+  }
+};
+
+// log sigmoid(x) = min(x, 0) - log1p(e^-|x|): no overflow.
+struct LogSigmoidK {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    const V y = hn::Sub(hn::Min(x, hn::Zero(d)), Log1pK()(d, ExpK()(d, hn::Neg(hn::Abs(x)))));
+    return KeepNaN(x, y);
+  }
+};
+
+// x - tanh(x).
+struct TanhshrinkK {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    return hn::Sub(x, TanhK()(d, x));
+  }
+};
+
+// log(z / (1 - z)), z = x clamped to [eps, 1 - eps] when eps >= 0 (else x).
+template <class T>
+struct LogitK {
+  T eps;
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    V z = x;
+    if (eps >= T(0)) {
+      const V lo = hn::Set(d, eps), hi = hn::Set(d, T(1) - eps);
+      z = hn::IfThenElse(hn::Lt(x, lo), lo, hn::IfThenElse(hn::Gt(x, hi), hi, x));
+    }
+    return LogK()(d, hn::Div(z, hn::Sub(Const(d, 1.0), z)));
+  }
+};
+
+// x for x > 0, else alpha expm1(x inv_alpha), inv_alpha = 1 / alpha rounded
+// from double (PyTorch's celu).
+template <class T>
+struct CeluK {
+  T alpha, inv_alpha;
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    const V neg = hn::Mul(Expm1K()(d, hn::Mul(x, hn::Set(d, inv_alpha))), hn::Set(d, alpha));
+    return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, neg);
+  }
+};
+
+// x - lambd above lambd, x + lambd below -lambd, else +0 (NaN gives 0, as
+// PyTorch 1.13's softshrink).
+template <class T>
+struct SoftshrinkK {
+  T lambd;
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    const V l = hn::Set(d, lambd);
+    const V inner = hn::IfThenElseZero(hn::Lt(x, hn::Neg(l)), hn::Add(x, l));
+    return hn::IfThenElse(hn::Gt(x, l), hn::Sub(x, l), inner);
+  }
+};
+
+// +0 where -lambd <= x <= lambd, else x (NaN stays NaN, as PyTorch 1.13).
+template <class T>
+struct HardshrinkK {
+  T lambd;
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    const V l = hn::Set(d, lambd);
+    return hn::IfThenZeroElse(hn::And(hn::Ge(x, hn::Neg(l)), hn::Le(x, l)), x);
+  }
+};
+
+// value where x <= threshold, else x (NaN stays NaN).
+template <class T>
+struct ThresholdK {
+  T threshold, value;
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    return hn::IfThenElse(hn::Le(x, hn::Set(d, threshold)), hn::Set(d, value), x);
+  }
+};
+
+// nan_to_num in two passes: NaN -> nan and +inf -> posinf, then
+// -inf -> neginf.
+template <class T>
+struct NanPosinfToK {
+  T nan, posinf;
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    const V y = hn::IfThenElse(hn::Eq(x, hn::Inf(d)), hn::Set(d, posinf), x);
+    return hn::IfThenElse(hn::IsNaN(x), hn::Set(d, nan), y);
+  }
+};
+
+template <class T>
+struct NeginfToK {
+  T neginf;
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    return hn::IfThenElse(hn::Eq(x, hn::Neg(hn::Inf(d))), hn::Set(d, neginf), x);
+  }
+};
+
 }  // namespace ag::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 

@@ -1,5 +1,7 @@
 // Activation functions: sigmoid, relu, leaky_relu, elu, selu, silu,
-// softplus, mish, hardtanh, clamp, gelu and gelu_tanh, and the fused
+// softplus, mish, hardtanh, clamp, gelu and gelu_tanh, (0.2) logit, relu6,
+// hardswish, hardsigmoid, softsign, logsigmoid, glu, celu, prelu, threshold,
+// softshrink, hardshrink and tanhshrink, and the fused
 // gradient ops sigmoid_backward, silu_backward, mish_backward, gelu_backward
 // and gelu_tanh_backward. Kinks follow PyTorch's subgradients: relu'(0) = 0,
 // leaky_relu'(0) = slope, elu'(0) = alpha, hardtanh' = 0 at the bounds,
@@ -233,6 +235,161 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x) {
 Tensor gelu_tanh_backward(const Tensor& g, const Tensor& x) {
   return fused_backward(g, x, kernels::BinaryKind::GeluTanhBackward, "GeluTanhBackwardBackward", gelu_tanh_backward,
                         gelu_tanh_second);
+}
+
+// ---- added in 0.2 ----
+
+namespace {
+// g where lo < x < hi (closed: <=), else 0 (a select).
+Tensor pass_inside(const Tensor& g, const Tensor& x, double lo, double hi, bool closed) {
+  const Tensor in = inside(x, lo, hi, closed);
+  return zero_where(eq(in, scalar_like(in, 0.0)), g);
+}
+}  // namespace
+
+// logit: y = log(z / (1 - z)), z = x clamped to [eps, 1 - eps] (eps < 0 or
+// NaN: z = x); dx = g / (x (1 - x)), 0 outside [eps, 1 - eps], and NaN
+// outside [0, 1] without eps (PyTorch).
+Tensor logit(const Tensor& x, double eps) {
+  const double e = eps >= 0.0 ? eps : -1.0;
+  return unary_op(
+      x, K::Logit, "LogitBackward", Save::Input,
+      [](Tensor g, const Tensor& x, double eps, double) {
+        const Tensor d = div(g, mul(x, sub(scalar_like(x, 1.0), x)));
+        if (eps >= 0.0) return pass_inside(d, x, eps, 1.0 - eps, true);
+        const Tensor in = inside(x, 0.0, 1.0, true);
+        return where(eq(in, scalar_like(in, 0.0)), scalar_like(x, std::nan("")), d);
+      },
+      e);
+}
+
+// relu6 = hardtanh(x, 0, 6) (its gradient: 0 at the bounds).
+Tensor relu6(const Tensor& x) { return hardtanh(x, 0.0, 6.0); }
+
+// hardswish: y = x relu6(x + 3) / 6; dx = g (x / 3 + 1/2) on [-3, 3], 0
+// below, g above (PyTorch's; a NaN x passes g). The second derivative is
+// 1/3 on the open interval only, as PyTorch's: the values at the bounds
+// come from a constant.
+Tensor hardswish(const Tensor& x) {
+  return unary_op(x, K::Hardswish, "HardswishBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    const Tensor outer = where(lt(x, scalar_like(x, -3.0)), scalar_like(x, 0.0),
+                               where(eq(x, scalar_like(x, -3.0)), scalar_like(x, -0.5),
+                                     where(eq(x, scalar_like(x, 3.0)), scalar_like(x, 1.5), scalar_like(x, 1.0))));
+    const Tensor zero = scalar_like(x, 0.0);
+    const Tensor open = gt(inside(x, -3.0, 3.0, false), zero);
+    return where(open, mul(g, add_scalar(mul_scalar(x, 1.0 / 3.0), 0.5)), mul(g, outer));
+  });
+}
+
+// hardsigmoid: y = relu6(x + 3) / 6; dx = g / 6 on (-3, 3), else 0.
+Tensor hardsigmoid(const Tensor& x) {
+  return unary_op(x, K::Hardsigmoid, "HardsigmoidBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    return pass_inside(mul_scalar(g, 1.0 / 6.0), x, -3.0, 3.0, false);
+  });
+}
+
+// softsign: y = x / (1 + |x|); dx = g / (1 + |x|)^2.
+Tensor softsign(const Tensor& x) {
+  return unary_op(x, K::Softsign, "SoftsignBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    return div(g, square(add_scalar(abs(x), 1.0)));
+  });
+}
+
+// logsigmoid: y = log sigmoid(x) = -softplus(-x); dx = g sigmoid(-x).
+Tensor logsigmoid(const Tensor& x) {
+  return unary_op(x, K::LogSigmoid, "LogSigmoidBackward", Save::Input,
+                  [](Tensor g, const Tensor& x, double, double) { return mul(g, sigmoid(neg(x))); });
+}
+
+// tanhshrink: y = x - tanh x; dx = g tanh(x)^2.
+Tensor tanhshrink(const Tensor& x) {
+  return unary_op(x, K::Tanhshrink, "TanhshrinkBackward", Save::Input,
+                  [](Tensor g, const Tensor& x, double, double) { return mul(g, square(tanh(x))); });
+}
+
+// glu: a sigmoid(b) for the halves a, b of x along dim (composed of views
+// and ops, so its gradients are theirs).
+Tensor glu(const Tensor& x, int64_t dim) {
+  check_floating(*x);
+  if (x->shape().size() == 0) fail(AG_ERR_INVALID_ARGUMENT, "x has 0 dims: there is no dim to halve");
+  const int d = wrap_dim(dim, x->shape().size());
+  const int64_t n = x->shape()[d];
+  if (n % 2 != 0) fail(AG_ERR_SHAPE, "dim ", dim, " has size ", n, ", which is not even");
+  return mul(narrow(x, d, 0, n / 2), sigmoid(narrow(x, d, n / 2, n / 2)));
+}
+
+// celu: y = x for x > 0, else alpha (e^(x/alpha) - 1); dx = g, else
+// g e^(x/alpha). As elu's, the exponent is min(x, 0) (a select), so the
+// second derivative is 0 at x = 0 as PyTorch's.
+Tensor celu(const Tensor& x, double alpha) {
+  if (alpha == 0.0 || std::isnan(alpha)) fail(AG_ERR_INVALID_ARGUMENT, "alpha must be nonzero, got ", alpha);
+  return unary_op(
+      x, K::Celu, "CeluBackward", Save::Input,
+      [](Tensor g, const Tensor& x, double alpha, double inv_alpha) {
+        const Tensor zero = scalar_like(x, 0.0);
+        (void)alpha;
+        return where(greater(x, 0.0), g, mul(g, exp(mul_scalar(where(lt(x, zero), x, zero), inv_alpha))));
+      },
+      alpha, 1.0 / alpha);
+}
+
+// prelu: y = x for x > 0, else weight x, weight of shape () or (1) (one
+// slope) or (C), C = x's size in dim 1 (dim 0 of a 1-dim x in PyTorch 1.13
+// has no channels: C must be 1). Composed of where and mul: dx = g or
+// weight g; dweight = the sum of x g where x <= 0.
+Tensor prelu(const Tensor& x, const Tensor& weight) {
+  check_same(*x, *weight);
+  check_floating(*x);
+  const Dims& ws = weight->shape();
+  if (ws.size() > 1) fail(AG_ERR_SHAPE, "weight must have 0 or 1 dims, got ", ws.size());
+  const int64_t wn = weight->numel();
+  const int64_t channels = x->shape().size() >= 2 ? x->shape()[1] : 1;
+  if (wn != 1 && wn != channels) {
+    fail(AG_ERR_SHAPE, "weight has ", wn, " elements; expected 1 or the ", channels, " channels of x (its dim 1)");
+  }
+  Tensor w = weight;
+  if (wn != 1 || ws.size() != 0) {
+    Dims shape;
+    shape.push_back(wn);
+    for (int i = 2; i < x->shape().size(); ++i) shape.push_back(1);
+    if (wn == 1) shape = Dims{};
+    w = reshape(weight, shape);
+  }
+  return where(greater(x, 0.0), x, mul(w, x));
+}
+
+// threshold: y = x where x > threshold, else value; dx = g where x >
+// threshold, else 0 (a NaN x passes g).
+Tensor threshold(const Tensor& x, double threshold, double value) {
+  return unary_op(
+      x, K::Threshold, "ThresholdBackward", Save::Input,
+      [](Tensor g, const Tensor& x, double th, double) { return zero_where(le(x, scalar_like(x, th)), g); },
+      threshold, value);
+}
+
+// softshrink: x - lambd above lambd, x + lambd below -lambd, else 0;
+// hardshrink: x outside [-lambd, lambd], else 0. dx = g outside
+// [-lambd, lambd], else 0 (PyTorch's; a NaN x passes g).
+Tensor softshrink(const Tensor& x, double lambd) {
+  if (!(lambd >= 0.0)) fail(AG_ERR_INVALID_ARGUMENT, "lambd must be at least 0, got ", lambd);
+  return unary_op(
+      x, K::Softshrink, "SoftshrinkBackward", Save::Input,
+      [](Tensor g, const Tensor& x, double l, double) {
+        const Tensor in = inside(x, -l, l, true);
+        return zero_where(gt(in, scalar_like(in, 0.0)), g);
+      },
+      lambd);
+}
+
+Tensor hardshrink(const Tensor& x, double lambd) {
+  if (std::isnan(lambd)) fail(AG_ERR_INVALID_ARGUMENT, "lambd is NaN");
+  return unary_op(
+      x, K::Hardshrink, "HardshrinkBackward", Save::Input,
+      [](Tensor g, const Tensor& x, double l, double) {
+        const Tensor in = inside(x, -l, l, true);
+        return zero_where(gt(in, scalar_like(in, 0.0)), g);
+      },
+      lambd);
 }
 
 }  // namespace ag::ops

@@ -1,5 +1,6 @@
 // Elementwise math of two inputs with NumPy broadcasting: pow, maximum,
-// minimum, atan2, fmod, remainder, hypot, logaddexp. Gradients are summed
+// minimum, atan2, fmod, remainder, hypot, logaddexp, (0.2) xlogy, copysign,
+// and addcmul and addcdiv of three inputs. Gradients are summed
 // back to each input's shape and follow PyTorch's conventions at the special
 // points.
 #include <limits>
@@ -152,6 +153,67 @@ Tensor logaddexp(const Tensor& a, const Tensor& b) {
     n->saved[2].save(y, true);
   }
   return y;
+}
+
+// ---- added in 0.2 ----
+
+// xlogy: y = a log b, 0 where a = 0 (NaN where b is NaN); da = xlogy(g, b),
+// 0 where a = 0 and b <= 0; db = g a / b, as PyTorch 1.13.
+namespace {
+struct XlogyBackward final : BinaryNode {
+  using BinaryNode::BinaryNode;
+  const char* name() const override { return "XlogyBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    const Tensor a = saved[0].unpack(*this), b = saved[1].unpack(*this);
+    if (needs_input_grad(0)) {
+      const Tensor zero = scalar_like(a, 0.0);
+      const Tensor da = xlogy(g[0], b);
+      out[0] = reduce_to(where(eq(a, zero), zero_where(le(b, zero), da), da), input_shape(0));
+    }
+    if (needs_input_grad(1)) out[1] = reduce_to(mul(g[0], div(a, b)), input_shape(1));
+  }
+};
+}  // namespace
+Tensor xlogy(const Tensor& a, const Tensor& b) { return binary_op<XlogyBackward>(a, b, K::Xlogy); }
+
+// copysign: y = |a| with b's sign; da = g y / a (+-1), 0 where a = 0, as
+// PyTorch (a constant: no second derivative); db = 0.
+namespace {
+struct CopysignBackward final : SavingNode<2> {
+  const char* name() const override { return "CopysignBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    const Tensor a = saved[0].unpack(*this), y = saved[1].unpack(*this);
+    if (needs_input_grad(0)) {
+      const Tensor ratio = binary_forward(y, a, K::Div);  // no graph
+      out[0] = reduce_to(zero_where(eq(a, scalar_like(a, 0.0)), mul(g[0], ratio)), input_shape(0));
+    }
+    if (needs_input_grad(1)) out[1] = full(g[0]->context(), g[0]->dtype(), input_shape(1), 0.0);
+  }
+};
+}  // namespace
+Tensor copysign(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_forward(a, b, K::Copysign);
+  if (should_record({a.get(), b.get()})) {
+    auto n = record<CopysignBackward>({a.get(), b.get()}, y);
+    n->saved[0].save(a, false);
+    n->saved[1].save(y, true);
+  }
+  return y;
+}
+
+// addcmul: input + value t1 t2; addcdiv: input + value t1 / t2 (PyTorch's
+// order of operations: (value t1) t2), all three broadcast. Composed of
+// mul, div and add, so the gradients are theirs.
+Tensor addcmul(const Tensor& input, const Tensor& t1, const Tensor& t2, double value) {
+  check_same(*input, *t1);
+  check_same(*input, *t2);
+  return add(input, mul(value == 1.0 ? t1 : mul(scalar_like(t1, value), t1), t2));
+}
+
+Tensor addcdiv(const Tensor& input, const Tensor& t1, const Tensor& t2, double value) {
+  check_same(*input, *t1);
+  check_same(*input, *t2);
+  return add(input, div(value == 1.0 ? t1 : mul(scalar_like(t1, value), t1), t2));
 }
 
 }  // namespace ag::ops

@@ -137,6 +137,13 @@ Tensor dropout(const Tensor& x, double p, bool training);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 // lerp: a + weight * (b - a), all three broadcast.
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& weight);
+// polygamma(n, x), n >= 0 (digamma for n = 0).
+Tensor polygamma(int64_t n, const Tensor& x);
+// NaN -> nan, +inf -> posinf, -inf -> neginf (NaN: the dtype's extremes).
+Tensor nan_to_num(const Tensor& x, double nan, double posinf, double neginf);
+// input + value t1 t2, input + value t1 / t2 (all three broadcast).
+Tensor addcmul(const Tensor& input, const Tensor& t1, const Tensor& t2, double value);
+Tensor addcdiv(const Tensor& input, const Tensor& t1, const Tensor& t2, double value);
 // ---- normalization (ops/norm.cc); weight, bias and running stats may be null ----
 // Over the last normalized_shape.size() dims of x (biased variance).
 Tensor layer_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, const Tensor& bias, double eps);

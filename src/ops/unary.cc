@@ -1,9 +1,13 @@
 // Elementwise math of one input: the unary driver (unary_forward) and neg,
 // exp, log, tanh, pow_scalar, abs, sign, expm1, log1p, log2, log10, sqrt, rsqrt,
-// square, reciprocal, the trigonometric and hyperbolic functions, erf, and the
-// rounding ops (floor, ceil, round, trunc), whose gradient is zero. Each op is
+// square, reciprocal, the trigonometric and hyperbolic functions, erf, the
+// rounding ops (floor, ceil, round, trunc), whose gradient is zero, and (0.2)
+// exp2, erfc, erfinv, lgamma, digamma, polygamma, sinc, asinh, acosh, atanh,
+// frac and nan_to_num. Each op is
 // its kernel plus a backward formula in ag's own ops (unary_op of
 // elementwise.h), so higher derivatives come from create_graph.
+#include <limits>
+
 #include "ops/elementwise.h"
 
 namespace ag::ops {
@@ -205,5 +209,108 @@ Tensor floor(const Tensor& x) { return unary_op(x, K::Floor, "FloorBackward", Sa
 Tensor ceil(const Tensor& x) { return unary_op(x, K::Ceil, "CeilBackward", Save::Nothing, zero_grad); }
 Tensor round(const Tensor& x) { return unary_op(x, K::Round, "RoundBackward", Save::Nothing, zero_grad); }
 Tensor trunc(const Tensor& x) { return unary_op(x, K::Trunc, "TruncBackward", Save::Nothing, zero_grad); }
+
+// ---- added in 0.2 ----
+
+// exp2: y = 2^x; dx = g y ln 2.
+Tensor exp2(const Tensor& x) {
+  return unary_op(x, K::Exp2, "Exp2Backward", Save::Output, [](Tensor g, const Tensor& y, double, double) {
+    return mul(std::move(g), mul_scalar(y, 0.69314718055994530941723212145818));
+  });
+}
+
+// erfc: y = 1 - erf x; dx = -g (2 / sqrt pi) e^(-x^2).
+Tensor erfc(const Tensor& x) {
+  return unary_op(x, K::Erfc, "ErfcBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    return mul(g, mul_scalar(exp(neg(square(x))), -1.1283791670955125738961589031215));
+  });
+}
+
+// erfinv (a scalar kernel, special.h): dx = g (sqrt pi / 2) e^(y^2).
+Tensor erfinv(const Tensor& x) {
+  return unary_op(x, K::Erfinv, "ErfinvBackward", Save::Output, [](Tensor g, const Tensor& y, double, double) {
+    return mul(g, mul_scalar(exp(square(y)), 0.88622692545275801364908374167057));
+  });
+}
+
+// lgamma (scalar kernel): y = ln |Gamma(x)|; dx = g digamma(x).
+Tensor lgamma(const Tensor& x) {
+  return unary_op(x, K::Lgamma, "LgammaBackward", Save::Input,
+                  [](Tensor g, const Tensor& x, double, double) { return mul(g, digamma(x)); });
+}
+
+// polygamma(n, x) (scalar kernel; n = 0 is digamma): dx = g polygamma(n + 1, x).
+Tensor polygamma(int64_t n, const Tensor& x) {
+  if (n < 0) fail(AG_ERR_INVALID_ARGUMENT, "order must be non-negative, got ", n);
+  return unary_op(
+      x, K::Polygamma, n == 0 ? "DigammaBackward" : "PolygammaBackward", Save::Input,
+      [](Tensor g, const Tensor& x, double n, double) {
+        return mul(g, polygamma(static_cast<int64_t>(n) + 1, x));
+      },
+      static_cast<double>(n));
+}
+
+Tensor digamma(const Tensor& x) { return polygamma(0, x); }
+
+// sinc: y = sin(pi x) / (pi x), 1 at 0; dx = g (cos(pi x) - y) / x, which
+// cancels near 0: there (|pi x| < 1/100) its Taylor series
+// pi (-u/3 + u^3/30 - u^5/840 + u^7/45360), u = pi x, which also gives the
+// exact second derivative -pi^2/3 at 0 (PyTorch: NaN). The formula runs on x
+// with those elements replaced by 1, so that no 0/0 enters the graph.
+Tensor sinc(const Tensor& x) {
+  return unary_op(x, K::Sinc, "SincBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    constexpr double pi = 3.14159265358979323846264338327950288;
+    const Tensor small = le(abs(x), scalar_like(x, 0.01 / pi));
+    const Tensor xs = where(small, scalar_like(x, 1.0), x);
+    const Tensor far = div(sub(cos(mul_scalar(xs, pi)), sinc(xs)), xs);
+    const Tensor u = mul_scalar(x, pi), u2 = square(u);
+    const Tensor poly = add_scalar(mul(u2, add_scalar(mul(u2, add_scalar(mul_scalar(u2, 1.0 / 45360), -1.0 / 840)), 1.0 / 30)),
+                                   -1.0 / 3);
+    return mul(g, where(small, mul_scalar(mul(u, poly), pi), far));
+  });
+}
+
+// asinh: dx = g / sqrt(x^2 + 1).
+Tensor asinh(const Tensor& x) {
+  return unary_op(x, K::Asinh, "AsinhBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    return mul(g, rsqrt(add_scalar(square(x), 1.0)));
+  });
+}
+
+// acosh: dx = g / sqrt(x^2 - 1).
+Tensor acosh(const Tensor& x) {
+  return unary_op(x, K::Acosh, "AcoshBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    return mul(g, rsqrt(add_scalar(square(x), -1.0)));
+  });
+}
+
+// atanh: dx = g / (1 - x^2).
+Tensor atanh(const Tensor& x) {
+  return unary_op(x, K::Atanh, "AtanhBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    return div(g, sub(scalar_like(x, 1.0), square(x)));
+  });
+}
+
+// frac: y = x - trunc(x); dx = g.
+Tensor frac(const Tensor& x) {
+  return unary_op(x, K::Frac, "FracBackward", Save::Nothing, [](Tensor g, const Tensor&, double, double) { return g; });
+}
+
+// nan_to_num: NaN -> nan, +inf -> posinf, -inf -> neginf (NaN for either
+// infinity: the dtype's largest or lowest finite value), two kernel passes;
+// dx = g where x is finite, else 0 (PyTorch).
+Tensor nan_to_num(const Tensor& x, double nan, double posinf, double neginf) {
+  check_floating(*x);
+  const bool f32 = x->dtype() == DType::F32;
+  const double big = f32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+  if (std::isnan(posinf)) posinf = big;
+  if (std::isnan(neginf)) neginf = -big;
+  const Tensor y = unary_forward(unary_forward(x, K::NanPosinfTo, nan, posinf), K::NeginfTo, neginf);
+  return unary_record(x, y, "NanToNumBackward", Save::Input, [](Tensor g, const Tensor& x, double, double) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    const Tensor finite = inside(x, -inf, inf, false);
+    return zero_where(eq(finite, scalar_like(finite, 0.0)), g);
+  });
+}
 
 }  // namespace ag::ops

@@ -5,7 +5,8 @@
 #   BLAS, protobuf or libstdc++ symbols that would interpose the host's);
 # - it imports no BLAS, LAPACK, protobuf, OpenMP or allocator-replacement
 #   symbols (none of those libraries is dragged into the host process);
-# - stripped, it stays under 3 MB.
+# - stripped, it stays under 3.25 MB (the special functions and activations
+#   of 0.2 added 150 KB of per-target kernels).
 # Usage: check_closure.sh LIBAG_SO
 set -uo pipefail
 lib=$1
@@ -31,7 +32,7 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 strip -o "$tmp" "$lib"
 size=$(stat -c %s "$tmp")
-[ "$size" -lt $((3 * 1024 * 1024)) ] || fail "stripped libag is $size bytes, over 3 MB"
+[ "$size" -lt $((13 * 256 * 1024)) ] || fail "stripped libag is $size bytes, over 3.25 MB"
 
 echo "libag: stripped $size bytes; needs:" $needed
 [ "$failed" = 0 ] && echo "runtime closure ok"

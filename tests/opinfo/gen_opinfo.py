@@ -499,6 +499,44 @@ LINALG_ADAPTERS = {
     "cholesky_solve": cholesky_solve,
     "linalg.solve_triangular": solve_triangular,
 }
+# ---- adapters of the ops added in 0.2: elementwise math and activations ----
+def polygamma(s):
+    if s.args:
+        n, rest = s.args[0], s.args[1:]
+    else:
+        n, rest = s.kwargs.get("n"), ()
+    if rest or set(s.kwargs) - {"n"}:
+        raise Skip("extra arguments")
+    return "ag_op_polygamma", [I(n), T(s.input)]
+
+
+def logit(s):
+    b = bind(s, ["eps"], {"eps": None})
+    return "ag_op_logit", [T(s.input), F(-1.0 if b["eps"] is None else b["eps"])]
+
+
+def nan_to_num(s):
+    b = bind(s, ["nan", "posinf", "neginf"], {"nan": 0.0, "posinf": None, "neginf": None})
+    nan = float("nan")
+    return "ag_op_nan_to_num", [T(s.input), F(b["nan"]), F(nan if b["posinf"] is None else b["posinf"]),
+                                F(nan if b["neginf"] is None else b["neginf"])]
+
+
+def glu(s):
+    b = bind(s, ["dim"], {"dim": -1})
+    return "ag_op_glu", [T(s.input), I(b["dim"])]
+
+
+def prelu(s):
+    b = bind(s, ["weight"])
+    return "ag_op_prelu", [T(s.input), T(b["weight"])]
+
+
+def addc(fn):
+    def f(s):
+        b = bind(s, ["tensor1", "tensor2", "value"], {"value": 1.0})
+        return fn, [T(s.input), T(b["tensor1"]), T(b["tensor2"]), F(b["value"])]
+    return f
 
 
 NULL_ARRAY = ("A", None)  # a nullable int64 array passed as NULL
@@ -575,6 +613,25 @@ ADAPTERS = {
     "nn.functional.avg_pool2d": avg_pool2d,
     "nn.functional.adaptive_avg_pool2d": adaptive_avg_pool2d,
     **LINALG_ADAPTERS,
+    # added in 0.2: elementwise math and activations
+    **{n: unary("ag_op_" + n) for n in ["exp2", "erfc", "erfinv", "lgamma", "digamma", "sinc", "asinh", "acosh",
+                                         "atanh", "frac"]},
+    **{"polygamma.polygamma_n_%d" % n: polygamma for n in range(5)},
+    "special.polygamma.special_polygamma_n_0": polygamma,
+    "logit": logit,
+    "nan_to_num": nan_to_num,
+    "copysign": binary("ag_op_copysign"),
+    "xlogy": binary("ag_op_xlogy"),
+    **{"nn.functional." + n: unary("ag_op_" + n) for n in ["relu6", "hardswish", "hardsigmoid", "softsign",
+                                                           "logsigmoid", "tanhshrink"]},
+    "nn.functional.glu": glu,
+    "nn.functional.celu": scalar_kw("ag_op_celu", ["alpha"], {"alpha": 1.0}),
+    "nn.functional.prelu": prelu,
+    "nn.functional.threshold": scalar_kw("ag_op_threshold", ["threshold", "value"], {}),
+    "nn.functional.softshrink": scalar_kw("ag_op_softshrink", ["lambd"], {"lambd": 0.5}),
+    "nn.functional.hardshrink": scalar_kw("ag_op_hardshrink", ["lambd"], {"lambd": 0.5}),
+    "addcmul": addc("ag_op_addcmul"),
+    "addcdiv": addc("ag_op_addcdiv"),
 }
 
 

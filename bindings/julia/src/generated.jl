@@ -1540,38 +1540,218 @@ function ag_op_logaddexp(out, a, b)
     ccall((:ag_op_logaddexp, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-Gradients: e^(a - y) for a, e^(b - y) for b."""
+"""y = 2^x (exact for integral x). Gradient: y ln 2."""
+function ag_op_exp2(out, x)
+    ccall((:ag_op_exp2, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = erfc(x) = 1 - erf(x), accurate in the upper tail. Gradient: -2/sqrt(pi) e^(-x^2)."""
+function ag_op_erfc(out, x)
+    ccall((:ag_op_erfc, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = erfinv(x), the inverse of erf on (-1, 1): +-inf at +-1, NaN beyond.
+Gradient: sqrt(pi)/2 e^(y^2)."""
+function ag_op_erfinv(out, x)
+    ccall((:ag_op_erfinv, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = ln |Gamma(x)| (+inf at 0 and the negative integers). Gradient: digamma(x)."""
+function ag_op_lgamma(out, x)
+    ccall((:ag_op_lgamma, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = digamma(x) = Gamma'(x) / Gamma(x): -inf at +0, +inf at -0, NaN at the
+negative integers (PyTorch's values). Gradient: polygamma(1, x)."""
+function ag_op_digamma(out, x)
+    ccall((:ag_op_digamma, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = polygamma(n, x) with n = `order`, the n-th derivative of digamma (n = 0:
+digamma; argument order as torch.polygamma): (-1)^(n+1) n! zeta(n + 1, x),
+with (-1)^(n+1) inf at the poles x = 0, -1, -2, ... (PyTorch's formula gives
+large finite values or NaN there), NaN at -inf, 0 at +inf for n >= 1 (the
+limit; PyTorch: NaN). For n >= 2 and x below
+-1e7 the result is NaN (not computed). Gradient: polygamma(n + 1, x).
+@return AG_ERR_INVALID_ARGUMENT for order < 0."""
+function ag_op_polygamma(out, order, x)
+    ccall((:ag_op_polygamma, libag), Int32, (Ptr{Ptr{ag_tensor}}, Int64, Ptr{ag_tensor}), out, order, x)
+end
+
+"""y = log(z / (1 - z)) with z = x clamped to [eps, 1 - eps]; eps negative or
+NaN means no clamping (PyTorch's eps=None). Gradient: 1 / (x (1 - x)), and
+0 outside [eps, 1 - eps] when clamping, NaN outside [0, 1] when not (PyTorch's)."""
+function ag_op_logit(out, x, eps)
+    ccall((:ag_op_logit, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, x, eps)
+end
+
+"""y = sin(pi x) / (pi x), 1 at 0. Gradient: (cos(pi x) - y) / x, by its Taylor
+series near 0 (0 at x = 0, second derivative -pi^2/3 there; PyTorch's
+formula cancels near 0 and its second derivative is NaN at 0)."""
+function ag_op_sinc(out, x)
+    ccall((:ag_op_sinc, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = asinh x. Gradient: 1 / sqrt(x^2 + 1)."""
+function ag_op_asinh(out, x)
+    ccall((:ag_op_asinh, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = acosh x (NaN below 1). Gradient: 1 / sqrt(x^2 - 1)."""
+function ag_op_acosh(out, x)
+    ccall((:ag_op_acosh, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = atanh x (+-inf at +-1, NaN beyond). Gradient: 1 / (1 - x^2)."""
+function ag_op_atanh(out, x)
+    ccall((:ag_op_atanh, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = |a| with the sign of b (C copysign, broadcasting). Gradients: y / a
+(+-1) for a, 0 where a = 0; 0 for b (PyTorch's). The gradient is a constant:
+its derivative is 0 (PyTorch's is NaN at a = 0)."""
+function ag_op_copysign(out, a, b)
+    ccall((:ag_op_copysign, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
+end
+
+"""y = x - trunc(x) (sign of x; +-inf gives NaN). Gradient: 1."""
+function ag_op_frac(out, x)
+    ccall((:ag_op_frac, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = x with NaN replaced by `nan`, +inf by `posinf`, -inf by `neginf`; a NaN
+posinf or neginf means PyTorch's None: the dtype's largest or lowest
+finite value. Gradient: 1 where x is finite, else 0."""
+function ag_op_nan_to_num(out, x, nan, posinf, neginf)
+    ccall((:ag_op_nan_to_num, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble, Cdouble, Cdouble), out, x, nan, posinf, neginf)
+end
+
+"""y = a log b, 0 where a = 0 (NaN where b is NaN), broadcasting.
+Gradients: log b for a (0 where a = 0 and b <= 0, as PyTorch 1.13); a / b for b."""
+function ag_op_xlogy(out, a, b)
+    ccall((:ag_op_xlogy, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
+end
+
+"""y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 /
+tensor2 (addcdiv), the three broadcast together; computed as (value *
+tensor1) op tensor2, as PyTorch. Gradients: those of the products, sums and
+quotients they are composed of."""
+function ag_op_addcmul(out, input, tensor1, tensor2, value)
+    ccall((:ag_op_addcmul, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_tensor}, Cdouble), out, input, tensor1, tensor2, value)
+end
+
+"""y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 /
+tensor2 (addcdiv), the three broadcast together; computed as (value *
+tensor1) op tensor2, as PyTorch. Gradients: those of the products, sums and
+quotients they are composed of."""
+function ag_op_addcdiv(out, input, tensor1, tensor2, value)
+    ccall((:ag_op_addcdiv, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_tensor}, Cdouble), out, input, tensor1, tensor2, value)
+end
+
+"""y = min(max(x, 0), 6) = hardtanh(x, 0, 6). Gradient: 1 on (0, 6), else 0."""
+function ag_op_relu6(out, x)
+    ccall((:ag_op_relu6, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = x relu6(x + 3) / 6. Gradient (PyTorch's): 0 below -3, x/3 + 1/2 on
+[-3, 3], 1 above (a NaN x gets 1); its derivative is 1/3 on (-3, 3), else 0."""
+function ag_op_hardswish(out, x)
+    ccall((:ag_op_hardswish, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = relu6(x + 3) / 6. Gradient: 1/6 on (-3, 3), else 0."""
+function ag_op_hardsigmoid(out, x)
+    ccall((:ag_op_hardsigmoid, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = x / (1 + |x|). Gradient: 1 / (1 + |x|)^2."""
+function ag_op_softsign(out, x)
+    ccall((:ag_op_softsign, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = log(sigmoid(x)) = min(x, 0) - log1p(e^-|x|), no overflow. Gradient: sigmoid(-x)."""
+function ag_op_logsigmoid(out, x)
+    ccall((:ag_op_logsigmoid, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = a * sigmoid(b) where a and b are the first and second halves of x along
+`dim` (negative counts from the end).
+@return AG_ERR_INVALID_ARGUMENT (dim out of range, or x has 0 dims),
+        AG_ERR_SHAPE (x's size along dim is odd)."""
+function ag_op_glu(out, x, dim)
+    ccall((:ag_op_glu, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), out, x, dim)
+end
+
+"""y = x for x > 0, else alpha (e^(x / alpha) - 1). Gradient: 1 for x > 0, else
+e^(x / alpha) (its derivative is 0 at x = 0, as PyTorch's).
+@return AG_ERR_INVALID_ARGUMENT for alpha 0 or NaN."""
+function ag_op_celu(out, x, alpha)
+    ccall((:ag_op_celu, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, x, alpha)
+end
+
+"""y = x for x > 0, else weight * x, weight holding one slope (shape () or
+(1)) or one per channel (shape (C), C = x's size along dim 1; x with fewer
+than 2 dims has one channel). Gradients: 1 or weight for x (weight at
+x = 0); the sum of x over x <= 0 for each slope.
+@return AG_ERR_SHAPE for a weight of another size or more than 1 dim."""
+function ag_op_prelu(out, x, weight)
+    ccall((:ag_op_prelu, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, x, weight)
+end
+
+"""y = x where x > threshold, else value. Gradient: 1 where x > threshold, else 0."""
+function ag_op_threshold(out, x, threshold, value)
+    ccall((:ag_op_threshold, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble, Cdouble), out, x, threshold, value)
+end
+
+"""softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0;
+hardshrink: y = x outside [-lambd, lambd], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN,
+as PyTorch 1.13). Gradient: 1 outside
+[-lambd, lambd], else 0. PyTorch's default lambd is 0.5.
+@return AG_ERR_INVALID_ARGUMENT for a negative (softshrink) or NaN lambd."""
+function ag_op_softshrink(out, x, lambd)
+    ccall((:ag_op_softshrink, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, x, lambd)
+end
+
+"""softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0;
+hardshrink: y = x outside [-lambd, lambd], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN,
+as PyTorch 1.13). Gradient: 1 outside
+[-lambd, lambd], else 0. PyTorch's default lambd is 0.5.
+@return AG_ERR_INVALID_ARGUMENT for a negative (softshrink) or NaN lambd."""
+function ag_op_hardshrink(out, x, lambd)
+    ccall((:ag_op_hardshrink, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, x, lambd)
+end
+
+"""y = x - tanh x. Gradient: tanh(x)^2."""
+function ag_op_tanhshrink(out, x)
+    ccall((:ag_op_tanhshrink, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""y = x - tanh x. Gradient: tanh(x)^2."""
 function ag_op_eq(out, a, b)
     ccall((:ag_op_eq, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-Gradients: e^(a - y) for a, e^(b - y) for b."""
+"""y = x - tanh x. Gradient: tanh(x)^2."""
 function ag_op_ne(out, a, b)
     ccall((:ag_op_ne, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-Gradients: e^(a - y) for a, e^(b - y) for b."""
+"""y = x - tanh x. Gradient: tanh(x)^2."""
 function ag_op_lt(out, a, b)
     ccall((:ag_op_lt, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-Gradients: e^(a - y) for a, e^(b - y) for b."""
+"""y = x - tanh x. Gradient: tanh(x)^2."""
 function ag_op_le(out, a, b)
     ccall((:ag_op_le, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-Gradients: e^(a - y) for a, e^(b - y) for b."""
+"""y = x - tanh x. Gradient: tanh(x)^2."""
 function ag_op_gt(out, a, b)
     ccall((:ag_op_gt, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
-"""y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-Gradients: e^(a - y) for a, e^(b - y) for b."""
+"""y = x - tanh x. Gradient: tanh(x)^2."""
 function ag_op_ge(out, a, b)
     ccall((:ag_op_ge, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end

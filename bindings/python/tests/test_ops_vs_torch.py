@@ -59,8 +59,10 @@ def vjp_of(fwd):
 DOMAIN = {"log": (0.1, 3), "sqrt": (0.1, 3), "rsqrt": (0.1, 3), "log2": (0.1, 3), "log1p": (-0.5, 3),
           "asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "reciprocal": (0.2, 3)}
 LOOSE = {"erf": 1e-6, "gelu": 1e-6, "gelu_tanh": 1e-6, "mish": 1e-6, "tan": 1e-6, "selu": 1e-6, "silu": 1e-6}
-UNARY_SCALAR = {"pow_scalar": (2.5, (0.2, 2)), "leaky_relu": (0.1, None), "elu": (0.7, None)}
-UNARY_SCALAR2 = {"softplus": ((2.0, 1.5), {}), "hardtanh": ((-0.5, 0.5), {}), "clamp": ((-0.5, 0.5), {})}
+UNARY_SCALAR = {"pow_scalar": (2.5, (0.2, 2)), "leaky_relu": (0.1, None), "elu": (0.7, None),
+                "logit": (0.1, (0.02, 0.98)), "celu": (0.7, None), "softshrink": (0.5, None), "hardshrink": (0.5, None)}
+UNARY_SCALAR2 = {"softplus": ((2.0, 1.5), {}), "hardtanh": ((-0.5, 0.5), {}), "clamp": ((-0.5, 0.5), {}),
+                 "threshold": ((0.3, -0.5), {})}
 FUSED = {"tanh_backward": lambda g, t: g * (1 - t * t), "sigmoid_backward": lambda g, s: g * s * (1 - s),
          "silu_backward": vjp_of(Fn.silu), "mish_backward": vjp_of(Fn.mish), "gelu_backward": vjp_of(Fn.gelu),
          "gelu_tanh_backward": vjp_of(lambda x: Fn.gelu(x, approximate="tanh"))}
@@ -93,7 +95,7 @@ def domain(name, i=0, default=(-2, 2)):
 def family_case(name, family):
     if family == "UNARY":
         lo, hi = DOMAIN.get(name) or domain(name)
-        gg = name not in ("floor", "ceil", "round", "trunc", "sign")
+        gg = name not in ("floor", "ceil", "round", "trunc", "sign", "hardsigmoid")  # torch 1.13: no hardsigmoid gradgrad
         return Case([R(3, 4, lo=lo, hi=hi)], getattr(ag, name), tfn(name), gradgrad=gg,
                     rtol=LOOSE.get(name, 1e-7))
     if family == "UNARY_SCALAR":
@@ -271,6 +273,17 @@ def custom_cases():
                                      wgrad_ref(lambda x: rms_ref(x, 1, None, 1e-6)), rtol=1e-6, atol=1e-8),
         "batch_norm": Case([R(4, 3, 2), R(3), R(3)], lambda x, w, b: ag.batch_norm(x, None, None, w, b, True, 0.1, 1e-5),
                            lambda x, w, b: Fn.batch_norm(x, None, None, w, b, True, 0.1, 1e-5), rtol=1e-6, atol=1e-8),
+        "polygamma": Case([R(3, 4, lo=0.3, hi=3)], lambda x: ag.polygamma(2, x), lambda x: torch.polygamma(2, x),
+                          rtol=1e-6),
+        "nan_to_num": Case([np.array([[0.5, np.nan, np.inf], [-np.inf, -2.0, 1.0]])],
+                           lambda x: ag.nan_to_num(x, 0.25, 3.0, float("nan")),
+                           lambda x: torch.nan_to_num(x, 0.25, 3.0)),
+        "addcmul": Case([R(3, 4), R(4), R(3, 1)], lambda a, b, c: ag.addcmul(a, b, c, 0.5),
+                        lambda a, b, c: torch.addcmul(a, b, c, value=0.5)),
+        "addcdiv": Case([R(3, 4), R(4), R(3, 1, lo=0.5, hi=2)], lambda a, b, c: ag.addcdiv(a, b, c, -1.5),
+                        lambda a, b, c: torch.addcdiv(a, b, c, value=-1.5)),
+        "glu": Case([R(3, 4)], lambda x: ag.glu(x, 1), lambda x: Fn.glu(x, 1)),
+        "prelu": Case([R(2, 3, 4), R(3, lo=0.1, hi=0.5)], ag.prelu, Fn.prelu),
         "group_norm": Case([R(2, 4, 3), R(4), R(4)], lambda x, w, b: ag.group_norm(x, 2, w, b, 1e-5),
                            lambda x, w, b: Fn.group_norm(x, 2, w, b, 1e-5), rtol=1e-6, atol=1e-8),
     }

@@ -47,19 +47,19 @@ def derivatives(lib, f, xs, cot=None, w=None, second=True):
     return out
 
 
-def close(a, b, what):
-    np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True, err_msg=what)
+def close(a, b, what, rtol=RTOL):
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=ATOL, equal_nan=True, err_msg=what)
 
 
-def agrees(ag_f, torch_f, xs, cot=None, w=None, second=True):
+def agrees(ag_f, torch_f, xs, cot=None, w=None, second=True, rtol=RTOL):
     ra = derivatives("ag", ag_f, xs, cot, w, second)
     rt = derivatives("torch", torch_f, xs, cot, w, second)
-    close(ra[0], rt[0], "value")
+    close(ra[0], rt[0], "value", rtol)
     for k, (a, t) in enumerate(zip(ra[1], rt[1])):
-        close(a if a is not None else 0 * t, t if t is not None else 0 * a, "gradient of input %d" % k)
+        close(a if a is not None else 0 * t, t if t is not None else 0 * a, "gradient of input %d" % k, rtol)
     if second:
         for k, (a, t) in enumerate(zip(ra[2], rt[2])):
-            close(a, t, "second-order product for input %d" % k)
+            close(a, t, "second-order product for input %d" % k, rtol)
     return ra
 
 

@@ -731,66 +731,391 @@ impl Tensor {
         check(unsafe { sys::ag_op_logaddexp(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_eq`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// `ag_op_exp2`: y = 2^x (exact for integral x). Gradient: y ln 2.
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = 2^x (exact for integral x). Gradient: y ln 2.
+    /// ```
+    pub fn exp2(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_exp2(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_erfc`: y = erfc(x) = 1 - erf(x), accurate in the upper tail. Gradient: -2/sqrt(pi) e^(-x^2).
+    ///
+    /// ```text
+    /// y = erfc(x) = 1 - erf(x), accurate in the upper tail. Gradient: -2/sqrt(pi) e^(-x^2).
+    /// ```
+    pub fn erfc(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_erfc(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_erfinv`: y = erfinv(x), the inverse of erf on (-1, 1): +-inf at +-1, NaN beyond. Gradient: sqrt(pi)/2 e^(y^2).
+    ///
+    /// ```text
+    /// y = erfinv(x), the inverse of erf on (-1, 1): +-inf at +-1, NaN beyond.
+    /// Gradient: sqrt(pi)/2 e^(y^2).
+    /// ```
+    pub fn erfinv(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_erfinv(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_lgamma`: y = ln |Gamma(x)| (+inf at 0 and the negative integers). Gradient: digamma(x).
+    ///
+    /// ```text
+    /// y = ln |Gamma(x)| (+inf at 0 and the negative integers). Gradient: digamma(x).
+    /// ```
+    pub fn lgamma(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_lgamma(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_digamma`: y = digamma(x) = Gamma'(x) / Gamma(x): -inf at +0, +inf at -0, NaN at the negative integers (PyTorch's values). Gradient: polygamma(1, x).
+    ///
+    /// ```text
+    /// y = digamma(x) = Gamma'(x) / Gamma(x): -inf at +0, +inf at -0, NaN at the
+    /// negative integers (PyTorch's values). Gradient: polygamma(1, x).
+    /// ```
+    pub fn digamma(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_digamma(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_polygamma`: y = polygamma(n, x) with n = `order`, the n-th derivative of digamma (n = 0: digamma; argument order as torch.polygamma): (-1)^(n+1) n! zeta(n + 1, x), with (-1)^(n+1) inf at the poles x = 0, -1, -2, ... (PyTorch's formula gives large finite values or NaN there), NaN at -inf, 0 at +inf for n >= 1 (the limit; PyTorch: NaN). For n >= 2 and x below -1e7 the result is NaN (not computed). Gradient: polygamma(n + 1, x). @return AG_ERR_INVALID_ARGUMENT for order \< 0.
+    ///
+    /// ```text
+    /// y = polygamma(n, x) with n = `order`, the n-th derivative of digamma (n = 0:
+    /// digamma; argument order as torch.polygamma): (-1)^(n+1) n! zeta(n + 1, x),
+    /// with (-1)^(n+1) inf at the poles x = 0, -1, -2, ... (PyTorch's formula gives
+    /// large finite values or NaN there), NaN at -inf, 0 at +inf for n >= 1 (the
+    /// limit; PyTorch: NaN). For n >= 2 and x below
+    /// -1e7 the result is NaN (not computed). Gradient: polygamma(n + 1, x).
+    /// @return AG_ERR_INVALID_ARGUMENT for order < 0.
+    /// ```
+    pub fn polygamma(&self, order: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_polygamma(&mut out_out, order, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_logit`: y = log(z / (1 - z)) with z = x clamped to \[eps, 1 - eps\]; eps negative or NaN means no clamping (PyTorch's eps=None). Gradient: 1 / (x (1 - x)), and 0 outside \[eps, 1 - eps\] when clamping, NaN outside \[0, 1\] when not (PyTorch's).
+    ///
+    /// ```text
+    /// y = log(z / (1 - z)) with z = x clamped to [eps, 1 - eps]; eps negative or
+    /// NaN means no clamping (PyTorch's eps=None). Gradient: 1 / (x (1 - x)), and
+    /// 0 outside [eps, 1 - eps] when clamping, NaN outside [0, 1] when not (PyTorch's).
+    /// ```
+    pub fn logit(&self, eps: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_logit(&mut out_out, self.as_ptr(), eps) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_sinc`: y = sin(pi x) / (pi x), 1 at 0. Gradient: (cos(pi x) - y) / x, by its Taylor series near 0 (0 at x = 0, second derivative -pi^2/3 there; PyTorch's formula cancels near 0 and its second derivative is NaN at 0).
+    ///
+    /// ```text
+    /// y = sin(pi x) / (pi x), 1 at 0. Gradient: (cos(pi x) - y) / x, by its Taylor
+    /// series near 0 (0 at x = 0, second derivative -pi^2/3 there; PyTorch's
+    /// formula cancels near 0 and its second derivative is NaN at 0).
+    /// ```
+    pub fn sinc(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_sinc(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_asinh`: y = asinh x. Gradient: 1 / sqrt(x^2 + 1).
+    ///
+    /// ```text
+    /// y = asinh x. Gradient: 1 / sqrt(x^2 + 1).
+    /// ```
+    pub fn asinh(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_asinh(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_acosh`: y = acosh x (NaN below 1). Gradient: 1 / sqrt(x^2 - 1).
+    ///
+    /// ```text
+    /// y = acosh x (NaN below 1). Gradient: 1 / sqrt(x^2 - 1).
+    /// ```
+    pub fn acosh(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_acosh(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_atanh`: y = atanh x (+-inf at +-1, NaN beyond). Gradient: 1 / (1 - x^2).
+    ///
+    /// ```text
+    /// y = atanh x (+-inf at +-1, NaN beyond). Gradient: 1 / (1 - x^2).
+    /// ```
+    pub fn atanh(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_atanh(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_copysign`: y = |a| with the sign of b (C copysign, broadcasting). Gradients: y / a (+-1) for a, 0 where a = 0; 0 for b (PyTorch's). The gradient is a constant: its derivative is 0 (PyTorch's is NaN at a = 0).
+    ///
+    /// ```text
+    /// y = |a| with the sign of b (C copysign, broadcasting). Gradients: y / a
+    /// (+-1) for a, 0 where a = 0; 0 for b (PyTorch's). The gradient is a constant:
+    /// its derivative is 0 (PyTorch's is NaN at a = 0).
+    /// ```
+    pub fn copysign(&self, b: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_copysign(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_frac`: y = x - trunc(x) (sign of x; +-inf gives NaN). Gradient: 1.
+    ///
+    /// ```text
+    /// y = x - trunc(x) (sign of x; +-inf gives NaN). Gradient: 1.
+    /// ```
+    pub fn frac(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_frac(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_nan_to_num`: y = x with NaN replaced by `nan`, +inf by `posinf`, -inf by `neginf`; a NaN posinf or neginf means PyTorch's None: the dtype's largest or lowest finite value. Gradient: 1 where x is finite, else 0.
+    ///
+    /// ```text
+    /// y = x with NaN replaced by `nan`, +inf by `posinf`, -inf by `neginf`; a NaN
+    /// posinf or neginf means PyTorch's None: the dtype's largest or lowest
+    /// finite value. Gradient: 1 where x is finite, else 0.
+    /// ```
+    pub fn nan_to_num(&self, nan: f64, posinf: f64, neginf: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_nan_to_num(&mut out_out, self.as_ptr(), nan, posinf, neginf) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_xlogy`: y = a log b, 0 where a = 0 (NaN where b is NaN), broadcasting. Gradients: log b for a (0 where a = 0 and b \<= 0, as PyTorch 1.13); a / b for b.
+    ///
+    /// ```text
+    /// y = a log b, 0 where a = 0 (NaN where b is NaN), broadcasting.
+    /// Gradients: log b for a (0 where a = 0 and b <= 0, as PyTorch 1.13); a / b for b.
+    /// ```
+    pub fn xlogy(&self, b: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_xlogy(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_addcmul`: y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 / tensor2 (addcdiv), the three broadcast together; computed as (value * tensor1) op tensor2, as PyTorch. Gradients: those of the products, sums and quotients they are composed of.
+    ///
+    /// ```text
+    /// y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 /
+    /// tensor2 (addcdiv), the three broadcast together; computed as (value *
+    /// tensor1) op tensor2, as PyTorch. Gradients: those of the products, sums and
+    /// quotients they are composed of.
+    /// ```
+    pub fn addcmul(&self, tensor1: &Tensor, tensor2: &Tensor, value: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_addcmul(&mut out_out, self.as_ptr(), tensor1.as_ptr(), tensor2.as_ptr(), value) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_addcdiv`: y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 / tensor2 (addcdiv), the three broadcast together; computed as (value * tensor1) op tensor2, as PyTorch. Gradients: those of the products, sums and quotients they are composed of.
+    ///
+    /// ```text
+    /// y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 /
+    /// tensor2 (addcdiv), the three broadcast together; computed as (value *
+    /// tensor1) op tensor2, as PyTorch. Gradients: those of the products, sums and
+    /// quotients they are composed of.
+    /// ```
+    pub fn addcdiv(&self, tensor1: &Tensor, tensor2: &Tensor, value: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_addcdiv(&mut out_out, self.as_ptr(), tensor1.as_ptr(), tensor2.as_ptr(), value) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_relu6`: y = min(max(x, 0), 6) = hardtanh(x, 0, 6). Gradient: 1 on (0, 6), else 0.
+    ///
+    /// ```text
+    /// y = min(max(x, 0), 6) = hardtanh(x, 0, 6). Gradient: 1 on (0, 6), else 0.
+    /// ```
+    pub fn relu6(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_relu6(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_hardswish`: y = x relu6(x + 3) / 6. Gradient (PyTorch's): 0 below -3, x/3 + 1/2 on \[-3, 3\], 1 above (a NaN x gets 1); its derivative is 1/3 on (-3, 3), else 0.
+    ///
+    /// ```text
+    /// y = x relu6(x + 3) / 6. Gradient (PyTorch's): 0 below -3, x/3 + 1/2 on
+    /// [-3, 3], 1 above (a NaN x gets 1); its derivative is 1/3 on (-3, 3), else 0.
+    /// ```
+    pub fn hardswish(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_hardswish(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_hardsigmoid`: y = relu6(x + 3) / 6. Gradient: 1/6 on (-3, 3), else 0.
+    ///
+    /// ```text
+    /// y = relu6(x + 3) / 6. Gradient: 1/6 on (-3, 3), else 0.
+    /// ```
+    pub fn hardsigmoid(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_hardsigmoid(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_softsign`: y = x / (1 + |x|). Gradient: 1 / (1 + |x|)^2.
+    ///
+    /// ```text
+    /// y = x / (1 + |x|). Gradient: 1 / (1 + |x|)^2.
+    /// ```
+    pub fn softsign(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_softsign(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_logsigmoid`: y = log(sigmoid(x)) = min(x, 0) - log1p(e^-|x|), no overflow. Gradient: sigmoid(-x).
+    ///
+    /// ```text
+    /// y = log(sigmoid(x)) = min(x, 0) - log1p(e^-|x|), no overflow. Gradient: sigmoid(-x).
+    /// ```
+    pub fn logsigmoid(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_logsigmoid(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_glu`: y = a * sigmoid(b) where a and b are the first and second halves of x along `dim` (negative counts from the end). @return AG_ERR_INVALID_ARGUMENT (dim out of range, or x has 0 dims),         AG_ERR_SHAPE (x's size along dim is odd).
+    ///
+    /// ```text
+    /// y = a * sigmoid(b) where a and b are the first and second halves of x along
+    /// `dim` (negative counts from the end).
+    /// @return AG_ERR_INVALID_ARGUMENT (dim out of range, or x has 0 dims),
+    ///         AG_ERR_SHAPE (x's size along dim is odd).
+    /// ```
+    pub fn glu(&self, dim: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_glu(&mut out_out, self.as_ptr(), dim) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_celu`: y = x for x > 0, else alpha (e^(x / alpha) - 1). Gradient: 1 for x > 0, else e^(x / alpha) (its derivative is 0 at x = 0, as PyTorch's). @return AG_ERR_INVALID_ARGUMENT for alpha 0 or NaN.
+    ///
+    /// ```text
+    /// y = x for x > 0, else alpha (e^(x / alpha) - 1). Gradient: 1 for x > 0, else
+    /// e^(x / alpha) (its derivative is 0 at x = 0, as PyTorch's).
+    /// @return AG_ERR_INVALID_ARGUMENT for alpha 0 or NaN.
+    /// ```
+    pub fn celu(&self, alpha: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_celu(&mut out_out, self.as_ptr(), alpha) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_prelu`: y = x for x > 0, else weight * x, weight holding one slope (shape () or (1)) or one per channel (shape (C), C = x's size along dim 1; x with fewer than 2 dims has one channel). Gradients: 1 or weight for x (weight at x = 0); the sum of x over x \<= 0 for each slope. @return AG_ERR_SHAPE for a weight of another size or more than 1 dim.
+    ///
+    /// ```text
+    /// y = x for x > 0, else weight * x, weight holding one slope (shape () or
+    /// (1)) or one per channel (shape (C), C = x's size along dim 1; x with fewer
+    /// than 2 dims has one channel). Gradients: 1 or weight for x (weight at
+    /// x = 0); the sum of x over x <= 0 for each slope.
+    /// @return AG_ERR_SHAPE for a weight of another size or more than 1 dim.
+    /// ```
+    pub fn prelu(&self, weight: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_prelu(&mut out_out, self.as_ptr(), weight.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_threshold`: y = x where x > threshold, else value. Gradient: 1 where x > threshold, else 0.
+    ///
+    /// ```text
+    /// y = x where x > threshold, else value. Gradient: 1 where x > threshold, else 0.
+    /// ```
+    pub fn threshold(&self, threshold: f64, value: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_threshold(&mut out_out, self.as_ptr(), threshold, value) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_softshrink`: softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0; hardshrink: y = x outside \[-lambd, lambd\], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN, as PyTorch 1.13). Gradient: 1 outside \[-lambd, lambd\], else 0. PyTorch's default lambd is 0.5. @return AG_ERR_INVALID_ARGUMENT for a negative (softshrink) or NaN lambd.
+    ///
+    /// ```text
+    /// softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0;
+    /// hardshrink: y = x outside [-lambd, lambd], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN,
+    /// as PyTorch 1.13). Gradient: 1 outside
+    /// [-lambd, lambd], else 0. PyTorch's default lambd is 0.5.
+    /// @return AG_ERR_INVALID_ARGUMENT for a negative (softshrink) or NaN lambd.
+    /// ```
+    pub fn softshrink(&self, lambd: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_softshrink(&mut out_out, self.as_ptr(), lambd) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_hardshrink`: softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0; hardshrink: y = x outside \[-lambd, lambd\], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN, as PyTorch 1.13). Gradient: 1 outside \[-lambd, lambd\], else 0. PyTorch's default lambd is 0.5. @return AG_ERR_INVALID_ARGUMENT for a negative (softshrink) or NaN lambd.
+    ///
+    /// ```text
+    /// softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0;
+    /// hardshrink: y = x outside [-lambd, lambd], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN,
+    /// as PyTorch 1.13). Gradient: 1 outside
+    /// [-lambd, lambd], else 0. PyTorch's default lambd is 0.5.
+    /// @return AG_ERR_INVALID_ARGUMENT for a negative (softshrink) or NaN lambd.
+    /// ```
+    pub fn hardshrink(&self, lambd: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_hardshrink(&mut out_out, self.as_ptr(), lambd) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_tanhshrink`: y = x - tanh x. Gradient: tanh(x)^2.
+    ///
+    /// ```text
+    /// y = x - tanh x. Gradient: tanh(x)^2.
+    /// ```
+    pub fn tanhshrink(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_tanhshrink(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_eq`: y = x - tanh x. Gradient: tanh(x)^2.
+    ///
+    /// ```text
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn eq(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_eq(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_ne`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// `ag_op_ne`: y = x - tanh x. Gradient: tanh(x)^2.
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ne(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_ne(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_lt`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// `ag_op_lt`: y = x - tanh x. Gradient: tanh(x)^2.
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn lt(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_lt(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_le`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// `ag_op_le`: y = x - tanh x. Gradient: tanh(x)^2.
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn le(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_le(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_gt`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// `ag_op_gt`: y = x - tanh x. Gradient: tanh(x)^2.
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn gt(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_gt(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_ge`: y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)). Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// `ag_op_ge`: y = x - tanh x. Gradient: tanh(x)^2.
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ge(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
