@@ -298,6 +298,10 @@ AG_HPP_NORM_WEIGHT_GRAD(rms_norm_weight_grad)
 AG_HPP_UNARY(log10)
 AG_HPP_BINARY(hypot)
 AG_HPP_BINARY(logaddexp)
+AG_HPP_DIMLIST(tile)
+AG_HPP_SHAPE(broadcast_to)
+AG_HPP_INDEX_SRC(scatter)
+AG_HPP_INDEX_SRC(index_copy)
 /* END generated */
 
 #undef AG_HPP_UNARY
@@ -394,6 +398,50 @@ inline Tensor pad(const Tensor &x, const std::vector<int64_t> &pads, int32_t mod
                   double value = 0.0) {
   return detail::op(ag_op_pad, x.get(), detail::data_or_null(pads), detail::count_of(pads), mode, value);
 }
+/** Shifts along dims (wrapping); no dims: x rolled as if flattened. */
+inline Tensor roll(const Tensor &x, const std::vector<int64_t> &shifts, const std::vector<int64_t> &dims = {}) {
+  return detail::op(ag_op_roll, x.get(), detail::data_or_null(shifts), detail::count_of(shifts),
+                    detail::data_or_null(dims), detail::count_of(dims));
+}
+inline Tensor rot90(const Tensor &x, int64_t k = 1, const std::vector<int64_t> &dims = {0, 1}) {
+  return detail::op(ag_op_rot90, x.get(), k, detail::data_or_null(dims), detail::count_of(dims));
+}
+inline Tensor repeat_interleave(const Tensor &x, int64_t repeats, int64_t dim) {
+  return detail::op(ag_op_repeat_interleave, x.get(), repeats, dim);
+}
+inline Tensor movedim(const Tensor &x, int64_t source, int64_t destination) {
+  return detail::op(ag_op_movedim, x.get(), source, destination);
+}
+inline Tensor repeat_interleave_tensor(const Tensor &x, const Tensor &repeats, int64_t dim) {
+  return detail::op(ag_op_repeat_interleave_tensor, x.get(), repeats.get(), dim);
+}
+/** The views x[..., i, ...] along dim. */
+inline std::vector<Tensor> unbind(const Tensor &x, int64_t dim = 0) {
+  const std::vector<int64_t> shape = x.shape();
+  const int64_t d = dim < 0 ? dim + static_cast<int64_t>(shape.size()) : dim;
+  const std::size_t n = d >= 0 && d < static_cast<int64_t>(shape.size()) ? static_cast<std::size_t>(shape[d]) : 0;
+  std::vector<ag_tensor *> outs(n + 1, nullptr);
+  detail::check(ag_op_unbind(outs.data(), static_cast<int32_t>(n), x.get(), dim));
+  return detail::adopt_all(outs, n);
+}
+/** `sections` views along dim, the first ones one longer. */
+inline std::vector<Tensor> tensor_split(const Tensor &x, int64_t sections, int64_t dim = 0) {
+  std::vector<ag_tensor *> outs(static_cast<std::size_t>(sections > 0 ? sections : 0) + 1, nullptr);
+  detail::check(ag_op_tensor_split(outs.data(), static_cast<int32_t>(outs.size() - 1), x.get(), sections, dim));
+  return detail::adopt_all(outs, outs.size() - 1);
+}
+/** Views x[:i0], x[i0:i1], ..., x[ik:] along dim. */
+inline std::vector<Tensor> tensor_split_indices(const Tensor &x, const std::vector<int64_t> &indices, int64_t dim = 0) {
+  std::vector<ag_tensor *> outs(indices.size() + 1, nullptr);
+  detail::check(ag_op_tensor_split_indices(outs.data(), static_cast<int32_t>(outs.size()), x.get(),
+                                           detail::data_or_null(indices), detail::count_of(indices), dim));
+  return detail::adopt_all(outs, outs.size());
+}
+/** prepend and append may be empty Tensors. */
+inline Tensor diff(const Tensor &x, int64_t n = 1, int64_t dim = -1, const Tensor &prepend = Tensor(),
+                   const Tensor &append = Tensor()) {
+  return detail::op(ag_op_diff, x.get(), n, dim, prepend.get(), append.get());
+}
 
 /* ---- indexing (ag/ops_index.h) ---- */
 
@@ -407,6 +455,34 @@ inline Tensor embedding(const Tensor &weight, const Tensor &indices) {
 /** num_classes -1: the largest index + 1. */
 inline Tensor one_hot(const Tensor &indices, int64_t num_classes = -1) {
   return detail::op(ag_op_one_hot, indices.get(), num_classes);
+}
+inline Tensor scatter_value(const Tensor &x, int64_t dim, const Tensor &index, double value) {
+  return detail::op(ag_op_scatter_value, x.get(), dim, index.get(), value);
+}
+/** reduce: an AG_SCATTER_REDUCE_* value. */
+inline Tensor scatter_reduce(const Tensor &x, int64_t dim, const Tensor &index, const Tensor &src, int32_t reduce,
+                             bool include_self = true) {
+  return detail::op(ag_op_scatter_reduce, x.get(), dim, index.get(), src.get(), reduce, int32_t{include_self});
+}
+/** x[indices...] = values (added with accumulate). */
+inline Tensor index_put(const Tensor &x, const std::vector<Tensor> &indices, const Tensor &values,
+                        bool accumulate = false) {
+  std::vector<const ag_tensor *> ix;
+  for (const Tensor &t : indices) ix.push_back(t.get());
+  return detail::op(ag_op_index_put, x.get(), ix.empty() ? nullptr : ix.data(), static_cast<int32_t>(ix.size()),
+                    values.get(), int32_t{accumulate});
+}
+inline Tensor index_fill(const Tensor &x, int64_t dim, const Tensor &index, double value) {
+  return detail::op(ag_op_index_fill, x.get(), dim, index.get(), value);
+}
+inline Tensor masked_scatter(const Tensor &x, const Tensor &mask, const Tensor &source) {
+  return detail::op(ag_op_masked_scatter, x.get(), mask.get(), source.get());
+}
+inline Tensor masked_select(const Tensor &x, const Tensor &mask) {
+  return detail::op(ag_op_masked_select, x.get(), mask.get());
+}
+inline Tensor take_along_dim(const Tensor &x, const Tensor &indices, int64_t dim) {
+  return detail::op(ag_op_take_along_dim, x.get(), indices.get(), dim);
 }
 
 /* ---- linear algebra (ag/ops_linalg.h) ---- */

@@ -133,6 +133,24 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 // x is (N, C, ...); C divisible by num_groups.
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps);
 
+// ---- shape and indexing added in 0.2 (views.cc, shape_rearrange.cc, scatter.cc) ----
+Tensor roll(const Tensor& x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims);
+Tensor rot90(const Tensor& x, int64_t k, const Dims& dims);
+Tensor repeat_interleave_tensor(const Tensor& x, const Tensor& repeats, int64_t dim);
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim);
+std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim);
+std::vector<Tensor> tensor_split_indices(const Tensor& x, const std::vector<int64_t>& indices, int64_t dim);
+Tensor diff(const Tensor& x, int64_t n, int64_t dim, const Tensor& prepend, const Tensor& append);  // may be null
+Tensor scatter_value(const Tensor& x, int64_t dim, const Tensor& index, double value);
+enum class ScatterReduce : int32_t { Sum = 0, Prod = 1, Mean = 2, Amax = 3, Amin = 4 };  // = AG_SCATTER_REDUCE_*
+Tensor scatter_reduce(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduce reduce,
+                      bool include_self);
+Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate);
+Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, double value);
+Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source);
+Tensor masked_select(const Tensor& x, const Tensor& mask);
+Tensor take_along_dim(const Tensor& x, const Tensor& indices, int64_t dim);
+
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context
 Tensor zeros_like(const Tensor& t);
