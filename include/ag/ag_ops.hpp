@@ -302,6 +302,8 @@ AG_HPP_DIMLIST(tile)
 AG_HPP_SHAPE(broadcast_to)
 AG_HPP_INDEX_SRC(scatter)
 AG_HPP_INDEX_SRC(index_copy)
+AG_HPP_DIM(pixel_shuffle)
+AG_HPP_DIM(pixel_unshuffle)
 /* END generated */
 
 #undef AG_HPP_UNARY
@@ -483,6 +485,90 @@ inline Tensor masked_select(const Tensor &x, const Tensor &mask) {
 }
 inline Tensor take_along_dim(const Tensor &x, const Tensor &indices, int64_t dim) {
   return detail::op(ag_op_take_along_dim, x.get(), indices.get(), dim);
+}
+
+/* ---- nn added in 0.2 (ag/ops_conv.h, ag/ops_norm.h, ag/ops_nn.h); empty Tensors for NULL ---- */
+
+inline Tensor conv_transpose2d(const Tensor &x, const Tensor &weight, const Tensor &bias = Tensor(),
+                               const std::vector<int64_t> &stride = std::vector<int64_t>(),
+                               const std::vector<int64_t> &padding = std::vector<int64_t>(),
+                               const std::vector<int64_t> &output_padding = std::vector<int64_t>(),
+                               int64_t groups = 1, const std::vector<int64_t> &dilation = std::vector<int64_t>()) {
+  return detail::op(ag_op_conv_transpose2d, x.get(), weight.get(), bias.get(),
+                    detail::Pair("conv_transpose2d", "stride", stride).get(),
+                    detail::Pair("conv_transpose2d", "padding", padding).get(),
+                    detail::Pair("conv_transpose2d", "output_padding", output_padding).get(), groups,
+                    detail::Pair("conv_transpose2d", "dilation", dilation).get());
+}
+inline Tensor conv_transpose1d(const Tensor &x, const Tensor &weight, const Tensor &bias = Tensor(), int64_t stride = 1,
+                               int64_t padding = 0, int64_t output_padding = 0, int64_t groups = 1,
+                               int64_t dilation = 1) {
+  return detail::op(ag_op_conv_transpose1d, x.get(), weight.get(), bias.get(), stride, padding, output_padding, groups,
+                    dilation);
+}
+/** size empty: by scale_factor; mode AG_INTERP_*. */
+inline Tensor interpolate(const Tensor &x, const std::vector<int64_t> &size, double scale_factor = 0.0,
+                          int32_t mode = AG_INTERP_NEAREST, bool align_corners = false) {
+  return detail::op(ag_op_interpolate, x.get(), detail::data_or_null(size), detail::count_of(size), scale_factor, mode,
+                    int32_t{align_corners});
+}
+/** stride 0: kernel_size. */
+inline Tensor max_pool1d(const Tensor &x, int64_t kernel_size, int64_t stride = 0, int64_t padding = 0,
+                         int64_t dilation = 1, bool ceil_mode = false) {
+  return detail::op(ag_op_max_pool1d, x.get(), kernel_size, stride, padding, dilation, int32_t{ceil_mode});
+}
+inline Tensor avg_pool1d(const Tensor &x, int64_t kernel_size, int64_t stride = 0, int64_t padding = 0,
+                         bool ceil_mode = false, bool count_include_pad = true) {
+  return detail::op(ag_op_avg_pool1d, x.get(), kernel_size, stride, padding, int32_t{ceil_mode},
+                    int32_t{count_include_pad});
+}
+inline Tensor adaptive_max_pool2d(const Tensor &x, const std::vector<int64_t> &output_size) {
+  return detail::op(ag_op_adaptive_max_pool2d, x.get(),
+                    detail::Pair("adaptive_max_pool2d", "output_size", output_size).get());
+}
+inline Tensor instance_norm(const Tensor &x, const Tensor &running_mean = Tensor(), const Tensor &running_var = Tensor(),
+                            const Tensor &weight = Tensor(), const Tensor &bias = Tensor(), bool use_input_stats = true,
+                            double momentum = 0.1, double eps = 1e-5) {
+  return detail::op(ag_op_instance_norm, x.get(), running_mean.get(), running_var.get(), weight.get(), bias.get(),
+                    int32_t{use_input_stats}, momentum, eps);
+}
+inline Tensor local_response_norm(const Tensor &x, int64_t size, double alpha = 1e-4, double beta = 0.75,
+                                  double k = 1.0) {
+  return detail::op(ag_op_local_response_norm, x.get(), size, alpha, beta, k);
+}
+/** scale 0: 1/sqrt(E). */
+inline Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key, const Tensor &value,
+                                           const Tensor &attn_mask = Tensor(), double dropout_p = 0.0,
+                                           bool is_causal = false, double scale = 0.0) {
+  return detail::op(ag_op_scaled_dot_product_attention, query.get(), key.get(), value.get(), attn_mask.get(), dropout_p,
+                    int32_t{is_causal}, scale);
+}
+inline Tensor kl_div(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN,
+                     bool log_target = false) {
+  return detail::op(ag_op_kl_div, input.get(), target.get(), reduction, int32_t{log_target});
+}
+inline Tensor poisson_nll_loss(const Tensor &input, const Tensor &target, bool log_input = true, bool full = false,
+                               double eps = 1e-8, int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_poisson_nll_loss, input.get(), target.get(), int32_t{log_input}, int32_t{full}, eps,
+                    reduction);
+}
+inline Tensor gaussian_nll_loss(const Tensor &input, const Tensor &target, const Tensor &var, bool full = false,
+                                double eps = 1e-6, int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_gaussian_nll_loss, input.get(), target.get(), var.get(), int32_t{full}, eps, reduction);
+}
+inline Tensor margin_ranking_loss(const Tensor &input1, const Tensor &input2, const Tensor &target,
+                                  double margin = 0.0, int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_margin_ranking_loss, input1.get(), input2.get(), target.get(), margin, reduction);
+}
+inline Tensor cosine_embedding_loss(const Tensor &input1, const Tensor &input2, const Tensor &target,
+                                    double margin = 0.0, int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_cosine_embedding_loss, input1.get(), input2.get(), target.get(), margin, reduction);
+}
+inline Tensor triplet_margin_loss(const Tensor &anchor, const Tensor &positive, const Tensor &negative,
+                                  double margin = 1.0, double p = 2.0, double eps = 1e-6, bool swap = false,
+                                  int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_triplet_margin_loss, anchor.get(), positive.get(), negative.get(), margin, p, eps,
+                    int32_t{swap}, reduction);
 }
 
 /* ---- linear algebra (ag/ops_linalg.h) ---- */

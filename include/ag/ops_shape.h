@@ -312,8 +312,9 @@ AG_API ag_status ag_op_broadcast_to(ag_tensor **out, const ag_tensor *x, const i
 /**
  * y = the n-th forward difference of x along `dim` (x[1:] - x[:-1], n
  * times), PyTorch's diff; prepend and append (may be NULL) are joined to x
- * along dim first and must match x's other sizes. n = 0 returns (a copy of)
- * the joined tensor; a dim shorter than n gives an empty result. f32, f64 and
+ * along dim first and must match x's other sizes. n = 0 returns a copy of
+ * x (prepend and append ignored, as PyTorch); a dim shorter than n gives an
+ * empty result. f32, f64 and
  * i64. Gradient: through the differences.
  * @return AG_ERR_INVALID_ARGUMENT for negative n, a dim out of range;
  *         AG_ERR_SHAPE for a 0-dim x or prepend/append of other sizes;

@@ -151,6 +151,37 @@ Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source)
 Tensor masked_select(const Tensor& x, const Tensor& mask);
 Tensor take_along_dim(const Tensor& x, const Tensor& indices, int64_t dim);
 
+// ---- nn added in 0.2 (conv_transpose.cc, resample.cc, pool_variants.cc, norm_variants.cc,
+// attention.cc, losses_more.cc); bias, masks, running stats may be null ----
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Size2d stride, Size2d padding,
+                        Size2d output_padding, int64_t groups, Size2d dilation);
+Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, int64_t padding,
+                        int64_t output_padding, int64_t groups, int64_t dilation);
+enum class InterpMode : int32_t { Nearest = 0, Linear = 1, Bilinear = 2 };  // = AG_INTERP_*
+// size empty: by scale_factor (> 0).
+Tensor interpolate(const Tensor& x, const Dims& size, double scale_factor, InterpMode mode, bool align_corners);
+Tensor max_pool1d(const Tensor& x, int64_t kernel_size, int64_t stride, int64_t padding, int64_t dilation,
+                  bool ceil_mode);  // stride 0: kernel_size
+Tensor avg_pool1d(const Tensor& x, int64_t kernel_size, int64_t stride, int64_t padding, bool ceil_mode,
+                  bool count_include_pad);
+Tensor adaptive_max_pool2d(const Tensor& x, Size2d output_size);
+Tensor instance_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                     const Tensor& bias, bool use_input_stats, double momentum, double eps);
+Tensor local_response_norm(const Tensor& x, int64_t size, double alpha, double beta, double k);
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
+                                    double dropout_p, bool is_causal, double scale);  // scale 0: 1/sqrt(E)
+Tensor reduce_loss(const Tensor& loss, Reduction r);
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction r, bool log_target);
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input, bool full, double eps, Reduction r);
+Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var, bool full, double eps,
+                         Reduction r);
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                           Reduction r);
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                             Reduction r);
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin,
+                           double p, double eps, bool swap, Reduction r);
+
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context
 Tensor zeros_like(const Tensor& t);

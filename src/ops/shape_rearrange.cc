@@ -106,11 +106,13 @@ Tensor repeat_interleave_tensor(const Tensor& x, const Tensor& repeats, int64_t 
 }
 
 // diff: the n-th forward difference along dim, x[1:] - x[:-1] applied n
-// times, after prepend and append (either may be null) are joined to x.
+// times, after prepend and append (either may be null) are joined to x
+// (n = 0: a copy of x alone).
 Tensor diff(const Tensor& x, int64_t n, int64_t dim, const Tensor& prepend, const Tensor& append) {
   if (n < 0) fail(AG_ERR_INVALID_ARGUMENT, "n ", n, " is negative");
   if (x->ndim() == 0) fail(AG_ERR_SHAPE, "x must have at least 1 dim");
   const int d = wrap_dim(dim, x->ndim());
+  if (n == 0) return clone(x);  // as PyTorch: prepend and append are not joined
   Tensor t = x;
   if (prepend || append) {
     std::vector<Tensor> parts;
@@ -119,7 +121,6 @@ Tensor diff(const Tensor& x, int64_t n, int64_t dim, const Tensor& prepend, cons
     if (append) parts.push_back(append);
     t = concat(parts, d);
   }
-  if (n == 0) return t.get() == x.get() ? clone(x) : t;
   for (int64_t i = 0; i < n && t->shape()[d] > 0; ++i) {
     const int64_t len = t->shape()[d] - 1;
     t = sub(narrow(t, d, 1, len), narrow(t, d, 0, len));
