@@ -172,7 +172,8 @@ AG_API ag_status ag_op_conv_transpose2d(ag_tensor **out, const ag_tensor *x, con
 
 /**
  * 1-D transposed convolution (F.conv_transpose1d): x (N, C, L) or (C, L),
- * weight (C, OC/groups, k), as ag_op_conv_transpose2d along one dim.
+ * weight (C, OC/groups, k), bias (OC) or NULL, as ag_op_conv_transpose2d
+ * along one dim.
  * @return as ag_op_conv_transpose2d (weight must be 3-D, x 2-D or 3-D).
  */
 AG_API ag_status ag_op_conv_transpose1d(ag_tensor **out, const ag_tensor *x, const ag_tensor *weight,

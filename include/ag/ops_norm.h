@@ -144,8 +144,8 @@ AG_API ag_status ag_op_group_norm(ag_tensor **out, const ag_tensor *x, int64_t n
  * Instance normalization (F.instance_norm) of x (N, C, spatial...): with
  * use_input_stats != 0 each (sample, channel) is normalized over its
  * spatial elements (biased variance), then scaled by weight and shifted by
- * bias (each (C) or NULL); running_mean and running_var (each (C) or NULL)
- * are then updated in place, without graph, with the sample average of the
+ * bias. weight and bias of shape (C), each may be NULL. running_mean and
+ * running_var of shape (C), each may be NULL. They are then updated in place, without graph, with the sample average of the
  * per-instance mean and unbiased variance: r = (1-momentum)*r +
  * momentum*stat. With use_input_stats = 0, x is normalized by the running
  * statistics (both required), as ag_op_batch_norm in evaluation.
