@@ -79,6 +79,14 @@ const (
 	DlpackCodeBool             = 6
 	DlpackFlagReadOnly         = 1
 	DlpackFlagIsCopied         = 2
+	InterpNearest              = 0
+	InterpLinear               = 1
+	InterpBilinear             = 2
+	ScatterReduceSum           = 0
+	ScatterReduceProd          = 1
+	ScatterReduceMean          = 2
+	ScatterReduceAmax          = 3
+	ScatterReduceAmin          = 4
 	ReductionNone              = 0
 	ReductionMean              = 1
 	ReductionSum               = 2
@@ -138,6 +146,14 @@ var constantTable = []struct {
 	{"AG_DLPACK_CODE_BOOL", uint64(6)},
 	{"AG_DLPACK_FLAG_READ_ONLY", uint64(1)},
 	{"AG_DLPACK_FLAG_IS_COPIED", uint64(2)},
+	{"AG_INTERP_NEAREST", uint64(0)},
+	{"AG_INTERP_LINEAR", uint64(1)},
+	{"AG_INTERP_BILINEAR", uint64(2)},
+	{"AG_SCATTER_REDUCE_SUM", uint64(0)},
+	{"AG_SCATTER_REDUCE_PROD", uint64(1)},
+	{"AG_SCATTER_REDUCE_MEAN", uint64(2)},
+	{"AG_SCATTER_REDUCE_AMAX", uint64(3)},
+	{"AG_SCATTER_REDUCE_AMIN", uint64(4)},
 	{"AG_REDUCTION_NONE", uint64(0)},
 	{"AG_REDUCTION_MEAN", uint64(1)},
 	{"AG_REDUCTION_SUM", uint64(2)},

@@ -20,6 +20,24 @@ func c_ag_op_adaptive_avg_pool2d(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_
 	return nil
 }
 
+// c_ag_op_adaptive_max_pool2d calls ag_op_adaptive_max_pool2d.
+func c_ag_op_adaptive_max_pool2d(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_adaptive_max_pool2d(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_adaptive_max_pool2d", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_avg_pool1d calls ag_op_avg_pool1d.
+func c_ag_op_avg_pool1d(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 C.int64_t, a4 C.int64_t, a5 C.int32_t, a6 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_avg_pool1d(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
+		return takeError("ag_op_avg_pool1d", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_avg_pool2d calls ag_op_avg_pool2d.
 func c_ag_op_avg_pool2d(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 *C.int64_t, a4 *C.int64_t, a5 C.int32_t, a6 C.int32_t, a7 C.int64_t) error {
 	var e C.agx_err
@@ -47,11 +65,47 @@ func c_ag_op_conv2d(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag
 	return nil
 }
 
+// c_ag_op_conv_transpose1d calls ag_op_conv_transpose1d.
+func c_ag_op_conv_transpose1d(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.int64_t, a5 C.int64_t, a6 C.int64_t, a7 C.int64_t, a8 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_conv_transpose1d(&e, a0, a1, a2, a3, a4, a5, a6, a7, a8); st != 0 {
+		return takeError("ag_op_conv_transpose1d", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_conv_transpose2d calls ag_op_conv_transpose2d.
+func c_ag_op_conv_transpose2d(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 *C.int64_t, a5 *C.int64_t, a6 *C.int64_t, a7 C.int64_t, a8 *C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_conv_transpose2d(&e, a0, a1, a2, a3, a4, a5, a6, a7, a8); st != 0 {
+		return takeError("ag_op_conv_transpose2d", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_fold calls ag_op_fold.
 func c_ag_op_fold(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 *C.int64_t, a4 *C.int64_t, a5 *C.int64_t, a6 *C.int64_t) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_fold(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
 		return takeError("ag_op_fold", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_interpolate calls ag_op_interpolate.
+func c_ag_op_interpolate(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t, a4 C.double, a5 C.int32_t, a6 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_interpolate(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
+		return takeError("ag_op_interpolate", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_max_pool1d calls ag_op_max_pool1d.
+func c_ag_op_max_pool1d(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 C.int64_t, a4 C.int64_t, a5 C.int64_t, a6 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_max_pool1d(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
+		return takeError("ag_op_max_pool1d", st, &e)
 	}
 	return nil
 }
@@ -70,6 +124,24 @@ func c_ag_op_max_pool2d_with_indices(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.a
 	var e C.agx_err
 	if st := C.agx_ag_op_max_pool2d_with_indices(&e, a0, a1, a2, a3, a4, a5, a6, a7); st != 0 {
 		return takeError("ag_op_max_pool2d_with_indices", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_pixel_shuffle calls ag_op_pixel_shuffle.
+func c_ag_op_pixel_shuffle(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_pixel_shuffle(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_pixel_shuffle", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_pixel_unshuffle calls ag_op_pixel_unshuffle.
+func c_ag_op_pixel_unshuffle(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_pixel_unshuffle(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_pixel_unshuffle", st, &e)
 	}
 	return nil
 }

@@ -38,6 +38,33 @@ func c_ag_op_index_add(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 *C.ag
 	return nil
 }
 
+// c_ag_op_index_copy calls ag_op_index_copy.
+func c_ag_op_index_copy(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 *C.ag_tensor, a4 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_index_copy(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_index_copy", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_index_fill calls ag_op_index_fill.
+func c_ag_op_index_fill(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 *C.ag_tensor, a4 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_index_fill(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_index_fill", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_index_put calls ag_op_index_put.
+func c_ag_op_index_put(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 **C.ag_tensor, a3 C.int32_t, a4 *C.ag_tensor, a5 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_index_put(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_index_put", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_index_select calls ag_op_index_select.
 func c_ag_op_index_select(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 *C.ag_tensor) error {
 	var e C.agx_err
@@ -56,6 +83,24 @@ func c_ag_op_masked_fill(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 
 	return nil
 }
 
+// c_ag_op_masked_scatter calls ag_op_masked_scatter.
+func c_ag_op_masked_scatter(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_masked_scatter(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_masked_scatter", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_masked_select calls ag_op_masked_select.
+func c_ag_op_masked_select(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_masked_select(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_masked_select", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_one_hot calls ag_op_one_hot.
 func c_ag_op_one_hot(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t) error {
 	var e C.agx_err
@@ -65,11 +110,47 @@ func c_ag_op_one_hot(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t) error {
 	return nil
 }
 
+// c_ag_op_scatter calls ag_op_scatter.
+func c_ag_op_scatter(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 *C.ag_tensor, a4 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_scatter(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_scatter", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_scatter_add calls ag_op_scatter_add.
 func c_ag_op_scatter_add(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 *C.ag_tensor, a4 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_scatter_add(&e, a0, a1, a2, a3, a4); st != 0 {
 		return takeError("ag_op_scatter_add", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_scatter_reduce calls ag_op_scatter_reduce.
+func c_ag_op_scatter_reduce(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 *C.ag_tensor, a4 *C.ag_tensor, a5 C.int32_t, a6 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_scatter_reduce(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
+		return takeError("ag_op_scatter_reduce", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_scatter_value calls ag_op_scatter_value.
+func c_ag_op_scatter_value(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 *C.ag_tensor, a4 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_scatter_value(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_scatter_value", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_take_along_dim calls ag_op_take_along_dim.
+func c_ag_op_take_along_dim(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_take_along_dim(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_take_along_dim", st, &e)
 	}
 	return nil
 }

@@ -29,6 +29,15 @@ func c_ag_op_binary_cross_entropy_with_logits(a0 **C.ag_tensor, a1 *C.ag_tensor,
 	return nil
 }
 
+// c_ag_op_cosine_embedding_loss calls ag_op_cosine_embedding_loss.
+func c_ag_op_cosine_embedding_loss(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.double, a5 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_cosine_embedding_loss(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_cosine_embedding_loss", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_cross_entropy calls ag_op_cross_entropy.
 func c_ag_op_cross_entropy(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.int32_t, a4 C.int64_t, a5 C.double) error {
 	var e C.agx_err
@@ -38,11 +47,29 @@ func c_ag_op_cross_entropy(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a
 	return nil
 }
 
+// c_ag_op_gaussian_nll_loss calls ag_op_gaussian_nll_loss.
+func c_ag_op_gaussian_nll_loss(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.int32_t, a5 C.double, a6 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_gaussian_nll_loss(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
+		return takeError("ag_op_gaussian_nll_loss", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_huber_loss calls ag_op_huber_loss.
 func c_ag_op_huber_loss(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.int32_t, a4 C.double) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_huber_loss(&e, a0, a1, a2, a3, a4); st != 0 {
 		return takeError("ag_op_huber_loss", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_kl_div calls ag_op_kl_div.
+func c_ag_op_kl_div(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.int32_t, a4 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_kl_div(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_kl_div", st, &e)
 	}
 	return nil
 }
@@ -74,6 +101,15 @@ func c_ag_op_log_softmax_backward(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_te
 	return nil
 }
 
+// c_ag_op_margin_ranking_loss calls ag_op_margin_ranking_loss.
+func c_ag_op_margin_ranking_loss(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.double, a5 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_margin_ranking_loss(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_margin_ranking_loss", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_mse_loss calls ag_op_mse_loss.
 func c_ag_op_mse_loss(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.int32_t) error {
 	var e C.agx_err
@@ -88,6 +124,24 @@ func c_ag_op_nll_loss(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.i
 	var e C.agx_err
 	if st := C.agx_ag_op_nll_loss(&e, a0, a1, a2, a3, a4); st != 0 {
 		return takeError("ag_op_nll_loss", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_poisson_nll_loss calls ag_op_poisson_nll_loss.
+func c_ag_op_poisson_nll_loss(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.int32_t, a4 C.int32_t, a5 C.double, a6 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_poisson_nll_loss(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
+		return takeError("ag_op_poisson_nll_loss", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_scaled_dot_product_attention calls ag_op_scaled_dot_product_attention.
+func c_ag_op_scaled_dot_product_attention(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 *C.ag_tensor, a5 C.double, a6 C.int32_t, a7 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_scaled_dot_product_attention(&e, a0, a1, a2, a3, a4, a5, a6, a7); st != 0 {
+		return takeError("ag_op_scaled_dot_product_attention", st, &e)
 	}
 	return nil
 }
@@ -115,6 +169,15 @@ func c_ag_op_softmax_backward(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor
 	var e C.agx_err
 	if st := C.agx_ag_op_softmax_backward(&e, a0, a1, a2, a3); st != 0 {
 		return takeError("ag_op_softmax_backward", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_triplet_margin_loss calls ag_op_triplet_margin_loss.
+func c_ag_op_triplet_margin_loss(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.double, a5 C.double, a6 C.double, a7 C.int32_t, a8 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_triplet_margin_loss(&e, a0, a1, a2, a3, a4, a5, a6, a7, a8); st != 0 {
+		return takeError("ag_op_triplet_margin_loss", st, &e)
 	}
 	return nil
 }

@@ -29,6 +29,15 @@ func c_ag_op_group_norm(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 *C.a
 	return nil
 }
 
+// c_ag_op_instance_norm calls ag_op_instance_norm.
+func c_ag_op_instance_norm(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 *C.ag_tensor, a5 *C.ag_tensor, a6 C.int32_t, a7 C.double, a8 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_instance_norm(&e, a0, a1, a2, a3, a4, a5, a6, a7, a8); st != 0 {
+		return takeError("ag_op_instance_norm", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_layer_norm calls ag_op_layer_norm.
 func c_ag_op_layer_norm(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t, a4 *C.ag_tensor, a5 *C.ag_tensor, a6 C.double) error {
 	var e C.agx_err
@@ -52,6 +61,15 @@ func c_ag_op_layer_norm_weight_grad(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_
 	var e C.agx_err
 	if st := C.agx_ag_op_layer_norm_weight_grad(&e, a0, a1, a2, a3, a4, a5); st != 0 {
 		return takeError("ag_op_layer_norm_weight_grad", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_local_response_norm calls ag_op_local_response_norm.
+func c_ag_op_local_response_norm(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 C.double, a4 C.double, a5 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_local_response_norm(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_local_response_norm", st, &e)
 	}
 	return nil
 }

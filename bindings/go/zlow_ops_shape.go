@@ -11,6 +11,15 @@ import "unsafe"
 
 var _ unsafe.Pointer
 
+// c_ag_op_broadcast_to calls ag_op_broadcast_to.
+func c_ag_op_broadcast_to(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_broadcast_to(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_broadcast_to", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_chunk calls ag_op_chunk.
 func c_ag_op_chunk(a0 **C.ag_tensor, a1 C.int32_t, a2 *C.int32_t, a3 *C.ag_tensor, a4 C.int64_t, a5 C.int64_t) error {
 	var e C.agx_err
@@ -29,6 +38,15 @@ func c_ag_op_concat(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 C.int32_t, a3 C.int64
 	return nil
 }
 
+// c_ag_op_diff calls ag_op_diff.
+func c_ag_op_diff(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 C.int64_t, a4 *C.ag_tensor, a5 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_diff(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_diff", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_flatten calls ag_op_flatten.
 func c_ag_op_flatten(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 C.int64_t) error {
 	var e C.agx_err
@@ -43,6 +61,15 @@ func c_ag_op_flip(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t
 	var e C.agx_err
 	if st := C.agx_ag_op_flip(&e, a0, a1, a2, a3); st != 0 {
 		return takeError("ag_op_flip", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_movedim calls ag_op_movedim.
+func c_ag_op_movedim(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_movedim(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_movedim", st, &e)
 	}
 	return nil
 }
@@ -83,11 +110,47 @@ func c_ag_op_repeat(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32
 	return nil
 }
 
+// c_ag_op_repeat_interleave calls ag_op_repeat_interleave.
+func c_ag_op_repeat_interleave(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_repeat_interleave(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_repeat_interleave", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_repeat_interleave_tensor calls ag_op_repeat_interleave_tensor.
+func c_ag_op_repeat_interleave_tensor(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_repeat_interleave_tensor(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_repeat_interleave_tensor", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_reshape calls ag_op_reshape.
 func c_ag_op_reshape(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_reshape(&e, a0, a1, a2, a3); st != 0 {
 		return takeError("ag_op_reshape", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_roll calls ag_op_roll.
+func c_ag_op_roll(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t, a4 *C.int64_t, a5 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_roll(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_roll", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_rot90 calls ag_op_rot90.
+func c_ag_op_rot90(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 *C.int64_t, a4 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_rot90(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_rot90", st, &e)
 	}
 	return nil
 }
@@ -146,11 +209,47 @@ func c_ag_op_stack(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 C.int32_t, a3 C.int64_
 	return nil
 }
 
+// c_ag_op_tensor_split calls ag_op_tensor_split.
+func c_ag_op_tensor_split(a0 **C.ag_tensor, a1 C.int32_t, a2 *C.ag_tensor, a3 C.int64_t, a4 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_tensor_split(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_tensor_split", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_tensor_split_indices calls ag_op_tensor_split_indices.
+func c_ag_op_tensor_split_indices(a0 **C.ag_tensor, a1 C.int32_t, a2 *C.ag_tensor, a3 *C.int64_t, a4 C.int32_t, a5 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_tensor_split_indices(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_tensor_split_indices", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_tile calls ag_op_tile.
+func c_ag_op_tile(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_tile(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_tile", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_transpose calls ag_op_transpose.
 func c_ag_op_transpose(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 C.int64_t) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_transpose(&e, a0, a1, a2, a3); st != 0 {
 		return takeError("ag_op_transpose", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_unbind calls ag_op_unbind.
+func c_ag_op_unbind(a0 **C.ag_tensor, a1 C.int32_t, a2 *C.ag_tensor, a3 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_unbind(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_unbind", st, &e)
 	}
 	return nil
 }

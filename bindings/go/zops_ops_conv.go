@@ -36,6 +36,43 @@ func (x *Tensor) AdaptiveAvgPool2d(outputSize []int64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// AdaptiveMaxPool2d calls ag_op_adaptive_max_pool2d: Adaptive 2-D max pooling (F.adaptive_max_pool2d, values only) of x (N, C, H, W) or (C, H, W) to output_size (oh, ow): output (i, j) is the maximum over rows [floor(i*H/oh), ceil((i+1)*H/oh)) and the columns likewise.
+func (x *Tensor) AdaptiveMaxPool2d(outputSize []int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_adaptive_max_pool2d", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := int64sArg("ag_op_adaptive_max_pool2d", "output_size", outputSize, 2, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_adaptive_max_pool2d(&_a0, _a1, _a2)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(outputSize)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// AvgPool1d calls ag_op_avg_pool1d: 1-D average pooling (F.avg_pool1d) of x (N, C, L) or (C, L): ag_op_avg_pool2d along one dim; stride 0 = kernel_size.
+func (x *Tensor) AvgPool1d(kernelSize int64, stride int64, padding int64, ceilMode int32, countIncludePad int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_avg_pool1d", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_avg_pool1d(&_a0, _a1, (C.int64_t)(kernelSize), (C.int64_t)(stride), (C.int64_t)(padding), (C.int32_t)(ceilMode), (C.int32_t)(countIncludePad))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // AvgPool2d calls ag_op_avg_pool2d: 2-D average pooling (F.avg_pool2d) of x (N, C, H, W) or (C, H, W): each window's sum (zero padding) divided by divisor_override if > 0, else by the window's size clipped to the padded input (count_include_pad != 0, PyTorch's default) or to the input (count_include_pad = 0).
 func (x *Tensor) AvgPool2d(kernelSize []int64, stride []int64, padding []int64, ceilMode int32, countIncludePad int32, divisorOverride int64) (*Tensor, error) {
 	var _err error
@@ -134,6 +171,78 @@ func (x *Tensor) Conv2d(weight *Tensor, bias *Tensor, stride []int64, padding []
 	return wrapTensor(_a0), nil
 }
 
+// ConvTranspose1d calls ag_op_conv_transpose1d: 1-D transposed convolution (F.conv_transpose1d): x (N, C, L) or (C, L), weight (C, OC/groups, k), bias (OC) or NULL, as ag_op_conv_transpose2d along one dim.
+func (x *Tensor) ConvTranspose1d(weight *Tensor, bias *Tensor, stride int64, padding int64, outputPadding int64, groups int64, dilation int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_conv_transpose1d", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_conv_transpose1d", "weight", weight, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_conv_transpose1d", "bias", bias, true)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_conv_transpose1d(&_a0, _a1, _a2, _a3, (C.int64_t)(stride), (C.int64_t)(padding), (C.int64_t)(outputPadding), (C.int64_t)(groups), (C.int64_t)(dilation))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(weight)
+	runtime.KeepAlive(bias)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// ConvTranspose2d calls ag_op_conv_transpose2d: 2-D transposed convolution (F.conv_transpose2d), the gradient of conv2d in its input: x (N, C, H, W) or (C, H, W), weight (C, OC/groups, kH, kW), bias (OC) or NULL; y (N, OC, OH, OW) with OH = (H-1)*stride - 2*padding + dilation*(kH-1) + output_padding + 1 (W likewise).
+func (x *Tensor) ConvTranspose2d(weight *Tensor, bias *Tensor, stride []int64, padding []int64, outputPadding []int64, groups int64, dilation []int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_conv_transpose2d", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_conv_transpose2d", "weight", weight, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_conv_transpose2d", "bias", bias, true)
+	if _err != nil {
+		return nil, _err
+	}
+	_a4, _err := int64sArg("ag_op_conv_transpose2d", "stride", stride, 2, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a5, _err := int64sArg("ag_op_conv_transpose2d", "padding", padding, 2, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a6, _err := int64sArg("ag_op_conv_transpose2d", "output_padding", outputPadding, 2, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a8, _err := int64sArg("ag_op_conv_transpose2d", "dilation", dilation, 2, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_conv_transpose2d(&_a0, _a1, _a2, _a3, _a4, _a5, _a6, (C.int64_t)(groups), _a8)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(weight)
+	runtime.KeepAlive(bias)
+	runtime.KeepAlive(stride)
+	runtime.KeepAlive(padding)
+	runtime.KeepAlive(outputPadding)
+	runtime.KeepAlive(dilation)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Fold calls ag_op_fold: Combines sliding blocks into an image (F.fold, col2im), the adjoint of unfold: x (N, C*kh*kw, L) gives (N, C, H, W) with (H, W) = output_size, values of overlapping blocks summed (in a fixed order), padding dropped.
 func (x *Tensor) Fold(outputSize []int64, kernelSize []int64, dilation []int64, padding []int64, stride []int64) (*Tensor, error) {
 	var _err error
@@ -169,6 +278,47 @@ func (x *Tensor) Fold(outputSize []int64, kernelSize []int64, dilation []int64, 
 	runtime.KeepAlive(dilation)
 	runtime.KeepAlive(padding)
 	runtime.KeepAlive(stride)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Interpolate calls ag_op_interpolate: Resamples x (N, C, spatial...) (F.interpolate): to `size` (ndim = 1, used for every spatial dim, or one per spatial dim) or, with ndim = 0, by scale_factor > 0 for every spatial dim (output size floor(in * scale_factor), source positions from the factor, as PyTorch without recompute_scale_factor).
+func (x *Tensor) Interpolate(size []int64, scaleFactor float64, mode int32, alignCorners int32) (*Tensor, error) {
+	var _err error
+	_n_ndim, _err := sliceCount("ag_op_interpolate", "size", len(size))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_interpolate", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := int64sArg("ag_op_interpolate", "size", size, 0, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_interpolate(&_a0, _a1, _a2, C.int32_t(_n_ndim), (C.double)(scaleFactor), (C.int32_t)(mode), (C.int32_t)(alignCorners))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(size)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// MaxPool1d calls ag_op_max_pool1d: 1-D max pooling (F.max_pool1d) of x (N, C, L) or (C, L): ag_op_max_pool2d along one dim; stride 0 = kernel_size (PyTorch's default).
+func (x *Tensor) MaxPool1d(kernelSize int64, stride int64, padding int64, dilation int64, ceilMode int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_max_pool1d", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_max_pool1d(&_a0, _a1, (C.int64_t)(kernelSize), (C.int64_t)(stride), (C.int64_t)(padding), (C.int64_t)(dilation), (C.int32_t)(ceilMode))
+	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
 	}
@@ -246,6 +396,38 @@ func (x *Tensor) MaxPool2dWithIndices(kernelSize []int64, stride []int64, paddin
 		return nil, nil, _err
 	}
 	return wrapTensor(_a0), wrapTensor(_a1), nil
+}
+
+// PixelShuffle calls ag_op_pixel_shuffle: (*, C*r*r, H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle) with r = upscale_factor: a reshape and permute (a copy).
+func (x *Tensor) PixelShuffle(upscaleFactor int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_pixel_shuffle", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_pixel_shuffle(&_a0, _a1, (C.int64_t)(upscaleFactor))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// PixelUnshuffle calls ag_op_pixel_unshuffle: (*, C, H*r, W*r) -> (*, C*r*r, H, W) (F.pixel_unshuffle), the inverse of ag_op_pixel_shuffle with r = downscale_factor.
+func (x *Tensor) PixelUnshuffle(downscaleFactor int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_pixel_unshuffle", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_pixel_unshuffle(&_a0, _a1, (C.int64_t)(downscaleFactor))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
 }
 
 // Unfold calls ag_op_unfold: Sliding local blocks (F.unfold, im2col): x (N, C, H, W) gives (N, C*kh*kw, L) where column l holds the window at position l (row-major over the (out_h, out_w) positions), rows ordered (c, i, j); positions in the zero padding read 0.

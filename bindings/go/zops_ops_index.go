@@ -83,6 +83,83 @@ func (x *Tensor) IndexAdd(dim int64, index *Tensor, src *Tensor) (*Tensor, error
 	return wrapTensor(_a0), nil
 }
 
+// IndexCopy calls ag_op_index_copy: y = a copy of x with y[..., index[i], ...] = src[..., i, ...] along dim, PyTorch's index_copy (functional); index 1-D i64, src has x's shape with size len(index) at dim, x and src of one dtype (any).
+func (x *Tensor) IndexCopy(dim int64, index *Tensor, src *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_index_copy", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_index_copy", "index", index, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a4, _err := tensorArg("ag_op_index_copy", "src", src, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_index_copy(&_a0, _a1, (C.int64_t)(dim), _a3, _a4)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(index)
+	runtime.KeepAlive(src)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// IndexFill calls ag_op_index_fill: y = a copy of x with every position index names along dim set to `value`, PyTorch's index_fill (functional); index 1-D i64.
+func (x *Tensor) IndexFill(dim int64, index *Tensor, value float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_index_fill", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_index_fill", "index", index, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_index_fill(&_a0, _a1, (C.int64_t)(dim), _a3, (C.double)(value))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(index)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// IndexPut calls ag_op_index_put: y = a copy of x with x[indices[0], ..., indices[n-1]] = values (added when accumulate != 0), PyTorch's index_put with i64 index tensors for the first n dims (bool masks: convert them to positions first): the indices broadcast together to a shape B, negative values count from the end, and values broadcast to (B, x's remaining sizes).
+func (x *Tensor) IndexPut(indices []*Tensor, values *Tensor, accumulate int32) (*Tensor, error) {
+	var _err error
+	_n_nindices, _err := sliceCount("ag_op_index_put", "indices", len(indices))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_index_put", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorsArg("ag_op_index_put", "indices", indices, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a4, _err := tensorArg("ag_op_index_put", "values", values, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_index_put(&_a0, _a1, (**C.ag_tensor)(unsafe.Pointer(unsafe.SliceData(_a2))), C.int32_t(_n_nindices), _a4, (C.int32_t)(accumulate))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(indices)
+	runtime.KeepAlive(values)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // IndexSelect calls ag_op_index_select: y = x with `dim` indexed by the 1-D i64 `index`: y has x's shape with size len(index) at dim, and y[..., i, ...] = x[..., index[i], ...].
 func (x *Tensor) IndexSelect(dim int64, index *Tensor) (*Tensor, error) {
 	var _err error
@@ -125,6 +202,53 @@ func (x *Tensor) MaskedFill(mask *Tensor, value float64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// MaskedScatter calls ag_op_masked_scatter: y = x (broadcast with the bool mask) with the positions where mask is true taking source's elements in row-major order, PyTorch's masked_scatter; source (of x's dtype) needs at least as many elements as mask selects.
+func (x *Tensor) MaskedScatter(mask *Tensor, source *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_masked_scatter", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_masked_scatter", "mask", mask, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_masked_scatter", "source", source, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_masked_scatter(&_a0, _a1, _a2, _a3)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(mask)
+	runtime.KeepAlive(source)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// MaskedSelect calls ag_op_masked_select: y = the 1-D tensor of the elements of x where the bool mask is true (x and mask broadcast together), in row-major order, PyTorch's masked_select.
+func (x *Tensor) MaskedSelect(mask *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_masked_select", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_masked_select", "mask", mask, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_masked_select(&_a0, _a1, _a2)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(mask)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // OneHot calls ag_op_one_hot: y = the one-hot encoding of i64 indices: shape (indices..., num_classes), dtype i64, y[..., c] = 1 where indices[...] == c, else 0.
 func (indices *Tensor) OneHot(numClasses int64) (*Tensor, error) {
 	var _err error
@@ -135,6 +259,32 @@ func (indices *Tensor) OneHot(numClasses int64) (*Tensor, error) {
 	var _a0 *C.ag_tensor
 	_err = c_ag_op_one_hot(&_a0, _a1, (C.int64_t)(numClasses))
 	runtime.KeepAlive(indices)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Scatter calls ag_op_scatter: y = a copy of x with y[p with p[dim] = index[p]] = src[p] for every position p of index, PyTorch's scatter (functional).
+func (x *Tensor) Scatter(dim int64, index *Tensor, src *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_scatter", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_scatter", "index", index, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a4, _err := tensorArg("ag_op_scatter", "src", src, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_scatter(&_a0, _a1, (C.int64_t)(dim), _a3, _a4)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(index)
+	runtime.KeepAlive(src)
 	if _err != nil {
 		return nil, _err
 	}
@@ -161,6 +311,74 @@ func (x *Tensor) ScatterAdd(dim int64, index *Tensor, src *Tensor) (*Tensor, err
 	runtime.KeepAlive(x)
 	runtime.KeepAlive(index)
 	runtime.KeepAlive(src)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// ScatterReduce calls ag_op_scatter_reduce: y = a copy of x with src[p] reduced into y[p with p[dim] = index[p]] for every position p of index, PyTorch's scatter_reduce: `reduce` is an AG_SCATTER_REDUCE_* value (sum, prod, mean, amax, amin); include_self = 0 leaves x's value out at the positions index reaches.
+func (x *Tensor) ScatterReduce(dim int64, index *Tensor, src *Tensor, reduce int32, includeSelf int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_scatter_reduce", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_scatter_reduce", "index", index, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a4, _err := tensorArg("ag_op_scatter_reduce", "src", src, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_scatter_reduce(&_a0, _a1, (C.int64_t)(dim), _a3, _a4, (C.int32_t)(reduce), (C.int32_t)(includeSelf))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(index)
+	runtime.KeepAlive(src)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// ScatterValue calls ag_op_scatter_value: As ag_op_scatter with every written element `value` (converted to x's dtype).
+func (x *Tensor) ScatterValue(dim int64, index *Tensor, value float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_scatter_value", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_scatter_value", "index", index, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_scatter_value(&_a0, _a1, (C.int64_t)(dim), _a3, (C.double)(value))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(index)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// TakeAlongDim calls ag_op_take_along_dim: y = ag_op_gather(x, dim, indices) after x and the i64 indices (of x's ndim) are broadcast against each other in every dim but dim, PyTorch's take_along_dim (dim is required: flatten both for PyTorch's dim=None).
+func (x *Tensor) TakeAlongDim(indices *Tensor, dim int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_take_along_dim", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_take_along_dim", "indices", indices, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_take_along_dim(&_a0, _a1, _a2, (C.int64_t)(dim))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(indices)
 	if _err != nil {
 		return nil, _err
 	}

@@ -62,6 +62,32 @@ func (input *Tensor) BinaryCrossEntropyWithLogits(target *Tensor, posWeight *Ten
 	return wrapTensor(_a0), nil
 }
 
+// CosineEmbeddingLoss calls ag_op_cosine_embedding_loss: F.cosine_embedding_loss of rows input1, input2 ((N, D) or (D)) and target (N) or 0-dim of 1 / -1: 1 - cos where target == 1, max(0, cos - margin) where target == -1, else 0; cos = x1.x2 / sqrt((|x1|^2 + 1e-12)(|x2|^2 + 1e-12)) as PyTorch.
+func (input1 *Tensor) CosineEmbeddingLoss(input2 *Tensor, target *Tensor, margin float64, reduction int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_cosine_embedding_loss", "input1", input1, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_cosine_embedding_loss", "input2", input2, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_cosine_embedding_loss", "target", target, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_cosine_embedding_loss(&_a0, _a1, _a2, _a3, (C.double)(margin), (C.int32_t)(reduction))
+	runtime.KeepAlive(input1)
+	runtime.KeepAlive(input2)
+	runtime.KeepAlive(target)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // CrossEntropy calls ag_op_cross_entropy: Cross entropy between logits and targets, as torch.nn.functional.cross_entropy without class weights.
 func (input *Tensor) CrossEntropy(target *Tensor, reduction int32, ignoreIndex int64, labelSmoothing float64) (*Tensor, error) {
 	var _err error
@@ -83,6 +109,32 @@ func (input *Tensor) CrossEntropy(target *Tensor, reduction int32, ignoreIndex i
 	return wrapTensor(_a0), nil
 }
 
+// GaussianNllLoss calls ag_op_gaussian_nll_loss: Gaussian negative log likelihood (F.gaussian_nll_loss): 0.5 * (log(v) + (input - target)^2 / v) with v = max(var, eps) (+ 0.5*log(2*pi) with full); var has input's shape, or input's without the last dim, or a last dim of 1.
+func (input *Tensor) GaussianNllLoss(target *Tensor, varArg *Tensor, full int32, eps float64, reduction int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_gaussian_nll_loss", "input", input, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_gaussian_nll_loss", "target", target, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_gaussian_nll_loss", "var", varArg, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_gaussian_nll_loss(&_a0, _a1, _a2, _a3, (C.int32_t)(full), (C.double)(eps), (C.int32_t)(reduction))
+	runtime.KeepAlive(input)
+	runtime.KeepAlive(target)
+	runtime.KeepAlive(varArg)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // HuberLoss calls ag_op_huber_loss: Huber: with d = input - target (broadcasting), 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta); then the reduction (PyTorch's default delta is 1.0).
 func (input *Tensor) HuberLoss(target *Tensor, reduction int32, delta float64) (*Tensor, error) {
 	var _err error
@@ -96,6 +148,27 @@ func (input *Tensor) HuberLoss(target *Tensor, reduction int32, delta float64) (
 	}
 	var _a0 *C.ag_tensor
 	_err = c_ag_op_huber_loss(&_a0, _a1, _a2, (C.int32_t)(reduction), (C.double)(delta))
+	runtime.KeepAlive(input)
+	runtime.KeepAlive(target)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// KlDiv calls ag_op_kl_div: Kullback-Leibler divergence (F.kl_div) of log-probabilities `input` from `target` (broadcast together): pointwise target * (log(target) - input) where target > 0, else 0 (PyTorch 1.13's rule); with log_target != 0, exp(target) * (target - input).
+func (input *Tensor) KlDiv(target *Tensor, reduction int32, logTarget int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_kl_div", "input", input, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_kl_div", "target", target, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_kl_div(&_a0, _a1, _a2, (C.int32_t)(reduction), (C.int32_t)(logTarget))
 	runtime.KeepAlive(input)
 	runtime.KeepAlive(target)
 	if _err != nil {
@@ -162,6 +235,32 @@ func (grad *Tensor) LogSoftmaxBackward(y *Tensor, dim int64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// MarginRankingLoss calls ag_op_margin_ranking_loss: F.margin_ranking_loss: max(0, -target * (input1 - input2) + margin), all three broadcast; the gradient passes at 0 (PyTorch's clamp_min).
+func (input1 *Tensor) MarginRankingLoss(input2 *Tensor, target *Tensor, margin float64, reduction int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_margin_ranking_loss", "input1", input1, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_margin_ranking_loss", "input2", input2, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_margin_ranking_loss", "target", target, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_margin_ranking_loss(&_a0, _a1, _a2, _a3, (C.double)(margin), (C.int32_t)(reduction))
+	runtime.KeepAlive(input1)
+	runtime.KeepAlive(input2)
+	runtime.KeepAlive(target)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // MseLoss calls ag_op_mse_loss: Mean squared error: (input - target)^2 elementwise (broadcasting as ag_op_sub), then the reduction (NONE keeps the broadcast shape; MEAN of an empty tensor is NaN).
 func (input *Tensor) MseLoss(target *Tensor, reduction int32) (*Tensor, error) {
 	var _err error
@@ -198,6 +297,58 @@ func (input *Tensor) NllLoss(target *Tensor, reduction int32, ignoreIndex int64)
 	_err = c_ag_op_nll_loss(&_a0, _a1, _a2, (C.int32_t)(reduction), (C.int64_t)(ignoreIndex))
 	runtime.KeepAlive(input)
 	runtime.KeepAlive(target)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// PoissonNllLoss calls ag_op_poisson_nll_loss: Poisson negative log likelihood (F.poisson_nll_loss): exp(input) - target * input with log_input != 0, else input - target * log(input + eps); full != 0 adds Stirling's term target*log(target) - target + 0.5*log(2*pi*target) where target > 1.
+func (input *Tensor) PoissonNllLoss(target *Tensor, logInput int32, full int32, eps float64, reduction int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_poisson_nll_loss", "input", input, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_poisson_nll_loss", "target", target, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_poisson_nll_loss(&_a0, _a1, _a2, (C.int32_t)(logInput), (C.int32_t)(full), (C.double)(eps), (C.int32_t)(reduction))
+	runtime.KeepAlive(input)
+	runtime.KeepAlive(target)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// ScaledDotProductAttention calls ag_op_scaled_dot_product_attention: Scaled dot-product attention (F.scaled_dot_product_attention, math path): softmax(query key^T * scale + mask) value for query (..., L, E), key (..., S, E), value (..., S, Ev), batch dims broadcast; y (..., L, Ev).
+func (query *Tensor) ScaledDotProductAttention(key *Tensor, value *Tensor, attnMask *Tensor, dropoutP float64, isCausal int32, scale float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_scaled_dot_product_attention", "query", query, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_scaled_dot_product_attention", "key", key, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_scaled_dot_product_attention", "value", value, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a4, _err := tensorArg("ag_op_scaled_dot_product_attention", "attn_mask", attnMask, true)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_scaled_dot_product_attention(&_a0, _a1, _a2, _a3, _a4, (C.double)(dropoutP), (C.int32_t)(isCausal), (C.double)(scale))
+	runtime.KeepAlive(query)
+	runtime.KeepAlive(key)
+	runtime.KeepAlive(value)
+	runtime.KeepAlive(attnMask)
 	if _err != nil {
 		return nil, _err
 	}
@@ -256,6 +407,32 @@ func (grad *Tensor) SoftmaxBackward(y *Tensor, dim int64) (*Tensor, error) {
 	_err = c_ag_op_softmax_backward(&_a0, _a1, _a2, (C.int64_t)(dim))
 	runtime.KeepAlive(grad)
 	runtime.KeepAlive(y)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// TripletMarginLoss calls ag_op_triplet_margin_loss: F.triplet_margin_loss: max(0, margin + d(anchor, positive) - d(anchor, negative)) with d(x, y) = ||x - y + eps||_p over the last dim (PyTorch's pairwise_distance); swap != 0 uses min(d(a, n), d(p, n)) (ties share the gradient).
+func (anchor *Tensor) TripletMarginLoss(positive *Tensor, negative *Tensor, margin float64, p float64, eps float64, swap int32, reduction int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_triplet_margin_loss", "anchor", anchor, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_triplet_margin_loss", "positive", positive, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_triplet_margin_loss", "negative", negative, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_triplet_margin_loss(&_a0, _a1, _a2, _a3, (C.double)(margin), (C.double)(p), (C.double)(eps), (C.int32_t)(swap), (C.int32_t)(reduction))
+	runtime.KeepAlive(anchor)
+	runtime.KeepAlive(positive)
+	runtime.KeepAlive(negative)
 	if _err != nil {
 		return nil, _err
 	}

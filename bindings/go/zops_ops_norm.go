@@ -77,6 +77,42 @@ func (x *Tensor) GroupNorm(numGroups int64, weight *Tensor, bias *Tensor, eps fl
 	return wrapTensor(_a0), nil
 }
 
+// InstanceNorm calls ag_op_instance_norm: Instance normalization (F.instance_norm) of x (N, C, spatial...): with use_input_stats != 0 each (sample, channel) is normalized over its spatial elements (biased variance), then scaled by weight and shifted by bias.
+func (x *Tensor) InstanceNorm(runningMean *Tensor, runningVar *Tensor, weight *Tensor, bias *Tensor, useInputStats int32, momentum float64, eps float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_instance_norm", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_instance_norm", "running_mean", runningMean, true)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_instance_norm", "running_var", runningVar, true)
+	if _err != nil {
+		return nil, _err
+	}
+	_a4, _err := tensorArg("ag_op_instance_norm", "weight", weight, true)
+	if _err != nil {
+		return nil, _err
+	}
+	_a5, _err := tensorArg("ag_op_instance_norm", "bias", bias, true)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_instance_norm(&_a0, _a1, _a2, _a3, _a4, _a5, (C.int32_t)(useInputStats), (C.double)(momentum), (C.double)(eps))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(runningMean)
+	runtime.KeepAlive(runningVar)
+	runtime.KeepAlive(weight)
+	runtime.KeepAlive(bias)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // LayerNorm calls ag_op_layer_norm: Layer normalization over the last n dims of x, whose sizes must equal normalized_shape[0..n): y = (x - mean) / sqrt(var + eps) * weight + bias, mean and (biased) var taken over those dims, separately for every index of the leading dims.
 func (x *Tensor) LayerNorm(normalizedShape []int64, weight *Tensor, bias *Tensor, eps float64) (*Tensor, error) {
 	var _err error
@@ -171,6 +207,22 @@ func (grad *Tensor) LayerNormWeightGrad(x *Tensor, normalizedShape []int64, eps 
 	runtime.KeepAlive(grad)
 	runtime.KeepAlive(x)
 	runtime.KeepAlive(normalizedShape)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// LocalResponseNorm calls ag_op_local_response_norm: Local response normalization (F.local_response_norm) of x (N, C, ...): y = x / (k + alpha * a)^beta with a the average of x^2 over `size` neighbouring channels (zero padded: size/2 before, (size-1)/2 after), as PyTorch computes it.
+func (x *Tensor) LocalResponseNorm(size int64, alpha float64, beta float64, k float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_local_response_norm", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_local_response_norm(&_a0, _a1, (C.int64_t)(size), (C.double)(alpha), (C.double)(beta), (C.double)(k))
+	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
 	}

@@ -15,6 +15,31 @@ import (
 var _ unsafe.Pointer
 var _ = runtime.KeepAlive
 
+// BroadcastTo calls ag_op_broadcast_to: A view of x broadcast to `shape` (-1 keeps a size), PyTorch's broadcast_to (the same as ag_op_expand).
+func (x *Tensor) BroadcastTo(shape []int64) (*Tensor, error) {
+	var _err error
+	_n_ndim, _err := sliceCount("ag_op_broadcast_to", "shape", len(shape))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_broadcast_to", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := int64sArg("ag_op_broadcast_to", "shape", shape, 0, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_broadcast_to(&_a0, _a1, _a2, C.int32_t(_n_ndim))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(shape)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Chunk calls ag_op_chunk: Splits x along `dim` into views of ceil(size / chunks) elements, the last one smaller, as PyTorch's chunk: there may be fewer than `chunks` pieces (size 5 in 4 chunks gives 2,2,1), and an empty dim gives one empty piece.
 func (x *Tensor) Chunk(chunks int64, dim int64) ([]*Tensor, error) {
 	var _err error
@@ -58,6 +83,32 @@ func Concat(xs []*Tensor, dim int64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Diff calls ag_op_diff: y = the n-th forward difference of x along `dim` (x[1:] - x[:-1], n times), PyTorch's diff; prepend and append (may be NULL) are joined to x along dim first and must match x's other sizes.
+func (x *Tensor) Diff(n int64, dim int64, prepend *Tensor, append *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_diff", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a4, _err := tensorArg("ag_op_diff", "prepend", prepend, true)
+	if _err != nil {
+		return nil, _err
+	}
+	_a5, _err := tensorArg("ag_op_diff", "append", append, true)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_diff(&_a0, _a1, (C.int64_t)(n), (C.int64_t)(dim), _a4, _a5)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(prepend)
+	runtime.KeepAlive(append)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Flatten calls ag_op_flatten: y = x with dims start_dim..end_dim (inclusive) merged into one, as reshape.
 func (x *Tensor) Flatten(startDim int64, endDim int64) (*Tensor, error) {
 	var _err error
@@ -93,6 +144,22 @@ func (x *Tensor) Flip(dims []int64) (*Tensor, error) {
 	_err = c_ag_op_flip(&_a0, _a1, _a2, C.int32_t(_n_ndims))
 	runtime.KeepAlive(x)
 	runtime.KeepAlive(dims)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Movedim calls ag_op_movedim: A view of x with dim `source` moved to position `destination`, the other dims keeping their order, PyTorch's movedim with one dim each (use ag_op_permute for several).
+func (x *Tensor) Movedim(source int64, destination int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_movedim", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_movedim(&_a0, _a1, (C.int64_t)(source), (C.int64_t)(destination))
+	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
 	}
@@ -190,6 +257,43 @@ func (x *Tensor) Repeat(repeats []int64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// RepeatInterleave calls ag_op_repeat_interleave: y = x with every element along `dim` repeated `repeats` times in place ([1,2] with 2 repeats is [1,1,2,2]), PyTorch's repeat_interleave with an int (dim is required: flatten x first for PyTorch's dim=None).
+func (x *Tensor) RepeatInterleave(repeats int64, dim int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_repeat_interleave", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_repeat_interleave(&_a0, _a1, (C.int64_t)(repeats), (C.int64_t)(dim))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// RepeatInterleaveTensor calls ag_op_repeat_interleave_tensor: y = x with element i along `dim` repeated repeats[i] times, repeats an i64 tensor of size(dim) entries (or one entry, used for all), PyTorch's repeat_interleave with a tensor.
+func (x *Tensor) RepeatInterleaveTensor(repeats *Tensor, dim int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_repeat_interleave_tensor", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_repeat_interleave_tensor", "repeats", repeats, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_repeat_interleave_tensor(&_a0, _a1, _a2, (C.int64_t)(dim))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(repeats)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Reshape calls ag_op_reshape: y = x with shape `shape` (ndim sizes, one of which may be -1 and is then inferred).
 func (x *Tensor) Reshape(shape []int64) (*Tensor, error) {
 	var _err error
@@ -209,6 +313,65 @@ func (x *Tensor) Reshape(shape []int64) (*Tensor, error) {
 	_err = c_ag_op_reshape(&_a0, _a1, _a2, C.int32_t(_n_ndim))
 	runtime.KeepAlive(x)
 	runtime.KeepAlive(shape)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Roll calls ag_op_roll: y = x with its elements shifted by shifts[i] along dims[i] (wrapping around; negative shifts go the other way), PyTorch's roll.
+func (x *Tensor) Roll(shifts []int64, dims []int64) (*Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_roll", "dims", len(dims))
+	if _err != nil {
+		return nil, _err
+	}
+	_n_nshifts, _err := sliceCount("ag_op_roll", "shifts", len(shifts))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_roll", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := int64sArg("ag_op_roll", "shifts", shifts, 0, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a4, _err := int64sArg("ag_op_roll", "dims", dims, 0, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_roll(&_a0, _a1, _a2, C.int32_t(_n_nshifts), _a4, C.int32_t(_n_ndims))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(shifts)
+	runtime.KeepAlive(dims)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Rot90 calls ag_op_rot90: y = x rotated by k quarter turns in the plane of dims[0], dims[1] (ndims must be 2), from the first towards the second, PyTorch's rot90: k = 1 is flip(dims[1]) then transpose; k may be negative.
+func (x *Tensor) Rot90(k int64, dims []int64) (*Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_rot90", "dims", len(dims))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_rot90", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := int64sArg("ag_op_rot90", "dims", dims, 0, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_rot90(&_a0, _a1, (C.int64_t)(k), _a3, C.int32_t(_n_ndims))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(dims)
 	if _err != nil {
 		return nil, _err
 	}
@@ -348,6 +511,84 @@ func Stack(xs []*Tensor, dim int64) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// TensorSplit calls ag_op_tensor_split: Splits x along `dim` into `sections` views (always that many, some maybe empty); the first size % sections are one element longer, PyTorch's tensor_split with an int.
+func (x *Tensor) TensorSplit(sections int64, dim int64) ([]*Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_tensor_split", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 []*C.ag_tensor
+	for _cap := capacityHint(); ; _cap *= 4 {
+		_a0 = make([]*C.ag_tensor, _cap)
+		_err = c_ag_op_tensor_split((**C.ag_tensor)(unsafe.Pointer(unsafe.SliceData(_a0))), C.int32_t(_cap), _a2, (C.int64_t)(sections), (C.int64_t)(dim))
+		if !isBufferTooSmall(_err) || _cap >= maxCapacity {
+			break
+		}
+	}
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensors(nonNilPrefix(_a0)), nil
+}
+
+// TensorSplitIndices calls ag_op_tensor_split_indices: Splits x along `dim` at the nindices positions `indices` into nindices+1 views x[:i0], x[i0:i1], ..., x[ik:], with Python's slice rules (negative positions count from the end, positions clamp to the size, a piece whose end lies before its start is empty), PyTorch's tensor_split with a list.
+func (x *Tensor) TensorSplitIndices(indices []int64, dim int64) ([]*Tensor, error) {
+	var _err error
+	_n_nindices, _err := sliceCount("ag_op_tensor_split_indices", "indices", len(indices))
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_tensor_split_indices", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := int64sArg("ag_op_tensor_split_indices", "indices", indices, 0, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 []*C.ag_tensor
+	for _cap := capacityHint(len(indices)); ; _cap *= 4 {
+		_a0 = make([]*C.ag_tensor, _cap)
+		_err = c_ag_op_tensor_split_indices((**C.ag_tensor)(unsafe.Pointer(unsafe.SliceData(_a0))), C.int32_t(_cap), _a2, _a3, C.int32_t(_n_nindices), (C.int64_t)(dim))
+		if !isBufferTooSmall(_err) || _cap >= maxCapacity {
+			break
+		}
+	}
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(indices)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensors(nonNilPrefix(_a0)), nil
+}
+
+// Tile calls ag_op_tile: y = x tiled dims[i] times along dim i, PyTorch's tile: as ag_op_repeat, with dims filled up with leading 1s when it has fewer entries than x has dims.
+func (x *Tensor) Tile(dims []int64) (*Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_tile", "dims", len(dims))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_tile", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := int64sArg("ag_op_tile", "dims", dims, 0, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_tile(&_a0, _a1, _a2, C.int32_t(_n_ndims))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(dims)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Transpose calls ag_op_transpose: A view of x with dims dim0 and dim1 swapped (a 0-dim x accepts 0 and -1 and is returned as a view of itself).
 func (x *Tensor) Transpose(dim0 int64, dim1 int64) (*Tensor, error) {
 	var _err error
@@ -362,6 +603,28 @@ func (x *Tensor) Transpose(dim0 int64, dim1 int64) (*Tensor, error) {
 		return nil, _err
 	}
 	return wrapTensor(_a0), nil
+}
+
+// Unbind calls ag_op_unbind: Writes the size(dim) views x[..., i, ...] (dim removed) to outs[0..size(dim)), each a new reference, PyTorch's unbind.
+func (x *Tensor) Unbind(dim int64) ([]*Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_unbind", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 []*C.ag_tensor
+	for _cap := capacityHint(); ; _cap *= 4 {
+		_a0 = make([]*C.ag_tensor, _cap)
+		_err = c_ag_op_unbind((**C.ag_tensor)(unsafe.Pointer(unsafe.SliceData(_a0))), C.int32_t(_cap), _a2, (C.int64_t)(dim))
+		if !isBufferTooSmall(_err) || _cap >= maxCapacity {
+			break
+		}
+	}
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensors(nonNilPrefix(_a0)), nil
 }
 
 // Unsqueeze calls ag_op_unsqueeze: A view of x with a size-1 dim inserted at `dim` (-ndim-1..ndim).

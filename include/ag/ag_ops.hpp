@@ -348,6 +348,12 @@ AG_HPP_UNARY_SCALAR2(threshold)
 AG_HPP_UNARY_SCALAR(softshrink)
 AG_HPP_UNARY_SCALAR(hardshrink)
 AG_HPP_UNARY(tanhshrink)
+AG_HPP_DIMLIST(tile)
+AG_HPP_SHAPE(broadcast_to)
+AG_HPP_INDEX_SRC(scatter)
+AG_HPP_INDEX_SRC(index_copy)
+AG_HPP_DIM(pixel_shuffle)
+AG_HPP_DIM(pixel_unshuffle)
 /* END generated */
 
 #undef AG_HPP_UNARY
@@ -444,6 +450,50 @@ inline Tensor pad(const Tensor &x, const std::vector<int64_t> &pads, int32_t mod
                   double value = 0.0) {
   return detail::op(ag_op_pad, x.get(), detail::data_or_null(pads), detail::count_of(pads), mode, value);
 }
+/** Shifts along dims (wrapping); no dims: x rolled as if flattened. */
+inline Tensor roll(const Tensor &x, const std::vector<int64_t> &shifts, const std::vector<int64_t> &dims = {}) {
+  return detail::op(ag_op_roll, x.get(), detail::data_or_null(shifts), detail::count_of(shifts),
+                    detail::data_or_null(dims), detail::count_of(dims));
+}
+inline Tensor rot90(const Tensor &x, int64_t k = 1, const std::vector<int64_t> &dims = {0, 1}) {
+  return detail::op(ag_op_rot90, x.get(), k, detail::data_or_null(dims), detail::count_of(dims));
+}
+inline Tensor repeat_interleave(const Tensor &x, int64_t repeats, int64_t dim) {
+  return detail::op(ag_op_repeat_interleave, x.get(), repeats, dim);
+}
+inline Tensor movedim(const Tensor &x, int64_t source, int64_t destination) {
+  return detail::op(ag_op_movedim, x.get(), source, destination);
+}
+inline Tensor repeat_interleave_tensor(const Tensor &x, const Tensor &repeats, int64_t dim) {
+  return detail::op(ag_op_repeat_interleave_tensor, x.get(), repeats.get(), dim);
+}
+/** The views x[..., i, ...] along dim. */
+inline std::vector<Tensor> unbind(const Tensor &x, int64_t dim = 0) {
+  const std::vector<int64_t> shape = x.shape();
+  const int64_t d = dim < 0 ? dim + static_cast<int64_t>(shape.size()) : dim;
+  const std::size_t n = d >= 0 && d < static_cast<int64_t>(shape.size()) ? static_cast<std::size_t>(shape[d]) : 0;
+  std::vector<ag_tensor *> outs(n + 1, nullptr);
+  detail::check(ag_op_unbind(outs.data(), static_cast<int32_t>(n), x.get(), dim));
+  return detail::adopt_all(outs, n);
+}
+/** `sections` views along dim, the first ones one longer. */
+inline std::vector<Tensor> tensor_split(const Tensor &x, int64_t sections, int64_t dim = 0) {
+  std::vector<ag_tensor *> outs(static_cast<std::size_t>(sections > 0 ? sections : 0) + 1, nullptr);
+  detail::check(ag_op_tensor_split(outs.data(), static_cast<int32_t>(outs.size() - 1), x.get(), sections, dim));
+  return detail::adopt_all(outs, outs.size() - 1);
+}
+/** Views x[:i0], x[i0:i1], ..., x[ik:] along dim. */
+inline std::vector<Tensor> tensor_split_indices(const Tensor &x, const std::vector<int64_t> &indices, int64_t dim = 0) {
+  std::vector<ag_tensor *> outs(indices.size() + 1, nullptr);
+  detail::check(ag_op_tensor_split_indices(outs.data(), static_cast<int32_t>(outs.size()), x.get(),
+                                           detail::data_or_null(indices), detail::count_of(indices), dim));
+  return detail::adopt_all(outs, outs.size());
+}
+/** prepend and append may be empty Tensors. */
+inline Tensor diff(const Tensor &x, int64_t n = 1, int64_t dim = -1, const Tensor &prepend = Tensor(),
+                   const Tensor &append = Tensor()) {
+  return detail::op(ag_op_diff, x.get(), n, dim, prepend.get(), append.get());
+}
 
 /* ---- indexing (ag/ops_index.h) ---- */
 
@@ -457,6 +507,118 @@ inline Tensor embedding(const Tensor &weight, const Tensor &indices) {
 /** num_classes -1: the largest index + 1. */
 inline Tensor one_hot(const Tensor &indices, int64_t num_classes = -1) {
   return detail::op(ag_op_one_hot, indices.get(), num_classes);
+}
+inline Tensor scatter_value(const Tensor &x, int64_t dim, const Tensor &index, double value) {
+  return detail::op(ag_op_scatter_value, x.get(), dim, index.get(), value);
+}
+/** reduce: an AG_SCATTER_REDUCE_* value. */
+inline Tensor scatter_reduce(const Tensor &x, int64_t dim, const Tensor &index, const Tensor &src, int32_t reduce,
+                             bool include_self = true) {
+  return detail::op(ag_op_scatter_reduce, x.get(), dim, index.get(), src.get(), reduce, int32_t{include_self});
+}
+/** x[indices...] = values (added with accumulate). */
+inline Tensor index_put(const Tensor &x, const std::vector<Tensor> &indices, const Tensor &values,
+                        bool accumulate = false) {
+  std::vector<const ag_tensor *> ix;
+  for (const Tensor &t : indices) ix.push_back(t.get());
+  return detail::op(ag_op_index_put, x.get(), ix.empty() ? nullptr : ix.data(), static_cast<int32_t>(ix.size()),
+                    values.get(), int32_t{accumulate});
+}
+inline Tensor index_fill(const Tensor &x, int64_t dim, const Tensor &index, double value) {
+  return detail::op(ag_op_index_fill, x.get(), dim, index.get(), value);
+}
+inline Tensor masked_scatter(const Tensor &x, const Tensor &mask, const Tensor &source) {
+  return detail::op(ag_op_masked_scatter, x.get(), mask.get(), source.get());
+}
+inline Tensor masked_select(const Tensor &x, const Tensor &mask) {
+  return detail::op(ag_op_masked_select, x.get(), mask.get());
+}
+inline Tensor take_along_dim(const Tensor &x, const Tensor &indices, int64_t dim) {
+  return detail::op(ag_op_take_along_dim, x.get(), indices.get(), dim);
+}
+
+/* ---- nn added in 0.2 (ag/ops_conv.h, ag/ops_norm.h, ag/ops_nn.h); empty Tensors for NULL ---- */
+
+inline Tensor conv_transpose2d(const Tensor &x, const Tensor &weight, const Tensor &bias = Tensor(),
+                               const std::vector<int64_t> &stride = std::vector<int64_t>(),
+                               const std::vector<int64_t> &padding = std::vector<int64_t>(),
+                               const std::vector<int64_t> &output_padding = std::vector<int64_t>(),
+                               int64_t groups = 1, const std::vector<int64_t> &dilation = std::vector<int64_t>()) {
+  return detail::op(ag_op_conv_transpose2d, x.get(), weight.get(), bias.get(),
+                    detail::Pair("conv_transpose2d", "stride", stride).get(),
+                    detail::Pair("conv_transpose2d", "padding", padding).get(),
+                    detail::Pair("conv_transpose2d", "output_padding", output_padding).get(), groups,
+                    detail::Pair("conv_transpose2d", "dilation", dilation).get());
+}
+inline Tensor conv_transpose1d(const Tensor &x, const Tensor &weight, const Tensor &bias = Tensor(), int64_t stride = 1,
+                               int64_t padding = 0, int64_t output_padding = 0, int64_t groups = 1,
+                               int64_t dilation = 1) {
+  return detail::op(ag_op_conv_transpose1d, x.get(), weight.get(), bias.get(), stride, padding, output_padding, groups,
+                    dilation);
+}
+/** size empty: by scale_factor; mode AG_INTERP_*. */
+inline Tensor interpolate(const Tensor &x, const std::vector<int64_t> &size, double scale_factor = 0.0,
+                          int32_t mode = AG_INTERP_NEAREST, bool align_corners = false) {
+  return detail::op(ag_op_interpolate, x.get(), detail::data_or_null(size), detail::count_of(size), scale_factor, mode,
+                    int32_t{align_corners});
+}
+/** stride 0: kernel_size. */
+inline Tensor max_pool1d(const Tensor &x, int64_t kernel_size, int64_t stride = 0, int64_t padding = 0,
+                         int64_t dilation = 1, bool ceil_mode = false) {
+  return detail::op(ag_op_max_pool1d, x.get(), kernel_size, stride, padding, dilation, int32_t{ceil_mode});
+}
+inline Tensor avg_pool1d(const Tensor &x, int64_t kernel_size, int64_t stride = 0, int64_t padding = 0,
+                         bool ceil_mode = false, bool count_include_pad = true) {
+  return detail::op(ag_op_avg_pool1d, x.get(), kernel_size, stride, padding, int32_t{ceil_mode},
+                    int32_t{count_include_pad});
+}
+inline Tensor adaptive_max_pool2d(const Tensor &x, const std::vector<int64_t> &output_size) {
+  return detail::op(ag_op_adaptive_max_pool2d, x.get(),
+                    detail::Pair("adaptive_max_pool2d", "output_size", output_size).get());
+}
+inline Tensor instance_norm(const Tensor &x, const Tensor &running_mean = Tensor(), const Tensor &running_var = Tensor(),
+                            const Tensor &weight = Tensor(), const Tensor &bias = Tensor(), bool use_input_stats = true,
+                            double momentum = 0.1, double eps = 1e-5) {
+  return detail::op(ag_op_instance_norm, x.get(), running_mean.get(), running_var.get(), weight.get(), bias.get(),
+                    int32_t{use_input_stats}, momentum, eps);
+}
+inline Tensor local_response_norm(const Tensor &x, int64_t size, double alpha = 1e-4, double beta = 0.75,
+                                  double k = 1.0) {
+  return detail::op(ag_op_local_response_norm, x.get(), size, alpha, beta, k);
+}
+/** scale 0: 1/sqrt(E). */
+inline Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key, const Tensor &value,
+                                           const Tensor &attn_mask = Tensor(), double dropout_p = 0.0,
+                                           bool is_causal = false, double scale = 0.0) {
+  return detail::op(ag_op_scaled_dot_product_attention, query.get(), key.get(), value.get(), attn_mask.get(), dropout_p,
+                    int32_t{is_causal}, scale);
+}
+inline Tensor kl_div(const Tensor &input, const Tensor &target, int32_t reduction = AG_REDUCTION_MEAN,
+                     bool log_target = false) {
+  return detail::op(ag_op_kl_div, input.get(), target.get(), reduction, int32_t{log_target});
+}
+inline Tensor poisson_nll_loss(const Tensor &input, const Tensor &target, bool log_input = true, bool full = false,
+                               double eps = 1e-8, int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_poisson_nll_loss, input.get(), target.get(), int32_t{log_input}, int32_t{full}, eps,
+                    reduction);
+}
+inline Tensor gaussian_nll_loss(const Tensor &input, const Tensor &target, const Tensor &var, bool full = false,
+                                double eps = 1e-6, int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_gaussian_nll_loss, input.get(), target.get(), var.get(), int32_t{full}, eps, reduction);
+}
+inline Tensor margin_ranking_loss(const Tensor &input1, const Tensor &input2, const Tensor &target,
+                                  double margin = 0.0, int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_margin_ranking_loss, input1.get(), input2.get(), target.get(), margin, reduction);
+}
+inline Tensor cosine_embedding_loss(const Tensor &input1, const Tensor &input2, const Tensor &target,
+                                    double margin = 0.0, int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_cosine_embedding_loss, input1.get(), input2.get(), target.get(), margin, reduction);
+}
+inline Tensor triplet_margin_loss(const Tensor &anchor, const Tensor &positive, const Tensor &negative,
+                                  double margin = 1.0, double p = 2.0, double eps = 1e-6, bool swap = false,
+                                  int32_t reduction = AG_REDUCTION_MEAN) {
+  return detail::op(ag_op_triplet_margin_loss, anchor.get(), positive.get(), negative.get(), margin, p, eps,
+                    int32_t{swap}, reduction);
 }
 
 /* ---- linear algebra (ag/ops_linalg.h) ---- */

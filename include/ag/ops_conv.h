@@ -30,6 +30,11 @@
 #include "ag/tensor.h"
 
 AG_BEGIN_DECLS
+/** Modes of ag_op_interpolate (frozen values). */
+#define AG_INTERP_NEAREST 0
+#define AG_INTERP_LINEAR 1
+#define AG_INTERP_BILINEAR 2
+
 
 /**
  * Sliding local blocks (F.unfold, im2col): x (N, C, H, W) gives
@@ -144,6 +149,103 @@ AG_API ag_status ag_op_avg_pool2d(ag_tensor **out, const ag_tensor *x, const int
  *         AG_ERR_SHAPE for x not 3-D or 4-D or a zero C, H or W; also DTYPE.
  */
 AG_API ag_status ag_op_adaptive_avg_pool2d(ag_tensor **out, const ag_tensor *x,
+                                           const int64_t output_size[2]) AG_NOEXCEPT;
+
+/**
+ * 2-D transposed convolution (F.conv_transpose2d), the gradient of conv2d
+ * in its input: x (N, C, H, W) or (C, H, W), weight (C, OC/groups, kH, kW),
+ * bias (OC) or NULL; y (N, OC, OH, OW) with OH = (H-1)*stride - 2*padding +
+ * dilation*(kH-1) + output_padding + 1 (W likewise). Pairs are (height,
+ * width); NULL takes PyTorch's default (stride 1, padding 0, output_padding
+ * 0, dilation 1). Note PyTorch's argument order: groups before dilation.
+ * Gradients of every order (matmul and fold).
+ * @return AG_ERR_INVALID_ARGUMENT for stride, dilation or groups < 1, a
+ *         negative padding, output_padding not below stride nor dilation; AG_ERR_SHAPE
+ *         for weight not 4-D, x not 3-D or 4-D, channels that do not match
+ *         weight dim 0 or are not divisible by groups, a bias of another
+ *         size, an output size below 1; also DTYPE, CONTEXT.
+ */
+AG_API ag_status ag_op_conv_transpose2d(ag_tensor **out, const ag_tensor *x, const ag_tensor *weight,
+                                        const ag_tensor *bias, const int64_t stride[2],
+                                        const int64_t padding[2], const int64_t output_padding[2],
+                                        int64_t groups, const int64_t dilation[2]) AG_NOEXCEPT;
+
+/**
+ * 1-D transposed convolution (F.conv_transpose1d): x (N, C, L) or (C, L),
+ * weight (C, OC/groups, k), bias (OC) or NULL, as ag_op_conv_transpose2d
+ * along one dim.
+ * @return as ag_op_conv_transpose2d (weight must be 3-D, x 2-D or 3-D).
+ */
+AG_API ag_status ag_op_conv_transpose1d(ag_tensor **out, const ag_tensor *x, const ag_tensor *weight,
+                                        const ag_tensor *bias, int64_t stride, int64_t padding,
+                                        int64_t output_padding, int64_t groups,
+                                        int64_t dilation) AG_NOEXCEPT;
+
+/**
+ * Resamples x (N, C, spatial...) (F.interpolate): to `size` (ndim = 1, used
+ * for every spatial dim, or one per spatial dim) or, with ndim = 0, by
+ * scale_factor > 0 for every spatial dim (output size floor(in *
+ * scale_factor), source positions from the factor, as PyTorch without
+ * recompute_scale_factor). mode: AG_INTERP_NEAREST (1 to 3 spatial dims;
+ * source index floor(out * scale)), AG_INTERP_LINEAR (x 3-D) or
+ * AG_INTERP_BILINEAR (x 4-D), with align_corners != 0 mapping the corner
+ * pixels onto each other (linear modes only). No antialiasing. Gradients
+ * of every order (selections and constant weights).
+ * @return AG_ERR_INVALID_ARGUMENT for another mode, both or neither of size
+ *         and scale_factor, a size count that fits neither rule,
+ *         align_corners with nearest; AG_ERR_SHAPE for an input rank the
+ *         mode does not take, an output size below 1; AG_ERR_DTYPE.
+ */
+AG_API ag_status ag_op_interpolate(ag_tensor **out, const ag_tensor *x, const int64_t *size,
+                                   int32_t ndim, double scale_factor, int32_t mode,
+                                   int32_t align_corners) AG_NOEXCEPT;
+
+/**
+ * (*, C*r*r, H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle) with r =
+ * upscale_factor: a reshape and permute (a copy). Gradient: unshuffled.
+ * @return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
+ *         dims or channels not divisible by r*r.
+ */
+AG_API ag_status ag_op_pixel_shuffle(ag_tensor **out, const ag_tensor *x,
+                                     int64_t upscale_factor) AG_NOEXCEPT;
+
+/**
+ * (*, C, H*r, W*r) -> (*, C*r*r, H, W) (F.pixel_unshuffle), the inverse of
+ * ag_op_pixel_shuffle with r = downscale_factor.
+ * @return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
+ *         dims or H, W not divisible by r.
+ */
+AG_API ag_status ag_op_pixel_unshuffle(ag_tensor **out, const ag_tensor *x,
+                                       int64_t downscale_factor) AG_NOEXCEPT;
+
+/**
+ * 1-D max pooling (F.max_pool1d) of x (N, C, L) or (C, L): ag_op_max_pool2d
+ * along one dim; stride 0 = kernel_size (PyTorch's default).
+ * @return as ag_op_max_pool2d; AG_ERR_SHAPE for x not 2-D or 3-D.
+ */
+AG_API ag_status ag_op_max_pool1d(ag_tensor **out, const ag_tensor *x, int64_t kernel_size,
+                                  int64_t stride, int64_t padding, int64_t dilation,
+                                  int32_t ceil_mode) AG_NOEXCEPT;
+
+/**
+ * 1-D average pooling (F.avg_pool1d) of x (N, C, L) or (C, L):
+ * ag_op_avg_pool2d along one dim; stride 0 = kernel_size.
+ * @return as ag_op_avg_pool2d; AG_ERR_SHAPE for x not 2-D or 3-D.
+ */
+AG_API ag_status ag_op_avg_pool1d(ag_tensor **out, const ag_tensor *x, int64_t kernel_size,
+                                  int64_t stride, int64_t padding, int32_t ceil_mode,
+                                  int32_t count_include_pad) AG_NOEXCEPT;
+
+/**
+ * Adaptive 2-D max pooling (F.adaptive_max_pool2d, values only) of x
+ * (N, C, H, W) or (C, H, W) to output_size (oh, ow): output (i, j) is the
+ * maximum over rows [floor(i*H/oh), ceil((i+1)*H/oh)) and the columns
+ * likewise. Gradient: to the maximum of each window (a NaN is the maximum).
+ * @return AG_ERR_INVALID_ARGUMENT for a NULL or non-positive output_size;
+ *         AG_ERR_SHAPE for x not 3-D or 4-D or with an empty spatial dim;
+ *         AG_ERR_DTYPE.
+ */
+AG_API ag_status ag_op_adaptive_max_pool2d(ag_tensor **out, const ag_tensor *x,
                                            const int64_t output_size[2]) AG_NOEXCEPT;
 
 AG_END_DECLS

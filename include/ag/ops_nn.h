@@ -185,6 +185,100 @@ AG_API ag_status ag_op_binary_cross_entropy_with_logits(ag_tensor **out, const a
                                                         const ag_tensor *target, const ag_tensor *pos_weight,
                                                         int32_t reduction) AG_NOEXCEPT;
 
+/**
+ * Scaled dot-product attention (F.scaled_dot_product_attention, math path):
+ * softmax(query key^T * scale + mask) value for query (..., L, E), key
+ * (..., S, E), value (..., S, Ev), batch dims broadcast; y (..., L, Ev).
+ * attn_mask (may be NULL) broadcasts to (..., L, S): bool (true = may
+ * attend; false gives the score -inf) or of query's dtype (added).
+ * is_causal != 0 masks j > i (then attn_mask must be NULL). scale 0 means
+ * 1/sqrt(E). dropout_p > 0 drops attention weights as ag_op_dropout does
+ * (from the context's generator). A row with every position masked gives
+ * NaN, as PyTorch's math path. Gradients of every order (composition).
+ * @return AG_ERR_SHAPE for fewer than 2 dims, mismatched E or S;
+ *         AG_ERR_INVALID_ARGUMENT for dropout_p outside [0, 1], a negative or
+ *         non-finite scale, a mask with is_causal; also DTYPE, CONTEXT.
+ */
+AG_API ag_status ag_op_scaled_dot_product_attention(ag_tensor **out, const ag_tensor *query,
+                                                    const ag_tensor *key, const ag_tensor *value,
+                                                    const ag_tensor *attn_mask, double dropout_p,
+                                                    int32_t is_causal, double scale) AG_NOEXCEPT;
+
+/**
+ * Kullback-Leibler divergence (F.kl_div) of log-probabilities `input` from
+ * `target` (broadcast together): pointwise target * (log(target) - input)
+ * where target > 0, else 0 (PyTorch 1.13's rule); with log_target != 0,
+ * exp(target) * (target - input). AG_REDUCTION_MEAN averages over all
+ * elements (PyTorch's 'batchmean' is AG_REDUCTION_SUM divided by the batch
+ * size). Gradients in both arguments, of every order.
+ * @return AG_ERR_SHAPE for shapes that do not broadcast; AG_ERR_INVALID_ARGUMENT
+ *         for another reduction; also DTYPE, CONTEXT.
+ */
+AG_API ag_status ag_op_kl_div(ag_tensor **out, const ag_tensor *input, const ag_tensor *target,
+                              int32_t reduction, int32_t log_target) AG_NOEXCEPT;
+
+/**
+ * Poisson negative log likelihood (F.poisson_nll_loss): exp(input) -
+ * target * input with log_input != 0, else input - target * log(input +
+ * eps); full != 0 adds Stirling's term target*log(target) - target +
+ * 0.5*log(2*pi*target) where target > 1. Reduced by `reduction`.
+ * @return as ag_op_kl_div; AG_ERR_INVALID_ARGUMENT for a non-finite eps.
+ */
+AG_API ag_status ag_op_poisson_nll_loss(ag_tensor **out, const ag_tensor *input,
+                                        const ag_tensor *target, int32_t log_input, int32_t full,
+                                        double eps, int32_t reduction) AG_NOEXCEPT;
+
+/**
+ * Gaussian negative log likelihood (F.gaussian_nll_loss): 0.5 * (log(v) +
+ * (input - target)^2 / v) with v = max(var, eps) (+ 0.5*log(2*pi) with
+ * full); var has input's shape, or input's without the last dim, or a last
+ * dim of 1. The clamp passes the gradient unchanged (PyTorch clamps under
+ * no_grad).
+ * @return AG_ERR_SHAPE for a var that fits none of the shapes;
+ *         AG_ERR_INVALID_ARGUMENT for a negative var entry, a non-finite eps,
+ *         another reduction; also DTYPE, CONTEXT.
+ */
+AG_API ag_status ag_op_gaussian_nll_loss(ag_tensor **out, const ag_tensor *input,
+                                         const ag_tensor *target, const ag_tensor *var,
+                                         int32_t full, double eps, int32_t reduction) AG_NOEXCEPT;
+
+/**
+ * F.margin_ranking_loss: max(0, -target * (input1 - input2) + margin), all
+ * three broadcast; the gradient passes at 0 (PyTorch's clamp_min).
+ * @return AG_ERR_SHAPE for shapes that do not broadcast; AG_ERR_INVALID_ARGUMENT
+ *         for a non-finite margin, another reduction; also DTYPE, CONTEXT.
+ */
+AG_API ag_status ag_op_margin_ranking_loss(ag_tensor **out, const ag_tensor *input1,
+                                           const ag_tensor *input2, const ag_tensor *target,
+                                           double margin, int32_t reduction) AG_NOEXCEPT;
+
+/**
+ * F.cosine_embedding_loss of rows input1, input2 ((N, D) or (D)) and target
+ * (N) or 0-dim of 1 / -1: 1 - cos where target == 1, max(0, cos - margin)
+ * where target == -1, else 0; cos = x1.x2 / sqrt((|x1|^2 + 1e-12)(|x2|^2 +
+ * 1e-12)) as PyTorch.
+ * @return AG_ERR_SHAPE for inputs not 1-D or 2-D, not broadcasting, or a
+ *         target of another shape; AG_ERR_INVALID_ARGUMENT for a non-finite
+ *         margin, another reduction; also DTYPE, CONTEXT.
+ */
+AG_API ag_status ag_op_cosine_embedding_loss(ag_tensor **out, const ag_tensor *input1,
+                                             const ag_tensor *input2, const ag_tensor *target,
+                                             double margin, int32_t reduction) AG_NOEXCEPT;
+
+/**
+ * F.triplet_margin_loss: max(0, margin + d(anchor, positive) - d(anchor,
+ * negative)) with d(x, y) = ||x - y + eps||_p over the last dim (PyTorch's
+ * pairwise_distance); swap != 0 uses min(d(a, n), d(p, n)) (ties share the
+ * gradient). The three inputs have the same number of dims (>= 1).
+ * @return AG_ERR_SHAPE for other ranks or shapes that do not broadcast;
+ *         AG_ERR_INVALID_ARGUMENT for p <= 0 or not finite, a non-finite
+ *         margin or eps, another reduction; also DTYPE, CONTEXT.
+ */
+AG_API ag_status ag_op_triplet_margin_loss(ag_tensor **out, const ag_tensor *anchor,
+                                           const ag_tensor *positive, const ag_tensor *negative,
+                                           double margin, double p, double eps, int32_t swap,
+                                           int32_t reduction) AG_NOEXCEPT;
+
 AG_END_DECLS
 
 #endif /* AG_OPS_NN_H */

@@ -140,6 +140,37 @@ AG_API ag_status ag_op_batch_norm(ag_tensor **out, const ag_tensor *x, ag_tensor
 AG_API ag_status ag_op_group_norm(ag_tensor **out, const ag_tensor *x, int64_t num_groups, const ag_tensor *weight,
                                   const ag_tensor *bias, double eps) AG_NOEXCEPT;
 
+/**
+ * Instance normalization (F.instance_norm) of x (N, C, spatial...): with
+ * use_input_stats != 0 each (sample, channel) is normalized over its
+ * spatial elements (biased variance), then scaled by weight and shifted by
+ * bias. weight and bias of shape (C), each may be NULL. running_mean and
+ * running_var of shape (C), each may be NULL. They are then updated in place, without graph, with the sample average of the
+ * per-instance mean and unbiased variance: r = (1-momentum)*r +
+ * momentum*stat. With use_input_stats = 0, x is normalized by the running
+ * statistics (both required), as ag_op_batch_norm in evaluation.
+ * Gradients: of group_norm with one channel per group (or of batch_norm).
+ * @return AG_ERR_SHAPE for fewer than 3 dims or parameters of another size;
+ *         AG_ERR_INVALID_ARGUMENT for 1 spatial element with
+ *         use_input_stats, missing running statistics without; also DTYPE,
+ *         CONTEXT.
+ */
+AG_API ag_status ag_op_instance_norm(ag_tensor **out, const ag_tensor *x, ag_tensor *running_mean,
+                                     ag_tensor *running_var, const ag_tensor *weight,
+                                     const ag_tensor *bias, int32_t use_input_stats, double momentum,
+                                     double eps) AG_NOEXCEPT;
+
+/**
+ * Local response normalization (F.local_response_norm) of x (N, C, ...):
+ * y = x / (k + alpha * a)^beta with a the average of x^2 over `size`
+ * neighbouring channels (zero padded: size/2 before, (size-1)/2 after), as
+ * PyTorch computes it. Gradients of every order (composition).
+ * @return AG_ERR_SHAPE for fewer than 3 dims; AG_ERR_INVALID_ARGUMENT for
+ *         size < 1 or a non-finite alpha, beta, k; AG_ERR_DTYPE.
+ */
+AG_API ag_status ag_op_local_response_norm(ag_tensor **out, const ag_tensor *x, int64_t size,
+                                           double alpha, double beta, double k) AG_NOEXCEPT;
+
 AG_END_DECLS
 
 #endif /* AG_OPS_NORM_H */

@@ -6,7 +6,8 @@
  *   the input or any view of it (ag_tensor_copy_from) is seen by all of them
  *   and bumps the version all of them report. Views are made by reshape
  *   (when the strides allow), flatten, squeeze, unsqueeze, transpose,
- *   permute, slice, select, narrow, split, chunk (and ag_op_expand);
+ *   permute, movedim, slice, select, narrow, split, chunk, unbind,
+ *   tensor_split, tensor_split_indices (and ag_op_expand, ag_op_broadcast_to);
  * - these ops accept every dtype (views of i64 and bool tensors too); a
  *   gradient flows only for f32 and f64;
  * - `dim` arguments may be negative and count from the end (-1 is the last
@@ -203,6 +204,124 @@ AG_API ag_status ag_op_repeat(ag_tensor **out, const ag_tensor *x, const int64_t
  */
 AG_API ag_status ag_op_pad(ag_tensor **out, const ag_tensor *x, const int64_t *pads,
                            int32_t npads, int32_t mode, double value) AG_NOEXCEPT;
+
+/**
+ * y = x with its elements shifted by shifts[i] along dims[i] (wrapping
+ * around; negative shifts go the other way), PyTorch's roll. With ndims = 0
+ * x is rolled as if flattened (nshifts must then be 1). A new tensor.
+ * Gradient: rolled back.
+ * @return AG_ERR_INVALID_ARGUMENT for nshifts = 0, nshifts != ndims (or
+ *         != 1 without dims), a dim out of range.
+ */
+AG_API ag_status ag_op_roll(ag_tensor **out, const ag_tensor *x, const int64_t *shifts,
+                            int32_t nshifts, const int64_t *dims, int32_t ndims) AG_NOEXCEPT;
+
+/**
+ * y = x rotated by k quarter turns in the plane of dims[0], dims[1] (ndims
+ * must be 2), from the first towards the second, PyTorch's rot90: k = 1 is
+ * flip(dims[1]) then transpose; k may be negative. For k = 1, 3 the result is
+ * a transposed view of a new tensor. Gradient: rotated back.
+ * @return AG_ERR_INVALID_ARGUMENT for ndims != 2, equal dims, a dim out of
+ *         range; AG_ERR_SHAPE for x with fewer than 2 dims.
+ */
+AG_API ag_status ag_op_rot90(ag_tensor **out, const ag_tensor *x, int64_t k, const int64_t *dims,
+                             int32_t ndims) AG_NOEXCEPT;
+
+/**
+ * y = x tiled dims[i] times along dim i, PyTorch's tile: as ag_op_repeat,
+ * with dims filled up with leading 1s when it has fewer entries than x has
+ * dims. Gradient: the tiles summed.
+ * @return as ag_op_repeat.
+ */
+AG_API ag_status ag_op_tile(ag_tensor **out, const ag_tensor *x, const int64_t *dims,
+                            int32_t ndims) AG_NOEXCEPT;
+
+/**
+ * y = x with every element along `dim` repeated `repeats` times in place
+ * ([1,2] with 2 repeats is [1,1,2,2]), PyTorch's repeat_interleave with an
+ * int (dim is required: flatten x first for PyTorch's dim=None). Gradient:
+ * the copies summed.
+ * @return AG_ERR_INVALID_ARGUMENT for negative repeats, a dim out of range;
+ *         AG_ERR_UNSUPPORTED for x with 16 dims.
+ */
+AG_API ag_status ag_op_repeat_interleave(ag_tensor **out, const ag_tensor *x, int64_t repeats,
+                                         int64_t dim) AG_NOEXCEPT;
+
+/**
+ * y = x with element i along `dim` repeated repeats[i] times, repeats an i64
+ * tensor of size(dim) entries (or one entry, used for all), PyTorch's
+ * repeat_interleave with a tensor. Gradient: the copies summed.
+ * @return AG_ERR_DTYPE for repeats not i64; AG_ERR_SHAPE for repeats of
+ *         another length or more than 1 dim; AG_ERR_INVALID_ARGUMENT for a
+ *         negative repeat, a dim out of range; AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_repeat_interleave_tensor(ag_tensor **out, const ag_tensor *x,
+                                                const ag_tensor *repeats, int64_t dim) AG_NOEXCEPT;
+
+/**
+ * A view of x with dim `source` moved to position `destination`, the other
+ * dims keeping their order, PyTorch's movedim with one dim each (use
+ * ag_op_permute for several). Gradient: moved back.
+ * @return AG_ERR_INVALID_ARGUMENT for a dim out of range.
+ */
+AG_API ag_status ag_op_movedim(ag_tensor **out, const ag_tensor *x, int64_t source,
+                               int64_t destination) AG_NOEXCEPT;
+
+/**
+ * Writes the size(dim) views x[..., i, ...] (dim removed) to
+ * outs[0..size(dim)), each a new reference, PyTorch's unbind. `capacity` is
+ * the length of the caller's outs array. On failure nothing is written.
+ * @return AG_ERR_BUFFER_TOO_SMALL when capacity < size(dim);
+ *         AG_ERR_INVALID_ARGUMENT for NULL outs, a dim out of range.
+ */
+AG_API ag_status ag_op_unbind(ag_tensor **outs, int32_t capacity, const ag_tensor *x,
+                              int64_t dim) AG_NOEXCEPT;
+
+/**
+ * Splits x along `dim` into `sections` views (always that many, some maybe
+ * empty); the first size % sections are one element longer, PyTorch's
+ * tensor_split with an int. Writes them to outs[0..sections).
+ * @return AG_ERR_BUFFER_TOO_SMALL when capacity < sections (nothing
+ *         written); AG_ERR_INVALID_ARGUMENT for NULL outs, sections <= 0, a
+ *         dim out of range.
+ */
+AG_API ag_status ag_op_tensor_split(ag_tensor **outs, int32_t capacity, const ag_tensor *x,
+                                    int64_t sections, int64_t dim) AG_NOEXCEPT;
+
+/**
+ * Splits x along `dim` at the nindices positions `indices` into nindices+1
+ * views x[:i0], x[i0:i1], ..., x[ik:], with Python's slice rules (negative
+ * positions count from the end, positions clamp to the size, a piece whose
+ * end lies before its start is empty), PyTorch's tensor_split with a list.
+ * Writes them to outs[0..nindices].
+ * @return AG_ERR_BUFFER_TOO_SMALL when capacity < nindices + 1;
+ *         AG_ERR_INVALID_ARGUMENT for NULL outs, a dim out of range.
+ */
+AG_API ag_status ag_op_tensor_split_indices(ag_tensor **outs, int32_t capacity, const ag_tensor *x,
+                                            const int64_t *indices, int32_t nindices,
+                                            int64_t dim) AG_NOEXCEPT;
+
+/**
+ * A view of x broadcast to `shape` (-1 keeps a size), PyTorch's broadcast_to
+ * (the same as ag_op_expand). Gradient: summed back to x's shape.
+ * @return as ag_op_expand.
+ */
+AG_API ag_status ag_op_broadcast_to(ag_tensor **out, const ag_tensor *x, const int64_t *shape,
+                                    int32_t ndim) AG_NOEXCEPT;
+
+/**
+ * y = the n-th forward difference of x along `dim` (x[1:] - x[:-1], n
+ * times), PyTorch's diff; prepend and append (may be NULL) are joined to x
+ * along dim first and must match x's other sizes. n = 0 returns a copy of
+ * x (prepend and append ignored, as PyTorch); a dim shorter than n gives an
+ * empty result. f32, f64 and
+ * i64. Gradient: through the differences.
+ * @return AG_ERR_INVALID_ARGUMENT for negative n, a dim out of range;
+ *         AG_ERR_SHAPE for a 0-dim x or prepend/append of other sizes;
+ *         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ */
+AG_API ag_status ag_op_diff(ag_tensor **out, const ag_tensor *x, int64_t n, int64_t dim,
+                            const ag_tensor *prepend, const ag_tensor *append) AG_NOEXCEPT;
 
 AG_END_DECLS
 

@@ -63,4 +63,65 @@ AG_API ag_status ag_op_binary_cross_entropy_with_logits(ag_tensor** out, const a
   });
 }
 
+AG_API ag_status ag_op_scaled_dot_product_attention(ag_tensor** out, const ag_tensor* query, const ag_tensor* key,
+                                                    const ag_tensor* value, const ag_tensor* attn_mask,
+                                                    double dropout_p, int32_t is_causal, double scale) noexcept {
+  return api::call("ag_op_scaled_dot_product_attention", [&] {
+    api::check_out(out);
+    api::Borrowed tq(query, "query"), tk(key, "key"), tv(value, "value");
+    *out = api::to_handle(ops::scaled_dot_product_attention(tq, tk, tv, api::optional_tensor(attn_mask, "attn_mask"),
+                                                            dropout_p, is_causal != 0, scale));
+  });
+}
+
+AG_API ag_status ag_op_kl_div(ag_tensor** out, const ag_tensor* input, const ag_tensor* target, int32_t reduction,
+                              int32_t log_target) noexcept {
+  return loss_call("ag_op_kl_div", out, input, target, reduction,
+                   [&](const Tensor& i, const Tensor& t, Reduction r) { return ops::kl_div(i, t, r, log_target != 0); });
+}
+
+AG_API ag_status ag_op_poisson_nll_loss(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
+                                        int32_t log_input, int32_t full, double eps, int32_t reduction) noexcept {
+  return loss_call("ag_op_poisson_nll_loss", out, input, target, reduction, [&](const Tensor& i, const Tensor& t, Reduction r) {
+    return ops::poisson_nll_loss(i, t, log_input != 0, full != 0, eps, r);
+  });
+}
+
+AG_API ag_status ag_op_gaussian_nll_loss(ag_tensor** out, const ag_tensor* input, const ag_tensor* target,
+                                         const ag_tensor* var, int32_t full, double eps, int32_t reduction) noexcept {
+  return api::call("ag_op_gaussian_nll_loss", [&] {
+    api::check_out(out);
+    api::Borrowed ti(input, "input"), tt(target, "target"), tv(var, "var");
+    *out = api::to_handle(ops::gaussian_nll_loss(ti, tt, tv, full != 0, eps, ops::reduction_arg(reduction)));
+  });
+}
+
+AG_API ag_status ag_op_margin_ranking_loss(ag_tensor** out, const ag_tensor* input1, const ag_tensor* input2,
+                                           const ag_tensor* target, double margin, int32_t reduction) noexcept {
+  return api::call("ag_op_margin_ranking_loss", [&] {
+    api::check_out(out);
+    api::Borrowed a(input1, "input1"), b(input2, "input2"), t(target, "target");
+    *out = api::to_handle(ops::margin_ranking_loss(a, b, t, margin, ops::reduction_arg(reduction)));
+  });
+}
+
+AG_API ag_status ag_op_cosine_embedding_loss(ag_tensor** out, const ag_tensor* input1, const ag_tensor* input2,
+                                             const ag_tensor* target, double margin, int32_t reduction) noexcept {
+  return api::call("ag_op_cosine_embedding_loss", [&] {
+    api::check_out(out);
+    api::Borrowed a(input1, "input1"), b(input2, "input2"), t(target, "target");
+    *out = api::to_handle(ops::cosine_embedding_loss(a, b, t, margin, ops::reduction_arg(reduction)));
+  });
+}
+
+AG_API ag_status ag_op_triplet_margin_loss(ag_tensor** out, const ag_tensor* anchor, const ag_tensor* positive,
+                                           const ag_tensor* negative, double margin, double p, double eps,
+                                           int32_t swap, int32_t reduction) noexcept {
+  return api::call("ag_op_triplet_margin_loss", [&] {
+    api::check_out(out);
+    api::Borrowed a(anchor, "anchor"), b(positive, "positive"), n(negative, "negative");
+    *out = api::to_handle(ops::triplet_margin_loss(a, b, n, margin, p, eps, swap != 0, ops::reduction_arg(reduction)));
+  });
+}
+
 }  // extern "C"

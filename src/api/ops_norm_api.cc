@@ -50,4 +50,24 @@ AG_API ag_status ag_op_group_norm(ag_tensor** out, const ag_tensor* x, int64_t n
   });
 }
 
+AG_API ag_status ag_op_instance_norm(ag_tensor** out, const ag_tensor* x, ag_tensor* running_mean,
+                                     ag_tensor* running_var, const ag_tensor* weight, const ag_tensor* bias,
+                                     int32_t use_input_stats, double momentum, double eps) noexcept {
+  return api::call("ag_op_instance_norm", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    *out = api::to_handle(ops::instance_norm(
+        tx, api::optional_tensor(running_mean, "running_mean"), api::optional_tensor(running_var, "running_var"),
+        api::optional_tensor(weight, "weight"), api::optional_tensor(bias, "bias"), use_input_stats != 0, momentum, eps));
+  });
+}
+
+AG_API ag_status ag_op_local_response_norm(ag_tensor** out, const ag_tensor* x, int64_t size, double alpha,
+                                           double beta, double k) noexcept {
+  return api::call("ag_op_local_response_norm", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::local_response_norm(api::Borrowed(x, "x"), size, alpha, beta, k));
+  });
+}
+
 }  // extern "C"

@@ -99,4 +99,69 @@ AG_API ag_status ag_op_pad(ag_tensor** out, const ag_tensor* x, const int64_t* p
   });
 }
 
+AG_API ag_status ag_op_roll(ag_tensor** out, const ag_tensor* x, const int64_t* shifts, int32_t nshifts,
+                            const int64_t* dims, int32_t ndims) noexcept {
+  return api::call("ag_op_roll", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    *out = api::to_handle(
+        ops::roll(tx, list_arg(shifts, nshifts, "shifts", "nshifts"), list_arg(dims, ndims, "dims", "ndims")));
+  });
+}
+
+AG_API ag_status ag_op_rot90(ag_tensor** out, const ag_tensor* x, int64_t k, const int64_t* dims,
+                             int32_t ndims) noexcept {
+  return api::call("ag_op_rot90", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    *out = api::to_handle(ops::rot90(tx, k, api::dims_arg(dims, ndims)));
+  });
+}
+
+AG_API ag_status ag_op_repeat_interleave_tensor(ag_tensor** out, const ag_tensor* x, const ag_tensor* repeats,
+                                                int64_t dim) noexcept {
+  return api::call("ag_op_repeat_interleave_tensor", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x"), tr(repeats, "repeats");
+    *out = api::to_handle(ops::repeat_interleave_tensor(tx, tr, dim));
+  });
+}
+
+AG_API ag_status ag_op_unbind(ag_tensor** outs, int32_t capacity, const ag_tensor* x, int64_t dim) noexcept {
+  return api::call("ag_op_unbind", [&] {
+    if (outs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "outs is NULL");
+    api::Borrowed tx(x, "x");
+    write_outputs(outs, capacity, ops::unbind(tx, dim));
+  });
+}
+
+AG_API ag_status ag_op_tensor_split(ag_tensor** outs, int32_t capacity, const ag_tensor* x, int64_t sections,
+                                    int64_t dim) noexcept {
+  return api::call("ag_op_tensor_split", [&] {
+    if (outs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "outs is NULL");
+    api::Borrowed tx(x, "x");
+    if (sections > capacity) fail(AG_ERR_BUFFER_TOO_SMALL, "capacity ", capacity, " is less than the ", sections, " outputs");
+    write_outputs(outs, capacity, ops::tensor_split(tx, sections, dim));
+  });
+}
+
+AG_API ag_status ag_op_tensor_split_indices(ag_tensor** outs, int32_t capacity, const ag_tensor* x,
+                                            const int64_t* indices, int32_t nindices, int64_t dim) noexcept {
+  return api::call("ag_op_tensor_split_indices", [&] {
+    if (outs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "outs is NULL");
+    api::Borrowed tx(x, "x");
+    write_outputs(outs, capacity, ops::tensor_split_indices(tx, list_arg(indices, nindices, "indices", "nindices"), dim));
+  });
+}
+
+AG_API ag_status ag_op_diff(ag_tensor** out, const ag_tensor* x, int64_t n, int64_t dim, const ag_tensor* prepend,
+                            const ag_tensor* append) noexcept {
+  return api::call("ag_op_diff", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x");
+    *out = api::to_handle(ops::diff(tx, n, dim, api::optional_tensor(prepend, "prepend"),
+                                    api::optional_tensor(append, "append")));
+  });
+}
+
 }  // extern "C"

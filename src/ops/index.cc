@@ -6,11 +6,9 @@
 #include <string>
 
 #include "autograd/grad_math.h"
-#include "ops/op_common.h"
+#include "ops/index_common.h"
 
 namespace ag::ops {
-
-namespace {
 
 void check_index_dtype(const TensorImpl& index, const TensorImpl& x, const char* what) {
   if (index.dtype() != DType::I64) fail(AG_ERR_DTYPE, what, " must be i64, got ", dtype_name(index.dtype()));
@@ -27,6 +25,8 @@ std::string position_str(const Dims& shape, int64_t i) {
   }
   return shape_str(p);
 }
+
+namespace {
 
 // out (contiguous, `shape`) = gather of x along dim by index (read as `shape`
 // with index_strides), cut into row chunks of dim 0 that run in parallel.
@@ -48,9 +48,11 @@ void gather_rows(const TensorImpl& x, int dim, const char* index, const Dims& in
   }, Work::Gather);
 }
 
+}  // namespace
+
 // Every value of the i64 tensor `index` lies in [0, bound).
 // `where` names the bound: "dim 0 of size 5".
-void check_range(const Tensor& index, int64_t bound, const std::string& where, const char* what = "index") {
+void check_range(const Tensor& index, int64_t bound, const std::string& where, const char* what) {
   const Tensor c = index->is_contiguous() ? index : grad_clone(index);
   const int64_t* v = c->data_as<int64_t>();
   for (int64_t i = 0; i < c->numel(); ++i) {
@@ -74,6 +76,16 @@ void check_1d(const TensorImpl& index) {
   if (index.ndim() != 1) fail(AG_ERR_SHAPE, "index must be 1-D, got shape ", shape_str(index.shape()));
 }
 
+Tensor zero_pad_to(const Tensor& t, const Dims& shape) {
+  if (t->shape() == shape) return t;
+  std::vector<int64_t> pads;
+  for (int d = shape.size() - 1; d >= 0; --d) {
+    pads.push_back(0);
+    pads.push_back(shape[d] - t->shape()[d]);
+  }
+  return pad(t, pads, PadMode::Constant, 0.0);
+}
+
 // Common checks of index_add and scatter_add: x and src floating and alike.
 void check_add_inputs(const TensorImpl& x, const TensorImpl& src) {
   check_floating(x);
@@ -83,6 +95,8 @@ void check_add_inputs(const TensorImpl& x, const TensorImpl& src) {
          " (no implicit promotion)");
   }
 }
+
+namespace {
 
 struct IndexNode : SavingNode<1> {
   IndexNode(int d, const Dims& s) : dim(d), shape(s) {}
@@ -161,6 +175,7 @@ struct GatherBackward final : IndexNode {
     out[0] = scatter_add(full(g[0]->context(), g[0]->dtype(), shape, 0.0), dim, saved[0].unpack(*this), g[0]);
   }
 };
+}  // namespace
 
 // index has x's ndim and no dim larger than x's, except along `dim` when
 // along_dim is true.
@@ -173,7 +188,6 @@ void check_index_fits(const TensorImpl& index, const TensorImpl& x, int dim, boo
          (along_dim ? std::to_string(dim) + ")" : std::string(")")));
   }
 }
-}  // namespace
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   const int d = wrap_dim(dim, x->ndim());
   check_index_dtype(*index, *x, "index");
@@ -196,16 +210,7 @@ struct ScatterAddBackward final : IndexNode {
     if (needs_input_grad(0)) out[0] = g[0];
     if (!needs_input_grad(1)) return;
     Tensor index = saved[0].unpack(*this);
-    Tensor gs = gather(g[0], dim, index);
-    if (gs->shape() != shape) {
-      std::vector<int64_t> pads;
-      for (int d = shape.size() - 1; d >= 0; --d) {
-        pads.push_back(0);
-        pads.push_back(shape[d] - gs->shape()[d]);
-      }
-      gs = pad(gs, pads, PadMode::Constant, 0.0);
-    }
-    out[1] = gs;
+    out[1] = zero_pad_to(gather(g[0], dim, index), shape);
   }
 };
 }  // namespace

@@ -16,8 +16,6 @@
 
 namespace ag::ops {
 
-namespace {
-
 Tensor reduce_loss(const Tensor& loss, Reduction r) {
   switch (r) {
     case Reduction::None: return loss;
@@ -26,6 +24,8 @@ Tensor reduce_loss(const Tensor& loss, Reduction r) {
   }
   return loss;
 }
+
+namespace {
 
 // The class dim of an input of (C), (N, C) or (N, C, d...): 0 for 1 dim, else 1.
 int class_dim(const TensorImpl& input) {

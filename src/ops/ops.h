@@ -154,6 +154,55 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 // x is (N, C, ...); C divisible by num_groups.
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps);
 
+// ---- shape and indexing added in 0.2 (views.cc, shape_rearrange.cc, scatter.cc) ----
+Tensor roll(const Tensor& x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims);
+Tensor rot90(const Tensor& x, int64_t k, const Dims& dims);
+Tensor repeat_interleave_tensor(const Tensor& x, const Tensor& repeats, int64_t dim);
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim);
+std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim);
+std::vector<Tensor> tensor_split_indices(const Tensor& x, const std::vector<int64_t>& indices, int64_t dim);
+Tensor diff(const Tensor& x, int64_t n, int64_t dim, const Tensor& prepend, const Tensor& append);  // may be null
+Tensor scatter_value(const Tensor& x, int64_t dim, const Tensor& index, double value);
+enum class ScatterReduce : int32_t { Sum = 0, Prod = 1, Mean = 2, Amax = 3, Amin = 4 };  // = AG_SCATTER_REDUCE_*
+Tensor scatter_reduce(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduce reduce,
+                      bool include_self);
+Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate);
+Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, double value);
+Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source);
+Tensor masked_select(const Tensor& x, const Tensor& mask);
+Tensor take_along_dim(const Tensor& x, const Tensor& indices, int64_t dim);
+
+// ---- nn added in 0.2 (conv_transpose.cc, resample.cc, pool_variants.cc, norm_variants.cc,
+// attention.cc, losses_more.cc); bias, masks, running stats may be null ----
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Size2d stride, Size2d padding,
+                        Size2d output_padding, int64_t groups, Size2d dilation);
+Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, int64_t padding,
+                        int64_t output_padding, int64_t groups, int64_t dilation);
+enum class InterpMode : int32_t { Nearest = 0, Linear = 1, Bilinear = 2 };  // = AG_INTERP_*
+// size empty: by scale_factor (> 0).
+Tensor interpolate(const Tensor& x, const Dims& size, double scale_factor, InterpMode mode, bool align_corners);
+Tensor max_pool1d(const Tensor& x, int64_t kernel_size, int64_t stride, int64_t padding, int64_t dilation,
+                  bool ceil_mode);  // stride 0: kernel_size
+Tensor avg_pool1d(const Tensor& x, int64_t kernel_size, int64_t stride, int64_t padding, bool ceil_mode,
+                  bool count_include_pad);
+Tensor adaptive_max_pool2d(const Tensor& x, Size2d output_size);
+Tensor instance_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                     const Tensor& bias, bool use_input_stats, double momentum, double eps);
+Tensor local_response_norm(const Tensor& x, int64_t size, double alpha, double beta, double k);
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
+                                    double dropout_p, bool is_causal, double scale);  // scale 0: 1/sqrt(E)
+Tensor reduce_loss(const Tensor& loss, Reduction r);
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction r, bool log_target);
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input, bool full, double eps, Reduction r);
+Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var, bool full, double eps,
+                         Reduction r);
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                           Reduction r);
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                             Reduction r);
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin,
+                           double p, double eps, bool swap, Reduction r);
+
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context
 Tensor zeros_like(const Tensor& t);

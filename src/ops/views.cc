@@ -1,5 +1,6 @@
 // Views: reshape (when the strides allow), flatten, squeeze, unsqueeze,
-// transpose, permute, slice, select, narrow, split, chunk. A view shares the
+// transpose, permute, movedim, slice, select, narrow, split, chunk, unbind,
+// tensor_split, broadcast_to. A view shares the
 // input's storage and so its version counter; only the shape, strides and
 // offset differ. slice_backward, the gradient of the slicing views, writes a
 // gradient into zeros of the input's shape.
@@ -323,6 +324,62 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   std::vector<int64_t> sizes;
   for (int64_t i = 0; i < n; ++i) sizes.push_back(i + 1 < n ? piece : size - piece * (n - 1));
   return split(x, sizes, dim);
+}
+
+// movedim: x's dim `source` moved to position `destination`, the others
+// keeping their order (a permute).
+Tensor movedim(const Tensor& x, int64_t source, int64_t destination) {
+  const int nd = x->ndim() > 0 ? x->ndim() : 1;
+  const int s = wrap_dim(source, nd, "source"), d = wrap_dim(destination, nd, "destination");
+  if (x->ndim() == 0) return permute(x, Dims());
+  Dims rest, dims;
+  for (int i = 0; i < x->ndim(); ++i) {
+    if (i != s) rest.push_back(i);
+  }
+  for (int i = 0, r = 0; i < x->ndim(); ++i) dims.push_back(i == d ? s : rest[r++]);
+  return permute(x, dims);
+}
+
+// broadcast_to: expand under PyTorch's other name (a view).
+Tensor broadcast_to(const Tensor& x, const Dims& shape) { return expand(x, shape); }
+
+// unbind: the selects of every position of dim (views).
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
+  const int d = wrap_dim(dim, x->ndim());
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < x->shape()[d]; ++i) out.push_back(select(x, d, i));
+  return out;
+}
+
+// tensor_split: `sections` pieces along dim, the first size % sections of
+// them one longer (views; pieces may be empty).
+std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim) {
+  const int d = wrap_dim(dim, x->ndim());
+  if (sections <= 0) fail(AG_ERR_INVALID_ARGUMENT, "sections ", sections, " must be positive");
+  const int64_t size = x->shape()[d], base = size / sections, extra = size % sections;
+  std::vector<Tensor> out;
+  int64_t start = 0;
+  for (int64_t i = 0; i < sections; ++i) {
+    const int64_t len = base + (i < extra ? 1 : 0);
+    out.push_back(narrow(x, d, start, len));
+    start += len;
+  }
+  return out;
+}
+
+// tensor_split at indices: x[:i0], x[i0:i1], ..., x[ik:] along dim, with
+// Python's slice rules (negative indices count from the end; a piece whose
+// end lies before its start is empty).
+std::vector<Tensor> tensor_split_indices(const Tensor& x, const std::vector<int64_t>& indices, int64_t dim) {
+  const int d = wrap_dim(dim, x->ndim());
+  std::vector<Tensor> out;
+  int64_t start = 0;
+  for (int64_t i : indices) {
+    out.push_back(slice(x, d, start, i, 1));
+    start = i;
+  }
+  out.push_back(slice(x, d, start, INT64_MAX, 1));
+  return out;
 }
 
 }  // namespace ag::ops

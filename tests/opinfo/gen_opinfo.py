@@ -62,7 +62,8 @@ LOOSE = {"erf": (1e-6, 1e-8), "nn.functional.gelu": (1e-6, 1e-8), "nn.functional
 # Samples where ag differs from PyTorch by design or by a known gap: skipped
 # and counted under the reason (see COVERAGE.md). (OpInfo name, test) -> reason.
 DIFFERENCES = [
-    (("gather", "index_select"), lambda s: s.input.dim() == 0,
+    (("gather", "index_select", "scatter", "index_copy", "index_fill", "scatter_reduce.sum", "scatter_reduce.prod",
+      "scatter_reduce.mean", "scatter_reduce.amax", "scatter_reduce.amin"), lambda s: s.input.dim() == 0,
      "known gap: ag's indexing ops reject dim 0 of a 0-dim input (PyTorch reads it as 1-dim)"),
     (("nn.functional.hardtanh",), lambda s: s.kwargs.get("min_val", -1.0) > s.kwargs.get("max_val", 1.0),
      "by design: ag_op_hardtanh rejects min_val > max_val (AG_ERR_INVALID_ARGUMENT)"),
@@ -424,6 +425,151 @@ def diagonal_like(fn, defaults):
 def int_attr(fn, name, default=None):
     def f(s):
         b = bind(s, [name], {} if default is None else {name: default})
+
+# ---- shape and indexing added in 0.2 ----
+def ints(v):
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def roll(s):
+    b = bind(s, ["shifts", "dims"], {"dims": None})
+    return "ag_op_roll", [T(s.input), A(ints(b["shifts"])), A([] if b["dims"] is None else ints(b["dims"]))]
+
+
+def rot90(s):
+    b = bind(s, ["k", "dims"], {"k": 1, "dims": (0, 1)})
+    return "ag_op_rot90", [T(s.input), I(b["k"]), A(list(b["dims"]))]
+
+
+def tile(s):
+    b = bind(s, ["dims"])
+    return "ag_op_tile", [T(s.input), A(ints(b["dims"]))]
+
+
+def repeat_interleave(s):
+    b = bind(s, ["repeats", "dim", "output_size"], {"dim": None, "output_size": None})
+    if b["dim"] is None:
+        raise Skip("dim None (ag needs a dim: flatten first)")
+    if isinstance(b["repeats"], torch.Tensor):
+        return "ag_op_repeat_interleave_tensor", [T(s.input), T(b["repeats"]), I(b["dim"])]
+    return "ag_op_repeat_interleave", [T(s.input), I(b["repeats"]), I(b["dim"])]
+
+
+def movedim(s):
+    b = bind(s, ["source", "destination"])
+    if not isinstance(b["source"], int):
+        if len(b["source"]) != 1:
+            raise Skip("several dims (ag's movedim moves one; use permute)")
+        b = {"source": b["source"][0], "destination": b["destination"][0]}
+    return "ag_op_movedim", [T(s.input), I(b["source"]), I(b["destination"])]
+
+
+def diff(s):
+    b = bind(s, ["n", "dim", "prepend", "append"], {"n": 1, "dim": -1, "prepend": None, "append": None})
+    opt = lambda t: NULL() if t is None else T(t)  # noqa: E731
+    return "ag_op_diff", [T(s.input), I(b["n"]), I(b["dim"]), opt(b["prepend"]), opt(b["append"])]
+
+
+def scatter(s):
+    b = bind(s, ["dim", "index", "src", "value", "reduce"], {"reduce": None})
+    if b["reduce"] is not None:
+        raise Skip("reduce argument (see scatter_reduce)")
+    if "value" in b or not isinstance(b.get("src"), torch.Tensor):
+        v = b.get("value", b.get("src"))
+        return "ag_op_scatter_value", [T(s.input), I(b["dim"]), T(b["index"]), F(v)]
+    return "ag_op_scatter", [T(s.input), I(b["dim"]), T(b["index"]), T(b["src"])]
+
+
+def scatter_reduce(s):
+    b = bind(s, ["dim", "index", "src", "reduce", "include_self"], {"include_self": True})
+    r = {"sum": 0, "prod": 1, "mean": 2, "amax": 3, "amin": 4}[b["reduce"]]
+    return "ag_op_scatter_reduce", [T(s.input), I(b["dim"]), T(b["index"]), T(b["src"]), I(r), I(b["include_self"])]
+
+
+def index_put(s):
+    b = bind(s, ["indices", "values", "accumulate"], {"accumulate": False})
+    if any(t.dtype == torch.bool for t in b["indices"]):
+        raise Skip("bool mask indices (ag takes i64 positions)")
+    return "ag_op_index_put", [T(s.input), TL(b["indices"]), T(b["values"]), I(b["accumulate"])]
+
+
+def index_copy(s):
+    b = bind(s, ["dim", "index", "source"])
+    return "ag_op_index_copy", [T(s.input), I(b["dim"]), T(b["index"]), T(b["source"])]
+
+
+def index_fill(s):
+    b = bind(s, ["dim", "index", "value"])
+    return "ag_op_index_fill", [T(s.input), I(b["dim"]), T(b["index"]), F(b["value"])]
+
+
+def masked_scatter(s):
+    b = bind(s, ["mask", "source"])
+    return "ag_op_masked_scatter", [T(s.input), T(b["mask"]), T(b["source"])]
+
+
+def masked_select(s):
+    b = bind(s, ["mask"])
+    return "ag_op_masked_select", [T(s.input), T(b["mask"])]
+
+
+def take_along_dim(s):
+    b = bind(s, ["indices", "dim"], {"dim": None})
+    if b["dim"] is None:
+        raise Skip("dim None (ag needs a dim: flatten first)")
+    return "ag_op_take_along_dim", [T(s.input), T(b["indices"]), I(b["dim"])]
+
+
+ADAPTERS_SHAPE_INDEX = {
+    "roll": roll,
+    "rot90": rot90,
+    "tile": tile,
+    "repeat_interleave": repeat_interleave,
+    "movedim": movedim,
+    "broadcast_to": shaped("ag_op_broadcast_to", "size"),
+    "diff": diff,
+    "scatter": scatter,
+    **{"scatter_reduce." + r: scatter_reduce for r in ["sum", "prod", "mean", "amax", "amin"]},
+    "index_put": index_put,
+    "index_copy": index_copy,
+    "index_fill": index_fill,
+    "masked_scatter": masked_scatter,
+    "masked_select": masked_select,
+    "take_along_dim": take_along_dim,
+}
+
+
+# ---- nn added in 0.2 ----
+def conv_transpose(fn, n):
+    def f(s):
+        b = bind(s, ["weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"],
+                 {"bias": None, "stride": 1, "padding": 0, "output_padding": 0, "groups": 1, "dilation": 1})
+        arr = (lambda v: A(v, 2)) if n == 2 else one
+        bias = NULL() if b["bias"] is None else T(b["bias"])
+        return fn, [T(s.input), T(b["weight"]), bias, arr(b["stride"]), arr(b["padding"]), arr(b["output_padding"]),
+                    I(b["groups"]), arr(b["dilation"])]
+    return f
+
+
+def interpolate(s):
+    b = bind(s, ["size", "scale_factor", "mode", "align_corners", "recompute_scale_factor", "antialias"],
+             {"size": None, "scale_factor": None, "mode": "nearest", "align_corners": None,
+              "recompute_scale_factor": None, "antialias": False})
+    if b["recompute_scale_factor"] or b["antialias"]:
+        raise Skip("recompute_scale_factor or antialias")
+    sf = b["scale_factor"]
+    if isinstance(sf, (list, tuple)):
+        if len(set(sf)) != 1:
+            raise Skip("a scale factor per dim")
+        sf = sf[0]
+    mode = {"nearest": 0, "linear": 1, "bilinear": 2}[b["mode"]]
+    size = A([]) if b["size"] is None else A(ints(b["size"]))
+    return "ag_op_interpolate", [T(s.input), size, F(sf or 0.0), I(mode), I(bool(b["align_corners"]))]
+
+
+def pixel(fn, name):
+    def f(s):
+        b = bind(s, [name])
         return fn, [T(s.input), I(b[name])]
     return f
 
@@ -538,6 +684,103 @@ def addc(fn):
         return fn, [T(s.input), T(b["tensor1"]), T(b["tensor2"]), F(b["value"])]
     return f
 
+def max_pool1d(s):
+    b = bind(s, ["kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"],
+             {"stride": None, "padding": 0, "dilation": 1, "ceil_mode": False, "return_indices": False})
+    if b["return_indices"]:
+        raise Skip("return_indices")
+    stride = 0 if b["stride"] in (None, [], ()) else b["stride"]
+    return "ag_op_max_pool1d", [T(s.input), one(b["kernel_size"]), one(stride), one(b["padding"]),
+                                one(b["dilation"]), I(b["ceil_mode"])]
+
+
+def avg_pool1d(s):
+    b = bind(s, ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"],
+             {"stride": None, "padding": 0, "ceil_mode": False, "count_include_pad": True})
+    stride = 0 if b["stride"] in (None, [], ()) else b["stride"]
+    return "ag_op_avg_pool1d", [T(s.input), one(b["kernel_size"]), one(stride), one(b["padding"]),
+                                I(b["ceil_mode"]), I(b["count_include_pad"])]
+
+
+def adaptive_max_pool2d(s):
+    b = bind(s, ["output_size", "return_indices"], {"return_indices": False})
+    o = b["output_size"]
+    if b["return_indices"]:
+        raise Skip("return_indices")
+    if o is None or (not isinstance(o, int) and None in o):
+        raise Skip("output size None")
+    return "ag_op_adaptive_max_pool2d", [T(s.input), A(o, 2)]
+
+
+def instance_norm(s):
+    b = bind(s, ["running_mean", "running_var", "weight", "bias", "use_input_stats", "momentum", "eps"],
+             {"running_mean": None, "running_var": None, "weight": None, "bias": None, "use_input_stats": True,
+              "momentum": 0.1, "eps": 1e-5})
+    opt = lambda t: NULL() if t is None else T(t)  # noqa: E731
+    return "ag_op_instance_norm", [T(s.input), opt(b["running_mean"]), opt(b["running_var"]), opt(b["weight"]),
+                                   opt(b["bias"]), I(b["use_input_stats"]), F(b["momentum"]), F(b["eps"])]
+
+
+def local_response_norm(s):
+    b = bind(s, ["size", "alpha", "beta", "k"], {"alpha": 1e-4, "beta": 0.75, "k": 1.0})
+    return "ag_op_local_response_norm", [T(s.input), I(b["size"]), F(b["alpha"]), F(b["beta"]), F(b["k"])]
+
+
+def kl_div(s):
+    b = bind(s, ["target", "reduction", "log_target"], {"reduction": "mean", "log_target": False},
+             drop=("size_average", "reduce"))
+    if b["reduction"] == "batchmean":
+        raise Skip("reduction batchmean (ag: sum / batch size)")
+    return "ag_op_kl_div", [T(s.input), T(b["target"]), reduction_arg(b["reduction"]), I(b["log_target"])]
+
+
+def poisson_nll_loss(s):
+    b = bind(s, ["target", "log_input", "full", "eps", "reduction"],
+             {"log_input": True, "full": False, "eps": 1e-8, "reduction": "mean"}, drop=("size_average", "reduce"))
+    return "ag_op_poisson_nll_loss", [T(s.input), T(b["target"]), I(b["log_input"]), I(b["full"]), F(b["eps"]),
+                                      reduction_arg(b["reduction"])]
+
+
+def gaussian_nll_loss(s):
+    b = bind(s, ["target", "var", "full", "eps", "reduction"], {"full": False, "eps": 1e-6, "reduction": "mean"})
+    return "ag_op_gaussian_nll_loss", [T(s.input), T(b["target"]), T(b["var"]), I(b["full"]), F(b["eps"]),
+                                       reduction_arg(b["reduction"])]
+
+
+def pair_loss(fn):
+    def f(s):
+        b = bind(s, ["input2", "target", "margin", "reduction"], {"margin": 0.0, "reduction": "mean"},
+                 drop=("size_average", "reduce"))
+        return fn, [T(s.input), T(b["input2"]), T(b["target"]), F(b["margin"]), reduction_arg(b["reduction"])]
+    return f
+
+
+def triplet_margin_loss(s):
+    b = bind(s, ["positive", "negative", "margin", "p", "eps", "swap", "reduction"],
+             {"margin": 1.0, "p": 2.0, "eps": 1e-6, "swap": False, "reduction": "mean"},
+             drop=("size_average", "reduce"))
+    return "ag_op_triplet_margin_loss", [T(s.input), T(b["positive"]), T(b["negative"]), F(b["margin"]), F(b["p"]),
+                                         F(b["eps"]), I(b["swap"]), reduction_arg(b["reduction"])]
+
+
+ADAPTERS_NN_MORE = {
+    "nn.functional.conv_transpose1d": conv_transpose("ag_op_conv_transpose1d", 1),
+    "nn.functional.conv_transpose2d": conv_transpose("ag_op_conv_transpose2d", 2),
+    **{"nn.functional.interpolate." + m: interpolate for m in ["nearest", "linear", "bilinear"]},
+    "nn.functional.pixel_shuffle": pixel("ag_op_pixel_shuffle", "upscale_factor"),
+    "nn.functional.pixel_unshuffle": pixel("ag_op_pixel_unshuffle", "downscale_factor"),
+    "nn.functional.max_pool1d": max_pool1d,
+    "nn.functional.avg_pool1d": avg_pool1d,
+    "nn.functional.adaptive_max_pool2d": adaptive_max_pool2d,
+    "nn.functional.instance_norm": instance_norm,
+    "nn.functional.local_response_norm": local_response_norm,
+    "nn.functional.kl_div": kl_div,
+    "nn.functional.poisson_nll_loss": poisson_nll_loss,
+    "nn.functional.gaussian_nll_loss": gaussian_nll_loss,
+    "nn.functional.margin_ranking_loss": pair_loss("ag_op_margin_ranking_loss"),
+    "nn.functional.cosine_embedding_loss": pair_loss("ag_op_cosine_embedding_loss"),
+    "nn.functional.triplet_margin_loss": triplet_margin_loss,
+}
 
 NULL_ARRAY = ("A", None)  # a nullable int64 array passed as NULL
 
@@ -632,6 +875,8 @@ ADAPTERS = {
     "nn.functional.hardshrink": scalar_kw("ag_op_hardshrink", ["lambd"], {"lambd": 0.5}),
     "addcmul": addc("ag_op_addcmul"),
     "addcdiv": addc("ag_op_addcdiv"),
+    **ADAPTERS_SHAPE_INDEX,
+    **ADAPTERS_NN_MORE,
 }
 
 

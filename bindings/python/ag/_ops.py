@@ -36,10 +36,34 @@ OP_DEFAULTS = {
     # ag-api.json marks fold's window arguments required although the header
     # says they default as in unfold (NULL): give unfold's defaults here.
     ("fold", "dilation"): 1, ("fold", "padding"): 0, ("fold", "stride"): 1,
+    # ops added in 0.2 (NULL pairs as in fold; stride 0 = kernel_size; scale 0 = 1/sqrt(E))
+    ("conv_transpose2d", "stride"): 1, ("conv_transpose2d", "padding"): 0, ("conv_transpose2d", "dilation"): 1,
+    ("conv_transpose2d", "output_padding"): 0, ("conv_transpose1d", "stride"): 1, ("conv_transpose1d", "padding"): 0,
+    ("conv_transpose1d", "output_padding"): 0, ("conv_transpose1d", "dilation"): 1,
+    ("interpolate", "size"): None, ("interpolate", "scale_factor"): 0.0, ("interpolate", "mode"): "nearest",
+    ("interpolate", "align_corners"): False, ("max_pool1d", "stride"): 0, ("max_pool1d", "padding"): 0,
+    ("max_pool1d", "dilation"): 1, ("avg_pool1d", "stride"): 0, ("avg_pool1d", "padding"): 0,
+    ("instance_norm", "use_input_stats"): True, ("local_response_norm", "alpha"): 1e-4,
+    ("local_response_norm", "beta"): 0.75, ("local_response_norm", "k"): 1.0,
+    ("scaled_dot_product_attention", "dropout_p"): 0.0, ("scaled_dot_product_attention", "is_causal"): False,
+    ("scaled_dot_product_attention", "scale"): 0.0, ("kl_div", "log_target"): False,
+    ("poisson_nll_loss", "log_input"): True, ("poisson_nll_loss", "full"): False, ("poisson_nll_loss", "eps"): 1e-8,
+    ("gaussian_nll_loss", "full"): False, ("gaussian_nll_loss", "eps"): 1e-6, ("margin_ranking_loss", "margin"): 0.0,
+    ("cosine_embedding_loss", "margin"): 0.0, ("triplet_margin_loss", "margin"): 1.0, ("triplet_margin_loss", "p"): 2.0,
+    ("triplet_margin_loss", "eps"): 1e-6, ("triplet_margin_loss", "swap"): False, ("rot90", "k"): 1,
+    ("rot90", "dims"): (0, 1), ("diff", "n"): 1, ("diff", "dim"): -1, ("scatter_reduce", "include_self"): True,
+    ("index_put", "accumulate"): False, ("roll", "dims"): None,
 }
 _REQUIRED = object()
+# Ops writing an array of outputs whose count follows from the inputs.
+OUT_COUNTS = {
+    "unbind": lambda v: v["x"].shape[v["dim"]],
+    "tensor_split": lambda v: max(int(v["sections"]), 1),
+    "tensor_split_indices": lambda v: len(list(v["indices"])) + 1,
+}
 # Enum parameters given as strings ("mean", "reflect") -> constants prefix.
-ENUMS = {"reduction": "AG_REDUCTION_", "mode": "AG_PAD_"}
+ENUMS = {"reduction": "AG_REDUCTION_", "mode": "AG_PAD_", "reduce": "AG_SCATTER_REDUCE_"}
+OP_ENUMS = {("interpolate", "mode"): "AG_INTERP_"}
 # None for these doubles means "no bound" (NaN, as the header documents).
 NAN_FOR_NONE = {"min", "max"}
 
@@ -77,7 +101,8 @@ class OpSpec:
                 self.defaults[p["name"]] = OP_DEFAULTS[key]
             elif p.get("nullable"):
                 self.defaults[p["name"]] = None
-            elif p["name"] in DEFAULTS and not (self.first_is_tensor and p is self.inputs[0]):
+            elif p["name"] in DEFAULTS and not _is_tensor_param(p) and \
+                    not (self.first_is_tensor and p is self.inputs[0]):
                 self.defaults[p["name"]] = DEFAULTS[p["name"]]
         names = [p["name"] for p in self.outs if p["kind"] == "handle" and p["pointers"] == 2
                  and "length" not in p]
@@ -162,6 +187,8 @@ class OpSpec:
                 self._call(cargs)
                 cap = n.value
                 cargs[count_out["name"]] = ctypes.byref(n)
+            elif self.name in OUT_COUNTS:  # a count the inputs imply (unbind, tensor_split)
+                cap = OUT_COUNTS[self.name](values)
             else:  # as many as the input arrays say (split: one per size)
                 cap = max(sum(counts.values()), 1)
             arr = (ctypes.c_void_p * max(cap, 1))()
@@ -228,8 +255,9 @@ class OpSpec:
                 counts[length] = len(seq)
             return (ctypes.c_int64 * max(len(seq), 1))(*seq)
         if kind in ("scalar", "alias") and ptrs == 0:
-            if isinstance(v, str) and name in ENUMS:
-                key = ENUMS[name] + v.upper()
+            if isinstance(v, str) and (name in ENUMS or (self.name, name) in OP_ENUMS):
+                key = OP_ENUMS.get((self.name, name)) or ENUMS[name]
+                key += v.upper()
                 if key not in C:
                     raise ValueError("%s(): unknown %s %r" % (self.name, name, v))
                 return C[key]

@@ -286,6 +286,109 @@ def custom_cases():
         "prelu": Case([R(2, 3, 4), R(3, lo=0.1, hi=0.5)], ag.prelu, Fn.prelu),
         "group_norm": Case([R(2, 4, 3), R(4), R(4)], lambda x, w, b: ag.group_norm(x, 2, w, b, 1e-5),
                            lambda x, w, b: Fn.group_norm(x, 2, w, b, 1e-5), rtol=1e-6, atol=1e-8),
+        **shape_index_cases(),
+        **nn_more_cases(),
+    }
+
+
+def shape_index_cases():
+    """The shape and indexing ops added in 0.2."""
+    ix = I([[2, 0, 1], [0, 2, 0]])
+    b = lambda v: np.asarray(v, dtype=bool)  # noqa: E731
+    return {
+        "roll": Case([R(3, 4)], lambda x: ag.roll(x, [1, -3], [0, 1]), lambda x: torch.roll(x, [1, -3], [0, 1])),
+        "rot90": Case([R(2, 3, 4)], lambda x: ag.rot90(x, 3, [0, 2]), lambda x: torch.rot90(x, 3, [0, 2])),
+        "tile": Case([R(2, 3)], lambda x: ag.tile(x, [2, 1, 2]), lambda x: torch.tile(x, (2, 1, 2))),
+        "repeat_interleave": Case([R(2, 3)], lambda x: ag.repeat_interleave(x, 2, 1),
+                                  lambda x: torch.repeat_interleave(x, 2, 1)),
+        "repeat_interleave_tensor": Case([R(2, 3), I([2, 0, 3])], lambda x, r: ag.repeat_interleave_tensor(x, r, 1),
+                                         lambda x, r: torch.repeat_interleave(x, r, 1)),
+        "movedim": Case([R(2, 3, 4)], lambda x: ag.movedim(x, 0, 2), lambda x: torch.movedim(x, 0, 2)),
+        "unbind": Case([R(2, 3)], lambda x: ag.unbind(x, 1), lambda x: torch.unbind(x, 1)),
+        "tensor_split": Case([R(5, 2)], lambda x: ag.tensor_split(x, 3, 0), lambda x: torch.tensor_split(x, 3, 0)),
+        "tensor_split_indices": Case([R(2, 5)], lambda x: ag.tensor_split_indices(x, [1, -1], 1),
+                                     lambda x: torch.tensor_split(x, [1, -1], 1)),
+        "broadcast_to": Case([R(3, 1)], lambda x: ag.broadcast_to(x, [2, 3, 4]), lambda x: torch.broadcast_to(x, (2, 3, 4))),
+        "diff": Case([R(2, 4), R(2, 1), R(2, 2)], lambda x, p, a: ag.diff(x, 2, 1, p, a),
+                     lambda x, p, a: torch.diff(x, 2, 1, p, a)),
+        "scatter": Case([R(3, 4), ix, R(2, 3)], lambda x, i, s: ag.scatter(x, 0, i, s),
+                        lambda x, i, s: torch.scatter(x, 0, i, s)),
+        "scatter_value": Case([R(3, 4), ix], lambda x, i: ag.scatter_value(x, 0, i, 0.5),
+                              lambda x, i: torch.scatter(x, 0, i, 0.5)),
+        "scatter_reduce": Case([R(2, 4), I([[0, 2, 0], [3, 3, 1]]), R(2, 3)],
+                               lambda x, i, s: ag.scatter_reduce(x, 1, index=i, src=s, reduce="amax", include_self=False),
+                               lambda x, i, s: torch.scatter_reduce(x, 1, i, s, "amax", include_self=False)),
+        "index_put": Case([R(3, 4), I([2, 0, 2]), R(3, 4)], lambda x, i, v: ag.index_put(x, [i], v, True),
+                          lambda x, i, v: torch.index_put(x, (i,), v, True)),
+        "index_copy": Case([R(4, 3), I([3, 1]), R(2, 3)], lambda x, i, s: ag.index_copy(x, 0, i, s),
+                           lambda x, i, s: torch.index_copy(x, 0, i, s)),
+        "index_fill": Case([R(2, 4), I([3, 0])], lambda x, i: ag.index_fill(x, 1, i, -1.0),
+                           lambda x, i: torch.index_fill(x, 1, i, -1.0)),
+        "masked_scatter": Case([R(2, 3), b([0, 1, 1]), R(2, 2)], lambda x, m, s: ag.masked_scatter(x, m, s),
+                               lambda x, m, s: torch.masked_scatter(x, m, s)),
+        "masked_select": Case([R(2, 3), b([[1, 0, 1], [0, 0, 1]])], lambda x, m: ag.masked_select(x, m),
+                              lambda x, m: torch.masked_select(x, m)),
+        "take_along_dim": Case([R(2, 3), I([[2, 2], [0, 1]])], lambda x, i: ag.take_along_dim(x, i, 1),
+                               lambda x, i: torch.take_along_dim(x, i, 1)),
+    }
+
+
+def sdpa_ref(q, k, v, mask=None, causal=False):
+    s = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+    if causal:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else s + mask
+    return torch.softmax(s, -1) @ v
+
+
+def nn_more_cases():
+    """The nn ops added in 0.2 (PyTorch 1.13 has no scaled_dot_product_attention: its formula is the reference)."""
+    pm = lambda v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
+    return {
+        "conv_transpose2d": Case([R(2, 4, 3, 3), R(4, 3, 2, 2), R(6)],
+                                 lambda x, w, b: ag.conv_transpose2d(x, w, b, [2, 3], [1, 0], [1, 2], 2, [1, 2]),
+                                 lambda x, w, b: Fn.conv_transpose2d(x, w, b, (2, 3), (1, 0), (1, 2), 2, (1, 2)),
+                                 rtol=1e-6, atol=1e-8),
+        "conv_transpose1d": Case([R(2, 2, 4), R(2, 3, 3), R(3)],
+                                 lambda x, w, b: ag.conv_transpose1d(x, w, b, 2, 1, 1, 1, 1),
+                                 lambda x, w, b: Fn.conv_transpose1d(x, w, b, 2, 1, 1, 1, 1), rtol=1e-6, atol=1e-8),
+        "interpolate": Case([R(1, 2, 3, 4)], lambda x: ag.interpolate(x, [5, 7], mode="bilinear", align_corners=False),
+                            lambda x: Fn.interpolate(x, (5, 7), mode="bilinear", align_corners=False)),
+        "pixel_shuffle": Case([R(1, 8, 2, 3)], lambda x: ag.pixel_shuffle(x, 2), lambda x: Fn.pixel_shuffle(x, 2)),
+        "pixel_unshuffle": Case([R(2, 4, 6)], lambda x: ag.pixel_unshuffle(x, 2), lambda x: Fn.pixel_unshuffle(x, 2)),
+        "max_pool1d": Case([R(2, 3, 7)], lambda x: ag.max_pool1d(x, 3, 2, 1), lambda x: Fn.max_pool1d(x, 3, 2, 1)),
+        "avg_pool1d": Case([R(2, 3, 7)], lambda x: ag.avg_pool1d(x, 3, 2, 1), lambda x: Fn.avg_pool1d(x, 3, 2, 1)),
+        "adaptive_max_pool2d": Case([R(2, 5, 7)], lambda x: ag.adaptive_max_pool2d(x, [3, 4]),
+                                    lambda x: Fn.adaptive_max_pool2d(x, (3, 4))),
+        "instance_norm": Case([R(2, 3, 4), R(3), R(3)],
+                              lambda x, w, b: ag.instance_norm(x, None, None, w, b),
+                              lambda x, w, b: Fn.instance_norm(x, weight=w, bias=b), rtol=1e-6, atol=1e-8),
+        "local_response_norm": Case([R(2, 5, 3)], lambda x: ag.local_response_norm(x, 3, 0.5, 0.75, 1.0),
+                                    lambda x: Fn.local_response_norm(x, 3, 0.5, 0.75, 1.0), rtol=1e-6, atol=1e-8),
+        "scaled_dot_product_attention": Case(
+            [R(2, 3, 4), R(2, 5, 4), R(2, 5, 2), np.asarray([[1, 0, 1, 1, 0]] * 3, dtype=bool)],
+            lambda q, k, v, m: ag.scaled_dot_product_attention(q, k, v, m),
+            lambda q, k, v, m: sdpa_ref(q, k, v, m), rtol=1e-6, atol=1e-8),
+        "kl_div": Case([R(2, 3), R(2, 3, lo=0.1, hi=1.0)], lambda x, t: ag.kl_div(x, t, "sum"),
+                       lambda x, t: Fn.kl_div(x, t, reduction="sum")),
+        "poisson_nll_loss": Case([R(2, 3, lo=0.3, hi=2), R(2, 3, lo=0.5, hi=3)],
+                                 lambda x, t: ag.poisson_nll_loss(x, t, False, True),
+                                 lambda x, t: Fn.poisson_nll_loss(x, t, False, True), rtol=1e-6, atol=1e-8),
+        "gaussian_nll_loss": Case([R(2, 3), R(2, 3), R(2, lo=0.5, hi=2)],
+                                  lambda x, t, v: ag.gaussian_nll_loss(x, t, v, True),
+                                  lambda x, t, v: Fn.gaussian_nll_loss(x, t, v, True), rtol=1e-6, atol=1e-8),
+        "margin_ranking_loss": Case([R(4), R(4)],
+                                    lambda a, b: ag.margin_ranking_loss(a, b, ag.tensor(np.array([1.0, -1, 1, -1])), 0.3),
+                                    lambda a, b: Fn.margin_ranking_loss(a, b, pm([1.0, -1, 1, -1]), 0.3)),
+        "cosine_embedding_loss": Case([R(4, 3), R(4, 3)],
+                                      lambda a, b: ag.cosine_embedding_loss(a, b, ag.tensor(np.array([1.0, -1, -1, 1])), -0.9),
+                                      lambda a, b: Fn.cosine_embedding_loss(a, b, pm([1.0, -1, -1, 1]), -0.9),
+                                      rtol=1e-6, atol=1e-8),
+        "triplet_margin_loss": Case([R(3, 4), R(3, 4), R(3, 4)],
+                                    lambda a, p, n: ag.triplet_margin_loss(a, p, n, 5.0, 1.5, swap=True),
+                                    lambda a, p, n: Fn.triplet_margin_loss(a, p, n, 5.0, 1.5, swap=True),
+                                    rtol=1e-6, atol=1e-8),
     }
 
 

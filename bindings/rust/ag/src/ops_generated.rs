@@ -1353,6 +1353,130 @@ impl Tensor {
         check(unsafe { sys::ag_op_adaptive_avg_pool2d(&mut out_out, self.as_ptr(), output_size.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
+    /// `ag_op_conv_transpose2d`: 2-D transposed convolution (F.conv_transpose2d), the gradient of conv2d in its input: x (N, C, H, W) or (C, H, W), weight (C, OC/groups, kH, kW), bias (OC) or NULL; y (N, OC, OH, OW) with OH = (H-1)*stride - 2*padding + dilation*(kH-1) + output_padding + 1 (W likewise). Pairs are (height, width); NULL takes PyTorch's default (stride 1, padding 0, output_padding 0, dilation 1). Note PyTorch's argument order: groups before dilation. Gradients of every order (matmul and fold). @return AG_ERR_INVALID_ARGUMENT for stride, dilation or groups \< 1, a         negative padding, output_padding not below stride nor dilation; AG_ERR_SHAPE         for weight not 4-D, x not 3-D or 4-D, channels that do not match         weight dim 0 or are not divisible by groups, a bias of another         size, an output size below 1; also DTYPE, CONTEXT.
+    ///
+    /// ```text
+    /// 2-D transposed convolution (F.conv_transpose2d), the gradient of conv2d
+    /// in its input: x (N, C, H, W) or (C, H, W), weight (C, OC/groups, kH, kW),
+    /// bias (OC) or NULL; y (N, OC, OH, OW) with OH = (H-1)*stride - 2*padding +
+    /// dilation*(kH-1) + output_padding + 1 (W likewise). Pairs are (height,
+    /// width); NULL takes PyTorch's default (stride 1, padding 0, output_padding
+    /// 0, dilation 1). Note PyTorch's argument order: groups before dilation.
+    /// Gradients of every order (matmul and fold).
+    /// @return AG_ERR_INVALID_ARGUMENT for stride, dilation or groups < 1, a
+    ///         negative padding, output_padding not below stride nor dilation; AG_ERR_SHAPE
+    ///         for weight not 4-D, x not 3-D or 4-D, channels that do not match
+    ///         weight dim 0 or are not divisible by groups, a bias of another
+    ///         size, an output size below 1; also DTYPE, CONTEXT.
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv_transpose2d(&self, weight: &Tensor, bias: Option<&Tensor>, stride: [i64; 2], padding: [i64; 2], output_padding: [i64; 2], groups: i64, dilation: [i64; 2]) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_conv_transpose2d(&mut out_out, self.as_ptr(), weight.as_ptr(), crate::tensor::opt_ptr(bias), stride.as_ptr(), padding.as_ptr(), output_padding.as_ptr(), groups, dilation.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_conv_transpose1d`: 1-D transposed convolution (F.conv_transpose1d): x (N, C, L) or (C, L), weight (C, OC/groups, k), bias (OC) or NULL, as ag_op_conv_transpose2d along one dim. @return as ag_op_conv_transpose2d (weight must be 3-D, x 2-D or 3-D).
+    ///
+    /// ```text
+    /// 1-D transposed convolution (F.conv_transpose1d): x (N, C, L) or (C, L),
+    /// weight (C, OC/groups, k), bias (OC) or NULL, as ag_op_conv_transpose2d
+    /// along one dim.
+    /// @return as ag_op_conv_transpose2d (weight must be 3-D, x 2-D or 3-D).
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv_transpose1d(&self, weight: &Tensor, bias: Option<&Tensor>, stride: i64, padding: i64, output_padding: i64, groups: i64, dilation: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_conv_transpose1d(&mut out_out, self.as_ptr(), weight.as_ptr(), crate::tensor::opt_ptr(bias), stride, padding, output_padding, groups, dilation) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_interpolate`: Resamples x (N, C, spatial...) (F.interpolate): to `size` (ndim = 1, used for every spatial dim, or one per spatial dim) or, with ndim = 0, by scale_factor > 0 for every spatial dim (output size floor(in * scale_factor), source positions from the factor, as PyTorch without recompute_scale_factor). mode: AG_INTERP_NEAREST (1 to 3 spatial dims; source index floor(out * scale)), AG_INTERP_LINEAR (x 3-D) or AG_INTERP_BILINEAR (x 4-D), with align_corners != 0 mapping the corner pixels onto each other (linear modes only). No antialiasing. Gradients of every order (selections and constant weights). @return AG_ERR_INVALID_ARGUMENT for another mode, both or neither of size         and scale_factor, a size count that fits neither rule,         align_corners with nearest; AG_ERR_SHAPE for an input rank the         mode does not take, an output size below 1; AG_ERR_DTYPE.
+    ///
+    /// ```text
+    /// Resamples x (N, C, spatial...) (F.interpolate): to `size` (ndim = 1, used
+    /// for every spatial dim, or one per spatial dim) or, with ndim = 0, by
+    /// scale_factor > 0 for every spatial dim (output size floor(in *
+    /// scale_factor), source positions from the factor, as PyTorch without
+    /// recompute_scale_factor). mode: AG_INTERP_NEAREST (1 to 3 spatial dims;
+    /// source index floor(out * scale)), AG_INTERP_LINEAR (x 3-D) or
+    /// AG_INTERP_BILINEAR (x 4-D), with align_corners != 0 mapping the corner
+    /// pixels onto each other (linear modes only). No antialiasing. Gradients
+    /// of every order (selections and constant weights).
+    /// @return AG_ERR_INVALID_ARGUMENT for another mode, both or neither of size
+    ///         and scale_factor, a size count that fits neither rule,
+    ///         align_corners with nearest; AG_ERR_SHAPE for an input rank the
+    ///         mode does not take, an output size below 1; AG_ERR_DTYPE.
+    /// ```
+    pub fn interpolate(&self, size: &[i64], scale_factor: f64, mode: i32, align_corners: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_interpolate(&mut out_out, self.as_ptr(), size.as_ptr(), crate::error::count::<i32>(size.len())?, scale_factor, mode, align_corners) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_pixel_shuffle`: (*, C*r*r, H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle) with r = upscale_factor: a reshape and permute (a copy). Gradient: unshuffled. @return AG_ERR_INVALID_ARGUMENT for r \< 1; AG_ERR_SHAPE for fewer than 3         dims or channels not divisible by r*r.
+    ///
+    /// ```text
+    /// (*, C*r*r, H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle) with r =
+    /// upscale_factor: a reshape and permute (a copy). Gradient: unshuffled.
+    /// @return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
+    ///         dims or channels not divisible by r*r.
+    /// ```
+    pub fn pixel_shuffle(&self, upscale_factor: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_pixel_shuffle(&mut out_out, self.as_ptr(), upscale_factor) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_pixel_unshuffle`: (*, C, H*r, W*r) -> (*, C*r*r, H, W) (F.pixel_unshuffle), the inverse of ag_op_pixel_shuffle with r = downscale_factor. @return AG_ERR_INVALID_ARGUMENT for r \< 1; AG_ERR_SHAPE for fewer than 3         dims or H, W not divisible by r.
+    ///
+    /// ```text
+    /// (*, C, H*r, W*r) -> (*, C*r*r, H, W) (F.pixel_unshuffle), the inverse of
+    /// ag_op_pixel_shuffle with r = downscale_factor.
+    /// @return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
+    ///         dims or H, W not divisible by r.
+    /// ```
+    pub fn pixel_unshuffle(&self, downscale_factor: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_pixel_unshuffle(&mut out_out, self.as_ptr(), downscale_factor) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_max_pool1d`: 1-D max pooling (F.max_pool1d) of x (N, C, L) or (C, L): ag_op_max_pool2d along one dim; stride 0 = kernel_size (PyTorch's default). @return as ag_op_max_pool2d; AG_ERR_SHAPE for x not 2-D or 3-D.
+    ///
+    /// ```text
+    /// 1-D max pooling (F.max_pool1d) of x (N, C, L) or (C, L): ag_op_max_pool2d
+    /// along one dim; stride 0 = kernel_size (PyTorch's default).
+    /// @return as ag_op_max_pool2d; AG_ERR_SHAPE for x not 2-D or 3-D.
+    /// ```
+    pub fn max_pool1d(&self, kernel_size: i64, stride: i64, padding: i64, dilation: i64, ceil_mode: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_max_pool1d(&mut out_out, self.as_ptr(), kernel_size, stride, padding, dilation, ceil_mode) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_avg_pool1d`: 1-D average pooling (F.avg_pool1d) of x (N, C, L) or (C, L): ag_op_avg_pool2d along one dim; stride 0 = kernel_size. @return as ag_op_avg_pool2d; AG_ERR_SHAPE for x not 2-D or 3-D.
+    ///
+    /// ```text
+    /// 1-D average pooling (F.avg_pool1d) of x (N, C, L) or (C, L):
+    /// ag_op_avg_pool2d along one dim; stride 0 = kernel_size.
+    /// @return as ag_op_avg_pool2d; AG_ERR_SHAPE for x not 2-D or 3-D.
+    /// ```
+    pub fn avg_pool1d(&self, kernel_size: i64, stride: i64, padding: i64, ceil_mode: i32, count_include_pad: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_avg_pool1d(&mut out_out, self.as_ptr(), kernel_size, stride, padding, ceil_mode, count_include_pad) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_adaptive_max_pool2d`: Adaptive 2-D max pooling (F.adaptive_max_pool2d, values only) of x (N, C, H, W) or (C, H, W) to output_size (oh, ow): output (i, j) is the maximum over rows \[floor(i*H/oh), ceil((i+1)*H/oh)) and the columns likewise. Gradient: to the maximum of each window (a NaN is the maximum). @return AG_ERR_INVALID_ARGUMENT for a NULL or non-positive output_size;         AG_ERR_SHAPE for x not 3-D or 4-D or with an empty spatial dim;         AG_ERR_DTYPE.
+    ///
+    /// ```text
+    /// Adaptive 2-D max pooling (F.adaptive_max_pool2d, values only) of x
+    /// (N, C, H, W) or (C, H, W) to output_size (oh, ow): output (i, j) is the
+    /// maximum over rows [floor(i*H/oh), ceil((i+1)*H/oh)) and the columns
+    /// likewise. Gradient: to the maximum of each window (a NaN is the maximum).
+    /// @return AG_ERR_INVALID_ARGUMENT for a NULL or non-positive output_size;
+    ///         AG_ERR_SHAPE for x not 3-D or 4-D or with an empty spatial dim;
+    ///         AG_ERR_DTYPE.
+    /// ```
+    pub fn adaptive_max_pool2d(&self, output_size: [i64; 2]) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_adaptive_max_pool2d(&mut out_out, self.as_ptr(), output_size.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
     /// `ag_op_index_select`: y = x with `dim` indexed by the 1-D i64 `index`: y has x's shape with size len(index) at dim, and y\[..., i, ...\] = x\[..., index\[i\], ...\]. Any dtype for x. Gradient: ag_op_index_add into zeros. @return AG_ERR_SHAPE for an index that is not 1-D; AG_ERR_DTYPE,         AG_ERR_CONTEXT; AG_ERR_INVALID_ARGUMENT for an index value or dim         out of range.
     ///
     /// ```text
@@ -1459,6 +1583,158 @@ impl Tensor {
     pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_one_hot(&mut out_out, self.as_ptr(), num_classes) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_scatter`: y = a copy of x with y\[p with p\[dim\] = index\[p\]\] = src\[p\] for every position p of index, PyTorch's scatter (functional). index has x's ndim, no size above src's, nor above x's outside dim; x and src of one dtype (any). With repeated targets the last in row-major order of index wins. Gradients: x gets the gradient with the written positions zeroed, src gets ag_op_gather of it (zeros where index does not reach). @return AG_ERR_SHAPE when index does not fit; AG_ERR_DTYPE,         AG_ERR_CONTEXT; AG_ERR_INVALID_ARGUMENT for an index value or dim         out of range.
+    ///
+    /// ```text
+    /// y = a copy of x with y[p with p[dim] = index[p]] = src[p] for every
+    /// position p of index, PyTorch's scatter (functional). index has x's ndim,
+    /// no size above src's, nor above x's outside dim; x and src of one dtype
+    /// (any). With repeated targets the last in row-major order of index wins.
+    /// Gradients: x gets the gradient with the written positions zeroed, src gets
+    /// ag_op_gather of it (zeros where index does not reach).
+    /// @return AG_ERR_SHAPE when index does not fit; AG_ERR_DTYPE,
+    ///         AG_ERR_CONTEXT; AG_ERR_INVALID_ARGUMENT for an index value or dim
+    ///         out of range.
+    /// ```
+    pub fn scatter(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_scatter(&mut out_out, self.as_ptr(), dim, index.as_ptr(), src.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_scatter_value`: As ag_op_scatter with every written element `value` (converted to x's dtype). Gradient: the gradient with the written positions zeroed. @return as ag_op_scatter; AG_ERR_INVALID_ARGUMENT for a value an i64 x         cannot hold.
+    ///
+    /// ```text
+    /// As ag_op_scatter with every written element `value` (converted to x's
+    /// dtype). Gradient: the gradient with the written positions zeroed.
+    /// @return as ag_op_scatter; AG_ERR_INVALID_ARGUMENT for a value an i64 x
+    ///         cannot hold.
+    /// ```
+    pub fn scatter_value(&self, dim: i64, index: &Tensor, value: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_scatter_value(&mut out_out, self.as_ptr(), dim, index.as_ptr(), value) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_scatter_reduce`: y = a copy of x with src\[p\] reduced into y\[p with p\[dim\] = index\[p\]\] for every position p of index, PyTorch's scatter_reduce: `reduce` is an AG_SCATTER_REDUCE_* value (sum, prod, mean, amax, amin); include_self = 0 leaves x's value out at the positions index reaches. Positions index does not reach keep x's value. f32 or f64; the index fits as in ag_op_scatter. Accumulation runs in row-major order of index. amax/amin propagate NaN. Gradients: PyTorch's formulas: sum passes it on; mean divides by the count; amax/amin share it equally among the elements equal to the result (ties); prod divides the product by the factor, and for a factor that is the only zero of its target uses the product of the others (the second-order gradient with several zeros in one target is not PyTorch's, which refuses it). @return as ag_op_scatter; AG_ERR_INVALID_ARGUMENT for another reduce.
+    ///
+    /// ```text
+    /// y = a copy of x with src[p] reduced into y[p with p[dim] = index[p]] for
+    /// every position p of index, PyTorch's scatter_reduce: `reduce` is an
+    /// AG_SCATTER_REDUCE_* value (sum, prod, mean, amax, amin); include_self = 0
+    /// leaves x's value out at the positions index reaches. Positions index does
+    /// not reach keep x's value. f32 or f64; the index fits as in ag_op_scatter.
+    /// Accumulation runs in row-major order of index. amax/amin propagate NaN.
+    /// Gradients: PyTorch's formulas: sum passes it on; mean divides by the
+    /// count; amax/amin share it equally among the elements equal to the result
+    /// (ties); prod divides the product by the factor, and for a factor that is
+    /// the only zero of its target uses the product of the others (the
+    /// second-order gradient with several zeros in one target is not PyTorch's,
+    /// which refuses it).
+    /// @return as ag_op_scatter; AG_ERR_INVALID_ARGUMENT for another reduce.
+    /// ```
+    pub fn scatter_reduce(&self, dim: i64, index: &Tensor, src: &Tensor, reduce: i32, include_self: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_scatter_reduce(&mut out_out, self.as_ptr(), dim, index.as_ptr(), src.as_ptr(), reduce, include_self) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_index_put`: y = a copy of x with x\[indices\[0\], ..., indices\[n-1\]\] = values (added when accumulate != 0), PyTorch's index_put with i64 index tensors for the first n dims (bool masks: convert them to positions first): the indices broadcast together to a shape B, negative values count from the end, and values broadcast to (B, x's remaining sizes). Without accumulate, repeated positions take the last value. f32 or f64 with accumulate, else any dtype. Gradients: x gets the gradient (zeroed at the written positions without accumulate), values get the gradient at the indexed positions, summed over broadcast dims. @return AG_ERR_INVALID_ARGUMENT for nindices \< 1, an index out of range;         AG_ERR_SHAPE for more indices than dims, indices or values that do         not broadcast; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    ///
+    /// ```text
+    /// y = a copy of x with x[indices[0], ..., indices[n-1]] = values (added when
+    /// accumulate != 0), PyTorch's index_put with i64 index tensors for the
+    /// first n dims (bool masks: convert them to positions first): the indices
+    /// broadcast together to a shape B, negative values count from the end, and
+    /// values broadcast to (B, x's remaining sizes). Without accumulate, repeated
+    /// positions take the last value. f32 or f64 with accumulate, else any dtype.
+    /// Gradients: x gets the gradient (zeroed at the written positions without
+    /// accumulate), values get the gradient at the indexed positions, summed
+    /// over broadcast dims.
+    /// @return AG_ERR_INVALID_ARGUMENT for nindices < 1, an index out of range;
+    ///         AG_ERR_SHAPE for more indices than dims, indices or values that do
+    ///         not broadcast; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    /// ```
+    pub fn index_put(&self, indices: &[&Tensor], values: &Tensor, accumulate: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        let raw_indices: Vec<*const sys::ag_tensor> = indices.iter().map(|t| t.as_ptr().cast_const()).collect();
+        check(unsafe { sys::ag_op_index_put(&mut out_out, self.as_ptr(), raw_indices.as_ptr(), crate::error::count::<i32>(indices.len())?, values.as_ptr(), accumulate) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_index_copy`: y = a copy of x with y\[..., index\[i\], ...\] = src\[..., i, ...\] along dim, PyTorch's index_copy (functional); index 1-D i64, src has x's shape with size len(index) at dim, x and src of one dtype (any). Repeated indices: the last wins. Gradients: x gets the gradient with the copied positions zeroed, src gets ag_op_index_select of it. @return AG_ERR_SHAPE for a non-1-D index or a src of another shape;         AG_ERR_DTYPE, AG_ERR_CONTEXT; AG_ERR_INVALID_ARGUMENT for an index         value or dim out of range.
+    ///
+    /// ```text
+    /// y = a copy of x with y[..., index[i], ...] = src[..., i, ...] along dim,
+    /// PyTorch's index_copy (functional); index 1-D i64, src has x's shape with
+    /// size len(index) at dim, x and src of one dtype (any). Repeated indices:
+    /// the last wins. Gradients: x gets the gradient with the copied positions
+    /// zeroed, src gets ag_op_index_select of it.
+    /// @return AG_ERR_SHAPE for a non-1-D index or a src of another shape;
+    ///         AG_ERR_DTYPE, AG_ERR_CONTEXT; AG_ERR_INVALID_ARGUMENT for an index
+    ///         value or dim out of range.
+    /// ```
+    pub fn index_copy(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_index_copy(&mut out_out, self.as_ptr(), dim, index.as_ptr(), src.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_index_fill`: y = a copy of x with every position index names along dim set to `value`, PyTorch's index_fill (functional); index 1-D i64. Gradient: zeroed at the filled positions. @return as ag_op_index_copy; AG_ERR_INVALID_ARGUMENT for a value an i64 x         cannot hold.
+    ///
+    /// ```text
+    /// y = a copy of x with every position index names along dim set to `value`,
+    /// PyTorch's index_fill (functional); index 1-D i64. Gradient: zeroed at the
+    /// filled positions.
+    /// @return as ag_op_index_copy; AG_ERR_INVALID_ARGUMENT for a value an i64 x
+    ///         cannot hold.
+    /// ```
+    pub fn index_fill(&self, dim: i64, index: &Tensor, value: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_index_fill(&mut out_out, self.as_ptr(), dim, index.as_ptr(), value) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_masked_scatter`: y = x (broadcast with the bool mask) with the positions where mask is true taking source's elements in row-major order, PyTorch's masked_scatter; source (of x's dtype) needs at least as many elements as mask selects. Gradients: x gets the gradient zeroed where mask is true (summed over broadcast dims), source gets the selected gradient (zeros beyond). @return AG_ERR_SHAPE for shapes that do not broadcast or too small a         source; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    ///
+    /// ```text
+    /// y = x (broadcast with the bool mask) with the positions where mask is true
+    /// taking source's elements in row-major order, PyTorch's masked_scatter;
+    /// source (of x's dtype) needs at least as many elements as mask selects.
+    /// Gradients: x gets the gradient zeroed where mask is true (summed over
+    /// broadcast dims), source gets the selected gradient (zeros beyond).
+    /// @return AG_ERR_SHAPE for shapes that do not broadcast or too small a
+    ///         source; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    /// ```
+    pub fn masked_scatter(&self, mask: &Tensor, source: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_masked_scatter(&mut out_out, self.as_ptr(), mask.as_ptr(), source.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_masked_select`: y = the 1-D tensor of the elements of x where the bool mask is true (x and mask broadcast together), in row-major order, PyTorch's masked_select. Gradient: scattered back into zeros. @return AG_ERR_SHAPE for shapes that do not broadcast; AG_ERR_DTYPE for a         mask that is not bool; AG_ERR_CONTEXT.
+    ///
+    /// ```text
+    /// y = the 1-D tensor of the elements of x where the bool mask is true (x
+    /// and mask broadcast together), in row-major order, PyTorch's
+    /// masked_select. Gradient: scattered back into zeros.
+    /// @return AG_ERR_SHAPE for shapes that do not broadcast; AG_ERR_DTYPE for a
+    ///         mask that is not bool; AG_ERR_CONTEXT.
+    /// ```
+    pub fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_masked_select(&mut out_out, self.as_ptr(), mask.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_take_along_dim`: y = ag_op_gather(x, dim, indices) after x and the i64 indices (of x's ndim) are broadcast against each other in every dim but dim, PyTorch's take_along_dim (dim is required: flatten both for PyTorch's dim=None). Index values do not wrap. Gradient: added back at the taken positions. @return AG_ERR_SHAPE for indices of another ndim or shapes that do not         broadcast; AG_ERR_INVALID_ARGUMENT for an index value or dim out of         range; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    ///
+    /// ```text
+    /// y = ag_op_gather(x, dim, indices) after x and the i64 indices (of x's
+    /// ndim) are broadcast against each other in every dim but dim, PyTorch's
+    /// take_along_dim (dim is required: flatten both for PyTorch's dim=None).
+    /// Index values do not wrap. Gradient: added back at the taken positions.
+    /// @return AG_ERR_SHAPE for indices of another ndim or shapes that do not
+    ///         broadcast; AG_ERR_INVALID_ARGUMENT for an index value or dim out of
+    ///         range; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    /// ```
+    pub fn take_along_dim(&self, indices: &Tensor, dim: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_take_along_dim(&mut out_out, self.as_ptr(), indices.as_ptr(), dim) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_add_`: self += other.
@@ -2090,6 +2366,121 @@ impl Tensor {
         check(unsafe { sys::ag_op_binary_cross_entropy_with_logits(&mut out_out, self.as_ptr(), target.as_ptr(), crate::tensor::opt_ptr(pos_weight), reduction) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
+    /// `ag_op_scaled_dot_product_attention`: Scaled dot-product attention (F.scaled_dot_product_attention, math path): softmax(query key^T * scale + mask) value for query (..., L, E), key (..., S, E), value (..., S, Ev), batch dims broadcast; y (..., L, Ev). attn_mask (may be NULL) broadcasts to (..., L, S): bool (true = may attend; false gives the score -inf) or of query's dtype (added). is_causal != 0 masks j > i (then attn_mask must be NULL). scale 0 means 1/sqrt(E). dropout_p > 0 drops attention weights as ag_op_dropout does (from the context's generator). A row with every position masked gives NaN, as PyTorch's math path. Gradients of every order (composition). @return AG_ERR_SHAPE for fewer than 2 dims, mismatched E or S;         AG_ERR_INVALID_ARGUMENT for dropout_p outside \[0, 1\], a negative or         non-finite scale, a mask with is_causal; also DTYPE, CONTEXT.
+    ///
+    /// ```text
+    /// Scaled dot-product attention (F.scaled_dot_product_attention, math path):
+    /// softmax(query key^T * scale + mask) value for query (..., L, E), key
+    /// (..., S, E), value (..., S, Ev), batch dims broadcast; y (..., L, Ev).
+    /// attn_mask (may be NULL) broadcasts to (..., L, S): bool (true = may
+    /// attend; false gives the score -inf) or of query's dtype (added).
+    /// is_causal != 0 masks j > i (then attn_mask must be NULL). scale 0 means
+    /// 1/sqrt(E). dropout_p > 0 drops attention weights as ag_op_dropout does
+    /// (from the context's generator). A row with every position masked gives
+    /// NaN, as PyTorch's math path. Gradients of every order (composition).
+    /// @return AG_ERR_SHAPE for fewer than 2 dims, mismatched E or S;
+    ///         AG_ERR_INVALID_ARGUMENT for dropout_p outside [0, 1], a negative or
+    ///         non-finite scale, a mask with is_causal; also DTYPE, CONTEXT.
+    /// ```
+    pub fn scaled_dot_product_attention(&self, key: &Tensor, value: &Tensor, attn_mask: Option<&Tensor>, dropout_p: f64, is_causal: i32, scale: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_scaled_dot_product_attention(&mut out_out, self.as_ptr(), key.as_ptr(), value.as_ptr(), crate::tensor::opt_ptr(attn_mask), dropout_p, is_causal, scale) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_kl_div`: Kullback-Leibler divergence (F.kl_div) of log-probabilities `input` from `target` (broadcast together): pointwise target * (log(target) - input) where target > 0, else 0 (PyTorch 1.13's rule); with log_target != 0, exp(target) * (target - input). AG_REDUCTION_MEAN averages over all elements (PyTorch's 'batchmean' is AG_REDUCTION_SUM divided by the batch size). Gradients in both arguments, of every order. @return AG_ERR_SHAPE for shapes that do not broadcast; AG_ERR_INVALID_ARGUMENT         for another reduction; also DTYPE, CONTEXT.
+    ///
+    /// ```text
+    /// Kullback-Leibler divergence (F.kl_div) of log-probabilities `input` from
+    /// `target` (broadcast together): pointwise target * (log(target) - input)
+    /// where target > 0, else 0 (PyTorch 1.13's rule); with log_target != 0,
+    /// exp(target) * (target - input). AG_REDUCTION_MEAN averages over all
+    /// elements (PyTorch's 'batchmean' is AG_REDUCTION_SUM divided by the batch
+    /// size). Gradients in both arguments, of every order.
+    /// @return AG_ERR_SHAPE for shapes that do not broadcast; AG_ERR_INVALID_ARGUMENT
+    ///         for another reduction; also DTYPE, CONTEXT.
+    /// ```
+    pub fn kl_div(&self, target: &Tensor, reduction: i32, log_target: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_kl_div(&mut out_out, self.as_ptr(), target.as_ptr(), reduction, log_target) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_poisson_nll_loss`: Poisson negative log likelihood (F.poisson_nll_loss): exp(input) - target * input with log_input != 0, else input - target * log(input + eps); full != 0 adds Stirling's term target*log(target) - target + 0.5*log(2*pi*target) where target > 1. Reduced by `reduction`. @return as ag_op_kl_div; AG_ERR_INVALID_ARGUMENT for a non-finite eps.
+    ///
+    /// ```text
+    /// Poisson negative log likelihood (F.poisson_nll_loss): exp(input) -
+    /// target * input with log_input != 0, else input - target * log(input +
+    /// eps); full != 0 adds Stirling's term target*log(target) - target +
+    /// 0.5*log(2*pi*target) where target > 1. Reduced by `reduction`.
+    /// @return as ag_op_kl_div; AG_ERR_INVALID_ARGUMENT for a non-finite eps.
+    /// ```
+    pub fn poisson_nll_loss(&self, target: &Tensor, log_input: i32, full: i32, eps: f64, reduction: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_poisson_nll_loss(&mut out_out, self.as_ptr(), target.as_ptr(), log_input, full, eps, reduction) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_gaussian_nll_loss`: Gaussian negative log likelihood (F.gaussian_nll_loss): 0.5 * (log(v) + (input - target)^2 / v) with v = max(var, eps) (+ 0.5*log(2*pi) with full); var has input's shape, or input's without the last dim, or a last dim of 1. The clamp passes the gradient unchanged (PyTorch clamps under no_grad). @return AG_ERR_SHAPE for a var that fits none of the shapes;         AG_ERR_INVALID_ARGUMENT for a negative var entry, a non-finite eps,         another reduction; also DTYPE, CONTEXT.
+    ///
+    /// ```text
+    /// Gaussian negative log likelihood (F.gaussian_nll_loss): 0.5 * (log(v) +
+    /// (input - target)^2 / v) with v = max(var, eps) (+ 0.5*log(2*pi) with
+    /// full); var has input's shape, or input's without the last dim, or a last
+    /// dim of 1. The clamp passes the gradient unchanged (PyTorch clamps under
+    /// no_grad).
+    /// @return AG_ERR_SHAPE for a var that fits none of the shapes;
+    ///         AG_ERR_INVALID_ARGUMENT for a negative var entry, a non-finite eps,
+    ///         another reduction; also DTYPE, CONTEXT.
+    /// ```
+    pub fn gaussian_nll_loss(&self, target: &Tensor, var: &Tensor, full: i32, eps: f64, reduction: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_gaussian_nll_loss(&mut out_out, self.as_ptr(), target.as_ptr(), var.as_ptr(), full, eps, reduction) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_margin_ranking_loss`: F.margin_ranking_loss: max(0, -target * (input1 - input2) + margin), all three broadcast; the gradient passes at 0 (PyTorch's clamp_min). @return AG_ERR_SHAPE for shapes that do not broadcast; AG_ERR_INVALID_ARGUMENT         for a non-finite margin, another reduction; also DTYPE, CONTEXT.
+    ///
+    /// ```text
+    /// F.margin_ranking_loss: max(0, -target * (input1 - input2) + margin), all
+    /// three broadcast; the gradient passes at 0 (PyTorch's clamp_min).
+    /// @return AG_ERR_SHAPE for shapes that do not broadcast; AG_ERR_INVALID_ARGUMENT
+    ///         for a non-finite margin, another reduction; also DTYPE, CONTEXT.
+    /// ```
+    pub fn margin_ranking_loss(&self, input2: &Tensor, target: &Tensor, margin: f64, reduction: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_margin_ranking_loss(&mut out_out, self.as_ptr(), input2.as_ptr(), target.as_ptr(), margin, reduction) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_cosine_embedding_loss`: F.cosine_embedding_loss of rows input1, input2 ((N, D) or (D)) and target (N) or 0-dim of 1 / -1: 1 - cos where target == 1, max(0, cos - margin) where target == -1, else 0; cos = x1.x2 / sqrt((|x1|^2 + 1e-12)(|x2|^2 + 1e-12)) as PyTorch. @return AG_ERR_SHAPE for inputs not 1-D or 2-D, not broadcasting, or a         target of another shape; AG_ERR_INVALID_ARGUMENT for a non-finite         margin, another reduction; also DTYPE, CONTEXT.
+    ///
+    /// ```text
+    /// F.cosine_embedding_loss of rows input1, input2 ((N, D) or (D)) and target
+    /// (N) or 0-dim of 1 / -1: 1 - cos where target == 1, max(0, cos - margin)
+    /// where target == -1, else 0; cos = x1.x2 / sqrt((|x1|^2 + 1e-12)(|x2|^2 +
+    /// 1e-12)) as PyTorch.
+    /// @return AG_ERR_SHAPE for inputs not 1-D or 2-D, not broadcasting, or a
+    ///         target of another shape; AG_ERR_INVALID_ARGUMENT for a non-finite
+    ///         margin, another reduction; also DTYPE, CONTEXT.
+    /// ```
+    pub fn cosine_embedding_loss(&self, input2: &Tensor, target: &Tensor, margin: f64, reduction: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_cosine_embedding_loss(&mut out_out, self.as_ptr(), input2.as_ptr(), target.as_ptr(), margin, reduction) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_triplet_margin_loss`: F.triplet_margin_loss: max(0, margin + d(anchor, positive) - d(anchor, negative)) with d(x, y) = ||x - y + eps||_p over the last dim (PyTorch's pairwise_distance); swap != 0 uses min(d(a, n), d(p, n)) (ties share the gradient). The three inputs have the same number of dims (>= 1). @return AG_ERR_SHAPE for other ranks or shapes that do not broadcast;         AG_ERR_INVALID_ARGUMENT for p \<= 0 or not finite, a non-finite         margin or eps, another reduction; also DTYPE, CONTEXT.
+    ///
+    /// ```text
+    /// F.triplet_margin_loss: max(0, margin + d(anchor, positive) - d(anchor,
+    /// negative)) with d(x, y) = ||x - y + eps||_p over the last dim (PyTorch's
+    /// pairwise_distance); swap != 0 uses min(d(a, n), d(p, n)) (ties share the
+    /// gradient). The three inputs have the same number of dims (>= 1).
+    /// @return AG_ERR_SHAPE for other ranks or shapes that do not broadcast;
+    ///         AG_ERR_INVALID_ARGUMENT for p <= 0 or not finite, a non-finite
+    ///         margin or eps, another reduction; also DTYPE, CONTEXT.
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn triplet_margin_loss(&self, positive: &Tensor, negative: &Tensor, margin: f64, p: f64, eps: f64, swap: i32, reduction: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_triplet_margin_loss(&mut out_out, self.as_ptr(), positive.as_ptr(), negative.as_ptr(), margin, p, eps, swap, reduction) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
     /// `ag_op_layer_norm`: Layer normalization over the last n dims of x, whose sizes must equal normalized_shape\[0..n): y = (x - mean) / sqrt(var + eps) * weight + bias, mean and (biased) var taken over those dims, separately for every index of the leading dims. weight and bias (shape normalized_shape) may be NULL. y has x's shape; an empty x gives an empty y. f32 statistics are computed in two passes (mean, then squared deviations), so a large common offset does not cost precision. @return AG_ERR_INVALID_ARGUMENT (NULL x or out, n \< 1 or n > 16,         normalized_shape NULL with n > 0), AG_ERR_SHAPE (normalized_shape         not the trailing sizes of x, weight or bias of another shape),         AG_ERR_DTYPE, AG_ERR_CONTEXT.
     ///
     /// ```text
@@ -2233,6 +2624,44 @@ impl Tensor {
     pub fn group_norm(&self, num_groups: i64, weight: Option<&Tensor>, bias: Option<&Tensor>, eps: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_group_norm(&mut out_out, self.as_ptr(), num_groups, crate::tensor::opt_ptr(weight), crate::tensor::opt_ptr(bias), eps) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_instance_norm`: Instance normalization (F.instance_norm) of x (N, C, spatial...): with use_input_stats != 0 each (sample, channel) is normalized over its spatial elements (biased variance), then scaled by weight and shifted by bias. weight and bias of shape (C), each may be NULL. running_mean and running_var of shape (C), each may be NULL. They are then updated in place, without graph, with the sample average of the per-instance mean and unbiased variance: r = (1-momentum)*r + momentum*stat. With use_input_stats = 0, x is normalized by the running statistics (both required), as ag_op_batch_norm in evaluation. Gradients: of group_norm with one channel per group (or of batch_norm). @return AG_ERR_SHAPE for fewer than 3 dims or parameters of another size;         AG_ERR_INVALID_ARGUMENT for 1 spatial element with         use_input_stats, missing running statistics without; also DTYPE,         CONTEXT.
+    ///
+    /// ```text
+    /// Instance normalization (F.instance_norm) of x (N, C, spatial...): with
+    /// use_input_stats != 0 each (sample, channel) is normalized over its
+    /// spatial elements (biased variance), then scaled by weight and shifted by
+    /// bias. weight and bias of shape (C), each may be NULL. running_mean and
+    /// running_var of shape (C), each may be NULL. They are then updated in place, without graph, with the sample average of the
+    /// per-instance mean and unbiased variance: r = (1-momentum)*r +
+    /// momentum*stat. With use_input_stats = 0, x is normalized by the running
+    /// statistics (both required), as ag_op_batch_norm in evaluation.
+    /// Gradients: of group_norm with one channel per group (or of batch_norm).
+    /// @return AG_ERR_SHAPE for fewer than 3 dims or parameters of another size;
+    ///         AG_ERR_INVALID_ARGUMENT for 1 spatial element with
+    ///         use_input_stats, missing running statistics without; also DTYPE,
+    ///         CONTEXT.
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn instance_norm(&self, running_mean: Option<&Tensor>, running_var: Option<&Tensor>, weight: Option<&Tensor>, bias: Option<&Tensor>, use_input_stats: i32, momentum: f64, eps: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_instance_norm(&mut out_out, self.as_ptr(), crate::tensor::opt_ptr(running_mean), crate::tensor::opt_ptr(running_var), crate::tensor::opt_ptr(weight), crate::tensor::opt_ptr(bias), use_input_stats, momentum, eps) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_local_response_norm`: Local response normalization (F.local_response_norm) of x (N, C, ...): y = x / (k + alpha * a)^beta with a the average of x^2 over `size` neighbouring channels (zero padded: size/2 before, (size-1)/2 after), as PyTorch computes it. Gradients of every order (composition). @return AG_ERR_SHAPE for fewer than 3 dims; AG_ERR_INVALID_ARGUMENT for         size \< 1 or a non-finite alpha, beta, k; AG_ERR_DTYPE.
+    ///
+    /// ```text
+    /// Local response normalization (F.local_response_norm) of x (N, C, ...):
+    /// y = x / (k + alpha * a)^beta with a the average of x^2 over `size`
+    /// neighbouring channels (zero padded: size/2 before, (size-1)/2 after), as
+    /// PyTorch computes it. Gradients of every order (composition).
+    /// @return AG_ERR_SHAPE for fewer than 3 dims; AG_ERR_INVALID_ARGUMENT for
+    ///         size < 1 or a non-finite alpha, beta, k; AG_ERR_DTYPE.
+    /// ```
+    pub fn local_response_norm(&self, size: i64, alpha: f64, beta: f64, k: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_local_response_norm(&mut out_out, self.as_ptr(), size, alpha, beta, k) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_sum_dims`: y = sum of x over `dims`. Gradient: g expanded back over the reduced dims.
@@ -2616,6 +3045,170 @@ impl Tensor {
     pub fn pad(&self, pads: &[i64], mode: i32, value: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_pad(&mut out_out, self.as_ptr(), pads.as_ptr(), crate::error::count::<i32>(pads.len())?, mode, value) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_roll`: y = x with its elements shifted by shifts\[i\] along dims\[i\] (wrapping around; negative shifts go the other way), PyTorch's roll. With ndims = 0 x is rolled as if flattened (nshifts must then be 1). A new tensor. Gradient: rolled back. @return AG_ERR_INVALID_ARGUMENT for nshifts = 0, nshifts != ndims (or         != 1 without dims), a dim out of range.
+    ///
+    /// ```text
+    /// y = x with its elements shifted by shifts[i] along dims[i] (wrapping
+    /// around; negative shifts go the other way), PyTorch's roll. With ndims = 0
+    /// x is rolled as if flattened (nshifts must then be 1). A new tensor.
+    /// Gradient: rolled back.
+    /// @return AG_ERR_INVALID_ARGUMENT for nshifts = 0, nshifts != ndims (or
+    ///         != 1 without dims), a dim out of range.
+    /// ```
+    pub fn roll(&self, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_roll(&mut out_out, self.as_ptr(), shifts.as_ptr(), crate::error::count::<i32>(shifts.len())?, dims.as_ptr(), crate::error::count::<i32>(dims.len())?) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_rot90`: y = x rotated by k quarter turns in the plane of dims\[0\], dims\[1\] (ndims must be 2), from the first towards the second, PyTorch's rot90: k = 1 is flip(dims\[1\]) then transpose; k may be negative. For k = 1, 3 the result is a transposed view of a new tensor. Gradient: rotated back. @return AG_ERR_INVALID_ARGUMENT for ndims != 2, equal dims, a dim out of         range; AG_ERR_SHAPE for x with fewer than 2 dims.
+    ///
+    /// ```text
+    /// y = x rotated by k quarter turns in the plane of dims[0], dims[1] (ndims
+    /// must be 2), from the first towards the second, PyTorch's rot90: k = 1 is
+    /// flip(dims[1]) then transpose; k may be negative. For k = 1, 3 the result is
+    /// a transposed view of a new tensor. Gradient: rotated back.
+    /// @return AG_ERR_INVALID_ARGUMENT for ndims != 2, equal dims, a dim out of
+    ///         range; AG_ERR_SHAPE for x with fewer than 2 dims.
+    /// ```
+    pub fn rot90(&self, k: i64, dims: &[i64]) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_rot90(&mut out_out, self.as_ptr(), k, dims.as_ptr(), crate::error::count::<i32>(dims.len())?) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_tile`: y = x tiled dims\[i\] times along dim i, PyTorch's tile: as ag_op_repeat, with dims filled up with leading 1s when it has fewer entries than x has dims. Gradient: the tiles summed. @return as ag_op_repeat.
+    ///
+    /// ```text
+    /// y = x tiled dims[i] times along dim i, PyTorch's tile: as ag_op_repeat,
+    /// with dims filled up with leading 1s when it has fewer entries than x has
+    /// dims. Gradient: the tiles summed.
+    /// @return as ag_op_repeat.
+    /// ```
+    pub fn tile(&self, dims: &[i64]) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_tile(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_repeat_interleave`: y = x with every element along `dim` repeated `repeats` times in place (\[1,2\] with 2 repeats is \[1,1,2,2\]), PyTorch's repeat_interleave with an int (dim is required: flatten x first for PyTorch's dim=None). Gradient: the copies summed. @return AG_ERR_INVALID_ARGUMENT for negative repeats, a dim out of range;         AG_ERR_UNSUPPORTED for x with 16 dims.
+    ///
+    /// ```text
+    /// y = x with every element along `dim` repeated `repeats` times in place
+    /// ([1,2] with 2 repeats is [1,1,2,2]), PyTorch's repeat_interleave with an
+    /// int (dim is required: flatten x first for PyTorch's dim=None). Gradient:
+    /// the copies summed.
+    /// @return AG_ERR_INVALID_ARGUMENT for negative repeats, a dim out of range;
+    ///         AG_ERR_UNSUPPORTED for x with 16 dims.
+    /// ```
+    pub fn repeat_interleave(&self, repeats: i64, dim: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_repeat_interleave(&mut out_out, self.as_ptr(), repeats, dim) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_repeat_interleave_tensor`: y = x with element i along `dim` repeated repeats\[i\] times, repeats an i64 tensor of size(dim) entries (or one entry, used for all), PyTorch's repeat_interleave with a tensor. Gradient: the copies summed. @return AG_ERR_DTYPE for repeats not i64; AG_ERR_SHAPE for repeats of         another length or more than 1 dim; AG_ERR_INVALID_ARGUMENT for a         negative repeat, a dim out of range; AG_ERR_CONTEXT.
+    ///
+    /// ```text
+    /// y = x with element i along `dim` repeated repeats[i] times, repeats an i64
+    /// tensor of size(dim) entries (or one entry, used for all), PyTorch's
+    /// repeat_interleave with a tensor. Gradient: the copies summed.
+    /// @return AG_ERR_DTYPE for repeats not i64; AG_ERR_SHAPE for repeats of
+    ///         another length or more than 1 dim; AG_ERR_INVALID_ARGUMENT for a
+    ///         negative repeat, a dim out of range; AG_ERR_CONTEXT.
+    /// ```
+    pub fn repeat_interleave_tensor(&self, repeats: &Tensor, dim: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_repeat_interleave_tensor(&mut out_out, self.as_ptr(), repeats.as_ptr(), dim) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_movedim`: A view of x with dim `source` moved to position `destination`, the other dims keeping their order, PyTorch's movedim with one dim each (use ag_op_permute for several). Gradient: moved back. @return AG_ERR_INVALID_ARGUMENT for a dim out of range.
+    ///
+    /// ```text
+    /// A view of x with dim `source` moved to position `destination`, the other
+    /// dims keeping their order, PyTorch's movedim with one dim each (use
+    /// ag_op_permute for several). Gradient: moved back.
+    /// @return AG_ERR_INVALID_ARGUMENT for a dim out of range.
+    /// ```
+    pub fn movedim(&self, source: i64, destination: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_movedim(&mut out_out, self.as_ptr(), source, destination) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_unbind`: Writes the size(dim) views x\[..., i, ...\] (dim removed) to outs\[0..size(dim)), each a new reference, PyTorch's unbind. `capacity` is the length of the caller's outs array. On failure nothing is written. @return AG_ERR_BUFFER_TOO_SMALL when capacity \< size(dim);         AG_ERR_INVALID_ARGUMENT for NULL outs, a dim out of range.
+    ///
+    /// ```text
+    /// Writes the size(dim) views x[..., i, ...] (dim removed) to
+    /// outs[0..size(dim)), each a new reference, PyTorch's unbind. `capacity` is
+    /// the length of the caller's outs array. On failure nothing is written.
+    /// @return AG_ERR_BUFFER_TOO_SMALL when capacity < size(dim);
+    ///         AG_ERR_INVALID_ARGUMENT for NULL outs, a dim out of range.
+    /// ```
+    pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
+        let capacity: usize = 1;
+        let mut out_outs: Vec<*mut sys::ag_tensor> = vec![core::ptr::null_mut(); capacity];
+        check(unsafe { sys::ag_op_unbind(out_outs.as_mut_ptr(), crate::error::count::<i32>(capacity)?, self.as_ptr(), dim) })?;
+        Ok(out_outs.into_iter().filter(|p| !p.is_null()).map(|p| unsafe { Tensor::from_raw(p) }).collect())
+    }
+    /// `ag_op_tensor_split`: Splits x along `dim` into `sections` views (always that many, some maybe empty); the first size % sections are one element longer, PyTorch's tensor_split with an int. Writes them to outs\[0..sections). @return AG_ERR_BUFFER_TOO_SMALL when capacity \< sections (nothing         written); AG_ERR_INVALID_ARGUMENT for NULL outs, sections \<= 0, a         dim out of range.
+    ///
+    /// ```text
+    /// Splits x along `dim` into `sections` views (always that many, some maybe
+    /// empty); the first size % sections are one element longer, PyTorch's
+    /// tensor_split with an int. Writes them to outs[0..sections).
+    /// @return AG_ERR_BUFFER_TOO_SMALL when capacity < sections (nothing
+    ///         written); AG_ERR_INVALID_ARGUMENT for NULL outs, sections <= 0, a
+    ///         dim out of range.
+    /// ```
+    pub fn tensor_split(&self, sections: i64, dim: i64) -> Result<Vec<Tensor>> {
+        let capacity: usize = 1;
+        let mut out_outs: Vec<*mut sys::ag_tensor> = vec![core::ptr::null_mut(); capacity];
+        check(unsafe { sys::ag_op_tensor_split(out_outs.as_mut_ptr(), crate::error::count::<i32>(capacity)?, self.as_ptr(), sections, dim) })?;
+        Ok(out_outs.into_iter().filter(|p| !p.is_null()).map(|p| unsafe { Tensor::from_raw(p) }).collect())
+    }
+    /// `ag_op_tensor_split_indices`: Splits x along `dim` at the nindices positions `indices` into nindices+1 views x\[:i0\], x\[i0:i1\], ..., x\[ik:\], with Python's slice rules (negative positions count from the end, positions clamp to the size, a piece whose end lies before its start is empty), PyTorch's tensor_split with a list. Writes them to outs\[0..nindices\]. @return AG_ERR_BUFFER_TOO_SMALL when capacity \< nindices + 1;         AG_ERR_INVALID_ARGUMENT for NULL outs, a dim out of range.
+    ///
+    /// ```text
+    /// Splits x along `dim` at the nindices positions `indices` into nindices+1
+    /// views x[:i0], x[i0:i1], ..., x[ik:], with Python's slice rules (negative
+    /// positions count from the end, positions clamp to the size, a piece whose
+    /// end lies before its start is empty), PyTorch's tensor_split with a list.
+    /// Writes them to outs[0..nindices].
+    /// @return AG_ERR_BUFFER_TOO_SMALL when capacity < nindices + 1;
+    ///         AG_ERR_INVALID_ARGUMENT for NULL outs, a dim out of range.
+    /// ```
+    pub fn tensor_split_indices(&self, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+        let capacity: usize = (indices.len()).max(1);
+        let mut out_outs: Vec<*mut sys::ag_tensor> = vec![core::ptr::null_mut(); capacity];
+        check(unsafe { sys::ag_op_tensor_split_indices(out_outs.as_mut_ptr(), crate::error::count::<i32>(capacity)?, self.as_ptr(), indices.as_ptr(), crate::error::count::<i32>(indices.len())?, dim) })?;
+        Ok(out_outs.into_iter().filter(|p| !p.is_null()).map(|p| unsafe { Tensor::from_raw(p) }).collect())
+    }
+    /// `ag_op_broadcast_to`: A view of x broadcast to `shape` (-1 keeps a size), PyTorch's broadcast_to (the same as ag_op_expand). Gradient: summed back to x's shape. @return as ag_op_expand.
+    ///
+    /// ```text
+    /// A view of x broadcast to `shape` (-1 keeps a size), PyTorch's broadcast_to
+    /// (the same as ag_op_expand). Gradient: summed back to x's shape.
+    /// @return as ag_op_expand.
+    /// ```
+    pub fn broadcast_to(&self, shape: &[i64]) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_broadcast_to(&mut out_out, self.as_ptr(), shape.as_ptr(), crate::error::count::<i32>(shape.len())?) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_diff`: y = the n-th forward difference of x along `dim` (x\[1:\] - x\[:-1\], n times), PyTorch's diff; prepend and append (may be NULL) are joined to x along dim first and must match x's other sizes. n = 0 returns a copy of x (prepend and append ignored, as PyTorch); a dim shorter than n gives an empty result. f32, f64 and i64. Gradient: through the differences. @return AG_ERR_INVALID_ARGUMENT for negative n, a dim out of range;         AG_ERR_SHAPE for a 0-dim x or prepend/append of other sizes;         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    ///
+    /// ```text
+    /// y = the n-th forward difference of x along `dim` (x[1:] - x[:-1], n
+    /// times), PyTorch's diff; prepend and append (may be NULL) are joined to x
+    /// along dim first and must match x's other sizes. n = 0 returns a copy of
+    /// x (prepend and append ignored, as PyTorch); a dim shorter than n gives an
+    /// empty result. f32, f64 and
+    /// i64. Gradient: through the differences.
+    /// @return AG_ERR_INVALID_ARGUMENT for negative n, a dim out of range;
+    ///         AG_ERR_SHAPE for a 0-dim x or prepend/append of other sizes;
+    ///         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    /// ```
+    pub fn diff(&self, n: i64, dim: i64, prepend: Option<&Tensor>, append: Option<&Tensor>) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_diff(&mut out_out, self.as_ptr(), n, dim, crate::tensor::opt_ptr(prepend), crate::tensor::opt_ptr(append)) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
     /// `ag_op_bernoulli`: y\[i\] = 1 with probability p\[i\], else 0 (u_i \< p\[i\] for u of ag_op_rand): y has p's shape and floating dtype (as PyTorch's bernoulli), and the context of p. p may be any view. Not differentiable: y never requires grad. @return AG_ERR_DTYPE for a p that is not f32 or f64;         AG_ERR_INVALID_ARGUMENT for a probability outside \[0, 1\] or NaN,         naming the value and its flat index.
