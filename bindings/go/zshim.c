@@ -40,6 +40,52 @@
 #pragma weak ag_op_log10
 #pragma weak ag_op_hypot
 #pragma weak ag_op_logaddexp
+#pragma weak ag_op_exp2
+#pragma weak ag_op_erfc
+#pragma weak ag_op_erfinv
+#pragma weak ag_op_lgamma
+#pragma weak ag_op_digamma
+#pragma weak ag_op_polygamma
+#pragma weak ag_op_logit
+#pragma weak ag_op_sinc
+#pragma weak ag_op_asinh
+#pragma weak ag_op_acosh
+#pragma weak ag_op_atanh
+#pragma weak ag_op_copysign
+#pragma weak ag_op_frac
+#pragma weak ag_op_nan_to_num
+#pragma weak ag_op_xlogy
+#pragma weak ag_op_addcmul
+#pragma weak ag_op_addcdiv
+#pragma weak ag_op_relu6
+#pragma weak ag_op_hardswish
+#pragma weak ag_op_hardsigmoid
+#pragma weak ag_op_softsign
+#pragma weak ag_op_logsigmoid
+#pragma weak ag_op_glu
+#pragma weak ag_op_celu
+#pragma weak ag_op_prelu
+#pragma weak ag_op_threshold
+#pragma weak ag_op_softshrink
+#pragma weak ag_op_hardshrink
+#pragma weak ag_op_tanhshrink
+#pragma weak ag_op_conv_transpose2d
+#pragma weak ag_op_conv_transpose1d
+#pragma weak ag_op_interpolate
+#pragma weak ag_op_pixel_shuffle
+#pragma weak ag_op_pixel_unshuffle
+#pragma weak ag_op_max_pool1d
+#pragma weak ag_op_avg_pool1d
+#pragma weak ag_op_adaptive_max_pool2d
+#pragma weak ag_op_scatter
+#pragma weak ag_op_scatter_value
+#pragma weak ag_op_scatter_reduce
+#pragma weak ag_op_index_put
+#pragma weak ag_op_index_copy
+#pragma weak ag_op_index_fill
+#pragma weak ag_op_masked_scatter
+#pragma weak ag_op_masked_select
+#pragma weak ag_op_take_along_dim
 #pragma weak ag_op_trace
 #pragma weak ag_op_diagonal
 #pragma weak ag_op_diag_embed
@@ -64,6 +110,26 @@
 #pragma weak ag_op_cholesky
 #pragma weak ag_op_solve_triangular
 #pragma weak ag_op_cholesky_solve
+#pragma weak ag_op_scaled_dot_product_attention
+#pragma weak ag_op_kl_div
+#pragma weak ag_op_poisson_nll_loss
+#pragma weak ag_op_gaussian_nll_loss
+#pragma weak ag_op_margin_ranking_loss
+#pragma weak ag_op_cosine_embedding_loss
+#pragma weak ag_op_triplet_margin_loss
+#pragma weak ag_op_instance_norm
+#pragma weak ag_op_local_response_norm
+#pragma weak ag_op_roll
+#pragma weak ag_op_rot90
+#pragma weak ag_op_tile
+#pragma weak ag_op_repeat_interleave
+#pragma weak ag_op_repeat_interleave_tensor
+#pragma weak ag_op_movedim
+#pragma weak ag_op_unbind
+#pragma weak ag_op_tensor_split
+#pragma weak ag_op_tensor_split_indices
+#pragma weak ag_op_broadcast_to
+#pragma weak ag_op_diff
 #pragma weak ag_optimizer_options_init
 #pragma weak ag_optimizer_create
 #pragma weak ag_optimizer_release
@@ -136,6 +202,52 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_op_log10") == 0) return ag_op_log10 != NULL;
   if (strcmp(name, "ag_op_hypot") == 0) return ag_op_hypot != NULL;
   if (strcmp(name, "ag_op_logaddexp") == 0) return ag_op_logaddexp != NULL;
+  if (strcmp(name, "ag_op_exp2") == 0) return ag_op_exp2 != NULL;
+  if (strcmp(name, "ag_op_erfc") == 0) return ag_op_erfc != NULL;
+  if (strcmp(name, "ag_op_erfinv") == 0) return ag_op_erfinv != NULL;
+  if (strcmp(name, "ag_op_lgamma") == 0) return ag_op_lgamma != NULL;
+  if (strcmp(name, "ag_op_digamma") == 0) return ag_op_digamma != NULL;
+  if (strcmp(name, "ag_op_polygamma") == 0) return ag_op_polygamma != NULL;
+  if (strcmp(name, "ag_op_logit") == 0) return ag_op_logit != NULL;
+  if (strcmp(name, "ag_op_sinc") == 0) return ag_op_sinc != NULL;
+  if (strcmp(name, "ag_op_asinh") == 0) return ag_op_asinh != NULL;
+  if (strcmp(name, "ag_op_acosh") == 0) return ag_op_acosh != NULL;
+  if (strcmp(name, "ag_op_atanh") == 0) return ag_op_atanh != NULL;
+  if (strcmp(name, "ag_op_copysign") == 0) return ag_op_copysign != NULL;
+  if (strcmp(name, "ag_op_frac") == 0) return ag_op_frac != NULL;
+  if (strcmp(name, "ag_op_nan_to_num") == 0) return ag_op_nan_to_num != NULL;
+  if (strcmp(name, "ag_op_xlogy") == 0) return ag_op_xlogy != NULL;
+  if (strcmp(name, "ag_op_addcmul") == 0) return ag_op_addcmul != NULL;
+  if (strcmp(name, "ag_op_addcdiv") == 0) return ag_op_addcdiv != NULL;
+  if (strcmp(name, "ag_op_relu6") == 0) return ag_op_relu6 != NULL;
+  if (strcmp(name, "ag_op_hardswish") == 0) return ag_op_hardswish != NULL;
+  if (strcmp(name, "ag_op_hardsigmoid") == 0) return ag_op_hardsigmoid != NULL;
+  if (strcmp(name, "ag_op_softsign") == 0) return ag_op_softsign != NULL;
+  if (strcmp(name, "ag_op_logsigmoid") == 0) return ag_op_logsigmoid != NULL;
+  if (strcmp(name, "ag_op_glu") == 0) return ag_op_glu != NULL;
+  if (strcmp(name, "ag_op_celu") == 0) return ag_op_celu != NULL;
+  if (strcmp(name, "ag_op_prelu") == 0) return ag_op_prelu != NULL;
+  if (strcmp(name, "ag_op_threshold") == 0) return ag_op_threshold != NULL;
+  if (strcmp(name, "ag_op_softshrink") == 0) return ag_op_softshrink != NULL;
+  if (strcmp(name, "ag_op_hardshrink") == 0) return ag_op_hardshrink != NULL;
+  if (strcmp(name, "ag_op_tanhshrink") == 0) return ag_op_tanhshrink != NULL;
+  if (strcmp(name, "ag_op_conv_transpose2d") == 0) return ag_op_conv_transpose2d != NULL;
+  if (strcmp(name, "ag_op_conv_transpose1d") == 0) return ag_op_conv_transpose1d != NULL;
+  if (strcmp(name, "ag_op_interpolate") == 0) return ag_op_interpolate != NULL;
+  if (strcmp(name, "ag_op_pixel_shuffle") == 0) return ag_op_pixel_shuffle != NULL;
+  if (strcmp(name, "ag_op_pixel_unshuffle") == 0) return ag_op_pixel_unshuffle != NULL;
+  if (strcmp(name, "ag_op_max_pool1d") == 0) return ag_op_max_pool1d != NULL;
+  if (strcmp(name, "ag_op_avg_pool1d") == 0) return ag_op_avg_pool1d != NULL;
+  if (strcmp(name, "ag_op_adaptive_max_pool2d") == 0) return ag_op_adaptive_max_pool2d != NULL;
+  if (strcmp(name, "ag_op_scatter") == 0) return ag_op_scatter != NULL;
+  if (strcmp(name, "ag_op_scatter_value") == 0) return ag_op_scatter_value != NULL;
+  if (strcmp(name, "ag_op_scatter_reduce") == 0) return ag_op_scatter_reduce != NULL;
+  if (strcmp(name, "ag_op_index_put") == 0) return ag_op_index_put != NULL;
+  if (strcmp(name, "ag_op_index_copy") == 0) return ag_op_index_copy != NULL;
+  if (strcmp(name, "ag_op_index_fill") == 0) return ag_op_index_fill != NULL;
+  if (strcmp(name, "ag_op_masked_scatter") == 0) return ag_op_masked_scatter != NULL;
+  if (strcmp(name, "ag_op_masked_select") == 0) return ag_op_masked_select != NULL;
+  if (strcmp(name, "ag_op_take_along_dim") == 0) return ag_op_take_along_dim != NULL;
   if (strcmp(name, "ag_op_trace") == 0) return ag_op_trace != NULL;
   if (strcmp(name, "ag_op_diagonal") == 0) return ag_op_diagonal != NULL;
   if (strcmp(name, "ag_op_diag_embed") == 0) return ag_op_diag_embed != NULL;
@@ -160,6 +272,26 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_op_cholesky") == 0) return ag_op_cholesky != NULL;
   if (strcmp(name, "ag_op_solve_triangular") == 0) return ag_op_solve_triangular != NULL;
   if (strcmp(name, "ag_op_cholesky_solve") == 0) return ag_op_cholesky_solve != NULL;
+  if (strcmp(name, "ag_op_scaled_dot_product_attention") == 0) return ag_op_scaled_dot_product_attention != NULL;
+  if (strcmp(name, "ag_op_kl_div") == 0) return ag_op_kl_div != NULL;
+  if (strcmp(name, "ag_op_poisson_nll_loss") == 0) return ag_op_poisson_nll_loss != NULL;
+  if (strcmp(name, "ag_op_gaussian_nll_loss") == 0) return ag_op_gaussian_nll_loss != NULL;
+  if (strcmp(name, "ag_op_margin_ranking_loss") == 0) return ag_op_margin_ranking_loss != NULL;
+  if (strcmp(name, "ag_op_cosine_embedding_loss") == 0) return ag_op_cosine_embedding_loss != NULL;
+  if (strcmp(name, "ag_op_triplet_margin_loss") == 0) return ag_op_triplet_margin_loss != NULL;
+  if (strcmp(name, "ag_op_instance_norm") == 0) return ag_op_instance_norm != NULL;
+  if (strcmp(name, "ag_op_local_response_norm") == 0) return ag_op_local_response_norm != NULL;
+  if (strcmp(name, "ag_op_roll") == 0) return ag_op_roll != NULL;
+  if (strcmp(name, "ag_op_rot90") == 0) return ag_op_rot90 != NULL;
+  if (strcmp(name, "ag_op_tile") == 0) return ag_op_tile != NULL;
+  if (strcmp(name, "ag_op_repeat_interleave") == 0) return ag_op_repeat_interleave != NULL;
+  if (strcmp(name, "ag_op_repeat_interleave_tensor") == 0) return ag_op_repeat_interleave_tensor != NULL;
+  if (strcmp(name, "ag_op_movedim") == 0) return ag_op_movedim != NULL;
+  if (strcmp(name, "ag_op_unbind") == 0) return ag_op_unbind != NULL;
+  if (strcmp(name, "ag_op_tensor_split") == 0) return ag_op_tensor_split != NULL;
+  if (strcmp(name, "ag_op_tensor_split_indices") == 0) return ag_op_tensor_split_indices != NULL;
+  if (strcmp(name, "ag_op_broadcast_to") == 0) return ag_op_broadcast_to != NULL;
+  if (strcmp(name, "ag_op_diff") == 0) return ag_op_diff != NULL;
   if (strcmp(name, "ag_optimizer_options_init") == 0) return ag_optimizer_options_init != NULL;
   if (strcmp(name, "ag_optimizer_create") == 0) return ag_optimizer_create != NULL;
   if (strcmp(name, "ag_optimizer_release") == 0) return ag_optimizer_release != NULL;
@@ -1063,6 +1195,296 @@ ag_status agx_ag_op_logaddexp(agx_err *agx_e, ag_tensor * *out, const ag_tensor 
   return agx_s;
 }
 
+ag_status agx_ag_op_exp2(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_exp2) {
+    agx_missing(agx_e, "ag_op_exp2");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_exp2(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_erfc(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_erfc) {
+    agx_missing(agx_e, "ag_op_erfc");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_erfc(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_erfinv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_erfinv) {
+    agx_missing(agx_e, "ag_op_erfinv");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_erfinv(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_lgamma(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_lgamma) {
+    agx_missing(agx_e, "ag_op_lgamma");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_lgamma(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_digamma(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_digamma) {
+    agx_missing(agx_e, "ag_op_digamma");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_digamma(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_polygamma(agx_err *agx_e, ag_tensor * *out, int64_t order, const ag_tensor *x) {
+  if (!ag_op_polygamma) {
+    agx_missing(agx_e, "ag_op_polygamma");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_polygamma(out, order, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_logit(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double eps) {
+  if (!ag_op_logit) {
+    agx_missing(agx_e, "ag_op_logit");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_logit(out, x, eps);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_sinc(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_sinc) {
+    agx_missing(agx_e, "ag_op_sinc");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_sinc(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_asinh(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_asinh) {
+    agx_missing(agx_e, "ag_op_asinh");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_asinh(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_acosh(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_acosh) {
+    agx_missing(agx_e, "ag_op_acosh");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_acosh(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_atanh(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_atanh) {
+    agx_missing(agx_e, "ag_op_atanh");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_atanh(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_copysign(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_copysign) {
+    agx_missing(agx_e, "ag_op_copysign");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_copysign(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_frac(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_frac) {
+    agx_missing(agx_e, "ag_op_frac");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_frac(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_nan_to_num(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double nan, double posinf, double neginf) {
+  if (!ag_op_nan_to_num) {
+    agx_missing(agx_e, "ag_op_nan_to_num");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_nan_to_num(out, x, nan, posinf, neginf);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_xlogy(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_xlogy) {
+    agx_missing(agx_e, "ag_op_xlogy");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_xlogy(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_addcmul(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *tensor1, const ag_tensor *tensor2, double value) {
+  if (!ag_op_addcmul) {
+    agx_missing(agx_e, "ag_op_addcmul");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_addcmul(out, input, tensor1, tensor2, value);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_addcdiv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *tensor1, const ag_tensor *tensor2, double value) {
+  if (!ag_op_addcdiv) {
+    agx_missing(agx_e, "ag_op_addcdiv");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_addcdiv(out, input, tensor1, tensor2, value);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_relu6(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_relu6) {
+    agx_missing(agx_e, "ag_op_relu6");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_relu6(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_hardswish(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_hardswish) {
+    agx_missing(agx_e, "ag_op_hardswish");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_hardswish(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_hardsigmoid(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_hardsigmoid) {
+    agx_missing(agx_e, "ag_op_hardsigmoid");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_hardsigmoid(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_softsign(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_softsign) {
+    agx_missing(agx_e, "ag_op_softsign");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_softsign(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_logsigmoid(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_logsigmoid) {
+    agx_missing(agx_e, "ag_op_logsigmoid");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_logsigmoid(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_glu(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim) {
+  if (!ag_op_glu) {
+    agx_missing(agx_e, "ag_op_glu");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_glu(out, x, dim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_celu(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double alpha) {
+  if (!ag_op_celu) {
+    agx_missing(agx_e, "ag_op_celu");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_celu(out, x, alpha);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_prelu(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *weight) {
+  if (!ag_op_prelu) {
+    agx_missing(agx_e, "ag_op_prelu");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_prelu(out, x, weight);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_threshold(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double threshold, double value) {
+  if (!ag_op_threshold) {
+    agx_missing(agx_e, "ag_op_threshold");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_threshold(out, x, threshold, value);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_softshrink(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double lambd) {
+  if (!ag_op_softshrink) {
+    agx_missing(agx_e, "ag_op_softshrink");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_softshrink(out, x, lambd);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_hardshrink(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double lambd) {
+  if (!ag_op_hardshrink) {
+    agx_missing(agx_e, "ag_op_hardshrink");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_hardshrink(out, x, lambd);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_tanhshrink(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_tanhshrink) {
+    agx_missing(agx_e, "ag_op_tanhshrink");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_tanhshrink(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
 ag_status agx_ag_op_eq(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
   ag_status agx_s = ag_op_eq(out, a, b);
   if (agx_s != AG_OK) agx_capture(agx_e);
@@ -1189,6 +1611,86 @@ ag_status agx_ag_op_adaptive_avg_pool2d(agx_err *agx_e, ag_tensor * *out, const 
   return agx_s;
 }
 
+ag_status agx_ag_op_conv_transpose2d(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *weight, const ag_tensor *bias, const int64_t *stride, const int64_t *padding, const int64_t *output_padding, int64_t groups, const int64_t *dilation) {
+  if (!ag_op_conv_transpose2d) {
+    agx_missing(agx_e, "ag_op_conv_transpose2d");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_conv_transpose2d(out, x, weight, bias, stride, padding, output_padding, groups, dilation);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_conv_transpose1d(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *weight, const ag_tensor *bias, int64_t stride, int64_t padding, int64_t output_padding, int64_t groups, int64_t dilation) {
+  if (!ag_op_conv_transpose1d) {
+    agx_missing(agx_e, "ag_op_conv_transpose1d");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_conv_transpose1d(out, x, weight, bias, stride, padding, output_padding, groups, dilation);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_interpolate(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *size, int32_t ndim, double scale_factor, int32_t mode, int32_t align_corners) {
+  if (!ag_op_interpolate) {
+    agx_missing(agx_e, "ag_op_interpolate");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_interpolate(out, x, size, ndim, scale_factor, mode, align_corners);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_pixel_shuffle(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t upscale_factor) {
+  if (!ag_op_pixel_shuffle) {
+    agx_missing(agx_e, "ag_op_pixel_shuffle");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_pixel_shuffle(out, x, upscale_factor);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_pixel_unshuffle(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t downscale_factor) {
+  if (!ag_op_pixel_unshuffle) {
+    agx_missing(agx_e, "ag_op_pixel_unshuffle");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_pixel_unshuffle(out, x, downscale_factor);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_max_pool1d(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t kernel_size, int64_t stride, int64_t padding, int64_t dilation, int32_t ceil_mode) {
+  if (!ag_op_max_pool1d) {
+    agx_missing(agx_e, "ag_op_max_pool1d");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_max_pool1d(out, x, kernel_size, stride, padding, dilation, ceil_mode);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_avg_pool1d(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t kernel_size, int64_t stride, int64_t padding, int32_t ceil_mode, int32_t count_include_pad) {
+  if (!ag_op_avg_pool1d) {
+    agx_missing(agx_e, "ag_op_avg_pool1d");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_avg_pool1d(out, x, kernel_size, stride, padding, ceil_mode, count_include_pad);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_adaptive_max_pool2d(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *output_size) {
+  if (!ag_op_adaptive_max_pool2d) {
+    agx_missing(agx_e, "ag_op_adaptive_max_pool2d");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_adaptive_max_pool2d(out, x, output_size);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
 ag_status agx_ag_op_arange(agx_err *agx_e, ag_tensor * *out, ag_context *ctx, ag_dtype dtype, double start, double end, double step) {
   ag_status agx_s = ag_op_arange(out, ctx, dtype, start, end, step);
   if (agx_s != AG_OK) agx_capture(agx_e);
@@ -1245,6 +1747,96 @@ ag_status agx_ag_op_embedding(agx_err *agx_e, ag_tensor * *out, const ag_tensor 
 
 ag_status agx_ag_op_one_hot(agx_err *agx_e, ag_tensor * *out, const ag_tensor *indices, int64_t num_classes) {
   ag_status agx_s = ag_op_one_hot(out, indices, num_classes);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_scatter(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim, const ag_tensor *index, const ag_tensor *src) {
+  if (!ag_op_scatter) {
+    agx_missing(agx_e, "ag_op_scatter");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_scatter(out, x, dim, index, src);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_scatter_value(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim, const ag_tensor *index, double value) {
+  if (!ag_op_scatter_value) {
+    agx_missing(agx_e, "ag_op_scatter_value");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_scatter_value(out, x, dim, index, value);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_scatter_reduce(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim, const ag_tensor *index, const ag_tensor *src, int32_t reduce, int32_t include_self) {
+  if (!ag_op_scatter_reduce) {
+    agx_missing(agx_e, "ag_op_scatter_reduce");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_scatter_reduce(out, x, dim, index, src, reduce, include_self);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_index_put(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *const  *indices, int32_t nindices, const ag_tensor *values, int32_t accumulate) {
+  if (!ag_op_index_put) {
+    agx_missing(agx_e, "ag_op_index_put");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_index_put(out, x, indices, nindices, values, accumulate);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_index_copy(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim, const ag_tensor *index, const ag_tensor *src) {
+  if (!ag_op_index_copy) {
+    agx_missing(agx_e, "ag_op_index_copy");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_index_copy(out, x, dim, index, src);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_index_fill(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim, const ag_tensor *index, double value) {
+  if (!ag_op_index_fill) {
+    agx_missing(agx_e, "ag_op_index_fill");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_index_fill(out, x, dim, index, value);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_masked_scatter(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *mask, const ag_tensor *source) {
+  if (!ag_op_masked_scatter) {
+    agx_missing(agx_e, "ag_op_masked_scatter");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_masked_scatter(out, x, mask, source);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_masked_select(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *mask) {
+  if (!ag_op_masked_select) {
+    agx_missing(agx_e, "ag_op_masked_select");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_masked_select(out, x, mask);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_take_along_dim(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *indices, int64_t dim) {
+  if (!ag_op_take_along_dim) {
+    agx_missing(agx_e, "ag_op_take_along_dim");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_take_along_dim(out, x, indices, dim);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }
@@ -1639,6 +2231,76 @@ ag_status agx_ag_op_binary_cross_entropy_with_logits(agx_err *agx_e, ag_tensor *
   return agx_s;
 }
 
+ag_status agx_ag_op_scaled_dot_product_attention(agx_err *agx_e, ag_tensor * *out, const ag_tensor *query, const ag_tensor *key, const ag_tensor *value, const ag_tensor *attn_mask, double dropout_p, int32_t is_causal, double scale) {
+  if (!ag_op_scaled_dot_product_attention) {
+    agx_missing(agx_e, "ag_op_scaled_dot_product_attention");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_scaled_dot_product_attention(out, query, key, value, attn_mask, dropout_p, is_causal, scale);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_kl_div(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *target, int32_t reduction, int32_t log_target) {
+  if (!ag_op_kl_div) {
+    agx_missing(agx_e, "ag_op_kl_div");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_kl_div(out, input, target, reduction, log_target);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_poisson_nll_loss(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *target, int32_t log_input, int32_t full, double eps, int32_t reduction) {
+  if (!ag_op_poisson_nll_loss) {
+    agx_missing(agx_e, "ag_op_poisson_nll_loss");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_poisson_nll_loss(out, input, target, log_input, full, eps, reduction);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_gaussian_nll_loss(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input, const ag_tensor *target, const ag_tensor *var, int32_t full, double eps, int32_t reduction) {
+  if (!ag_op_gaussian_nll_loss) {
+    agx_missing(agx_e, "ag_op_gaussian_nll_loss");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_gaussian_nll_loss(out, input, target, var, full, eps, reduction);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_margin_ranking_loss(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input1, const ag_tensor *input2, const ag_tensor *target, double margin, int32_t reduction) {
+  if (!ag_op_margin_ranking_loss) {
+    agx_missing(agx_e, "ag_op_margin_ranking_loss");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_margin_ranking_loss(out, input1, input2, target, margin, reduction);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_cosine_embedding_loss(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input1, const ag_tensor *input2, const ag_tensor *target, double margin, int32_t reduction) {
+  if (!ag_op_cosine_embedding_loss) {
+    agx_missing(agx_e, "ag_op_cosine_embedding_loss");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_cosine_embedding_loss(out, input1, input2, target, margin, reduction);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_triplet_margin_loss(agx_err *agx_e, ag_tensor * *out, const ag_tensor *anchor, const ag_tensor *positive, const ag_tensor *negative, double margin, double p, double eps, int32_t swap, int32_t reduction) {
+  if (!ag_op_triplet_margin_loss) {
+    agx_missing(agx_e, "ag_op_triplet_margin_loss");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_triplet_margin_loss(out, anchor, positive, negative, margin, p, eps, swap, reduction);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
 ag_status agx_ag_op_layer_norm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *normalized_shape, int32_t n, const ag_tensor *weight, const ag_tensor *bias, double eps) {
   ag_status agx_s = ag_op_layer_norm(out, x, normalized_shape, n, weight, bias, eps);
   if (agx_s != AG_OK) agx_capture(agx_e);
@@ -1683,6 +2345,26 @@ ag_status agx_ag_op_batch_norm(agx_err *agx_e, ag_tensor * *out, const ag_tensor
 
 ag_status agx_ag_op_group_norm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t num_groups, const ag_tensor *weight, const ag_tensor *bias, double eps) {
   ag_status agx_s = ag_op_group_norm(out, x, num_groups, weight, bias, eps);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_instance_norm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, ag_tensor *running_mean, ag_tensor *running_var, const ag_tensor *weight, const ag_tensor *bias, int32_t use_input_stats, double momentum, double eps) {
+  if (!ag_op_instance_norm) {
+    agx_missing(agx_e, "ag_op_instance_norm");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_instance_norm(out, x, running_mean, running_var, weight, bias, use_input_stats, momentum, eps);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_local_response_norm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t size, double alpha, double beta, double k) {
+  if (!ag_op_local_response_norm) {
+    agx_missing(agx_e, "ag_op_local_response_norm");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_local_response_norm(out, x, size, alpha, beta, k);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }
@@ -1863,6 +2545,116 @@ ag_status agx_ag_op_repeat(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x,
 
 ag_status agx_ag_op_pad(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *pads, int32_t npads, int32_t mode, double value) {
   ag_status agx_s = ag_op_pad(out, x, pads, npads, mode, value);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_roll(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *shifts, int32_t nshifts, const int64_t *dims, int32_t ndims) {
+  if (!ag_op_roll) {
+    agx_missing(agx_e, "ag_op_roll");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_roll(out, x, shifts, nshifts, dims, ndims);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_rot90(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t k, const int64_t *dims, int32_t ndims) {
+  if (!ag_op_rot90) {
+    agx_missing(agx_e, "ag_op_rot90");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_rot90(out, x, k, dims, ndims);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_tile(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *dims, int32_t ndims) {
+  if (!ag_op_tile) {
+    agx_missing(agx_e, "ag_op_tile");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_tile(out, x, dims, ndims);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_repeat_interleave(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t repeats, int64_t dim) {
+  if (!ag_op_repeat_interleave) {
+    agx_missing(agx_e, "ag_op_repeat_interleave");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_repeat_interleave(out, x, repeats, dim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_repeat_interleave_tensor(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *repeats, int64_t dim) {
+  if (!ag_op_repeat_interleave_tensor) {
+    agx_missing(agx_e, "ag_op_repeat_interleave_tensor");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_repeat_interleave_tensor(out, x, repeats, dim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_movedim(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t source, int64_t destination) {
+  if (!ag_op_movedim) {
+    agx_missing(agx_e, "ag_op_movedim");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_movedim(out, x, source, destination);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_unbind(agx_err *agx_e, ag_tensor * *outs, int32_t capacity, const ag_tensor *x, int64_t dim) {
+  if (!ag_op_unbind) {
+    agx_missing(agx_e, "ag_op_unbind");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_unbind(outs, capacity, x, dim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_tensor_split(agx_err *agx_e, ag_tensor * *outs, int32_t capacity, const ag_tensor *x, int64_t sections, int64_t dim) {
+  if (!ag_op_tensor_split) {
+    agx_missing(agx_e, "ag_op_tensor_split");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_tensor_split(outs, capacity, x, sections, dim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_tensor_split_indices(agx_err *agx_e, ag_tensor * *outs, int32_t capacity, const ag_tensor *x, const int64_t *indices, int32_t nindices, int64_t dim) {
+  if (!ag_op_tensor_split_indices) {
+    agx_missing(agx_e, "ag_op_tensor_split_indices");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_tensor_split_indices(outs, capacity, x, indices, nindices, dim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_broadcast_to(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *shape, int32_t ndim) {
+  if (!ag_op_broadcast_to) {
+    agx_missing(agx_e, "ag_op_broadcast_to");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_broadcast_to(out, x, shape, ndim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_diff(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t n, int64_t dim, const ag_tensor *prepend, const ag_tensor *append) {
+  if (!ag_op_diff) {
+    agx_missing(agx_e, "ag_op_diff");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_diff(out, x, n, dim, prepend, append);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }

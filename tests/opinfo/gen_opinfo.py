@@ -425,6 +425,9 @@ def diagonal_like(fn, defaults):
 def int_attr(fn, name, default=None):
     def f(s):
         b = bind(s, [name], {} if default is None else {name: default})
+        return fn, [T(s.input), I(b[name])]
+    return f
+
 
 # ---- shape and indexing added in 0.2 ----
 def ints(v):

@@ -212,6 +212,14 @@ pub const AG_DLPACK_CODE_FLOAT: i32 = 2;
 pub const AG_DLPACK_CODE_BOOL: i32 = 6;
 pub const AG_DLPACK_FLAG_READ_ONLY: i32 = 1;
 pub const AG_DLPACK_FLAG_IS_COPIED: i32 = 2;
+pub const AG_INTERP_NEAREST: i32 = 0;
+pub const AG_INTERP_LINEAR: i32 = 1;
+pub const AG_INTERP_BILINEAR: i32 = 2;
+pub const AG_SCATTER_REDUCE_SUM: i32 = 0;
+pub const AG_SCATTER_REDUCE_PROD: i32 = 1;
+pub const AG_SCATTER_REDUCE_MEAN: i32 = 2;
+pub const AG_SCATTER_REDUCE_AMAX: i32 = 3;
+pub const AG_SCATTER_REDUCE_AMIN: i32 = 4;
 pub const AG_REDUCTION_NONE: i32 = 0;
 pub const AG_REDUCTION_MEAN: i32 = 1;
 pub const AG_REDUCTION_SUM: i32 = 2;
@@ -2158,51 +2166,289 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_logaddexp(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
+    /// `ag_op_exp2` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = 2^x (exact for integral x). Gradient: y ln 2.
+    /// ```
+    pub fn ag_op_exp2(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_erfc` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = erfc(x) = 1 - erf(x), accurate in the upper tail. Gradient: -2/sqrt(pi) e^(-x^2).
+    /// ```
+    pub fn ag_op_erfc(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_erfinv` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = erfinv(x), the inverse of erf on (-1, 1): +-inf at +-1, NaN beyond.
+    /// Gradient: sqrt(pi)/2 e^(y^2).
+    /// ```
+    pub fn ag_op_erfinv(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_lgamma` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = ln |Gamma(x)| (+inf at 0 and the negative integers). Gradient: digamma(x).
+    /// ```
+    pub fn ag_op_lgamma(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_digamma` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = digamma(x) = Gamma'(x) / Gamma(x): -inf at +0, +inf at -0, NaN at the
+    /// negative integers (PyTorch's values). Gradient: polygamma(1, x).
+    /// ```
+    pub fn ag_op_digamma(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_polygamma` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = polygamma(n, x) with n = `order`, the n-th derivative of digamma (n = 0:
+    /// digamma; argument order as torch.polygamma): (-1)^(n+1) n! zeta(n + 1, x),
+    /// with (-1)^(n+1) inf at the poles x = 0, -1, -2, ... (PyTorch's formula gives
+    /// large finite values or NaN there), NaN at -inf, 0 at +inf for n >= 1 (the
+    /// limit; PyTorch: NaN). For n >= 2 and x below
+    /// -1e7 the result is NaN (not computed). Gradient: polygamma(n + 1, x).
+    /// @return AG_ERR_INVALID_ARGUMENT for order < 0.
+    /// ```
+    pub fn ag_op_polygamma(out: *mut *mut ag_tensor, order: i64, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_logit` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = log(z / (1 - z)) with z = x clamped to [eps, 1 - eps]; eps negative or
+    /// NaN means no clamping (PyTorch's eps=None). Gradient: 1 / (x (1 - x)), and
+    /// 0 outside [eps, 1 - eps] when clamping, NaN outside [0, 1] when not (PyTorch's).
+    /// ```
+    pub fn ag_op_logit(out: *mut *mut ag_tensor, x: *const ag_tensor, eps: f64) -> ag_status;
+
+    /// `ag_op_sinc` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = sin(pi x) / (pi x), 1 at 0. Gradient: (cos(pi x) - y) / x, by its Taylor
+    /// series near 0 (0 at x = 0, second derivative -pi^2/3 there; PyTorch's
+    /// formula cancels near 0 and its second derivative is NaN at 0).
+    /// ```
+    pub fn ag_op_sinc(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_asinh` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = asinh x. Gradient: 1 / sqrt(x^2 + 1).
+    /// ```
+    pub fn ag_op_asinh(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_acosh` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = acosh x (NaN below 1). Gradient: 1 / sqrt(x^2 - 1).
+    /// ```
+    pub fn ag_op_acosh(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_atanh` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = atanh x (+-inf at +-1, NaN beyond). Gradient: 1 / (1 - x^2).
+    /// ```
+    pub fn ag_op_atanh(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_copysign` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = |a| with the sign of b (C copysign, broadcasting). Gradients: y / a
+    /// (+-1) for a, 0 where a = 0; 0 for b (PyTorch's). The gradient is a constant:
+    /// its derivative is 0 (PyTorch's is NaN at a = 0).
+    /// ```
+    pub fn ag_op_copysign(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_frac` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x - trunc(x) (sign of x; +-inf gives NaN). Gradient: 1.
+    /// ```
+    pub fn ag_op_frac(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_nan_to_num` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x with NaN replaced by `nan`, +inf by `posinf`, -inf by `neginf`; a NaN
+    /// posinf or neginf means PyTorch's None: the dtype's largest or lowest
+    /// finite value. Gradient: 1 where x is finite, else 0.
+    /// ```
+    pub fn ag_op_nan_to_num(out: *mut *mut ag_tensor, x: *const ag_tensor, nan: f64, posinf: f64, neginf: f64) -> ag_status;
+
+    /// `ag_op_xlogy` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = a log b, 0 where a = 0 (NaN where b is NaN), broadcasting.
+    /// Gradients: log b for a (0 where a = 0 and b <= 0, as PyTorch 1.13); a / b for b.
+    /// ```
+    pub fn ag_op_xlogy(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_addcmul` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 /
+    /// tensor2 (addcdiv), the three broadcast together; computed as (value *
+    /// tensor1) op tensor2, as PyTorch. Gradients: those of the products, sums and
+    /// quotients they are composed of.
+    /// ```
+    pub fn ag_op_addcmul(out: *mut *mut ag_tensor, input: *const ag_tensor, tensor1: *const ag_tensor, tensor2: *const ag_tensor, value: f64) -> ag_status;
+
+    /// `ag_op_addcdiv` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 /
+    /// tensor2 (addcdiv), the three broadcast together; computed as (value *
+    /// tensor1) op tensor2, as PyTorch. Gradients: those of the products, sums and
+    /// quotients they are composed of.
+    /// ```
+    pub fn ag_op_addcdiv(out: *mut *mut ag_tensor, input: *const ag_tensor, tensor1: *const ag_tensor, tensor2: *const ag_tensor, value: f64) -> ag_status;
+
+    /// `ag_op_relu6` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = min(max(x, 0), 6) = hardtanh(x, 0, 6). Gradient: 1 on (0, 6), else 0.
+    /// ```
+    pub fn ag_op_relu6(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_hardswish` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x relu6(x + 3) / 6. Gradient (PyTorch's): 0 below -3, x/3 + 1/2 on
+    /// [-3, 3], 1 above (a NaN x gets 1); its derivative is 1/3 on (-3, 3), else 0.
+    /// ```
+    pub fn ag_op_hardswish(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_hardsigmoid` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = relu6(x + 3) / 6. Gradient: 1/6 on (-3, 3), else 0.
+    /// ```
+    pub fn ag_op_hardsigmoid(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_softsign` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x / (1 + |x|). Gradient: 1 / (1 + |x|)^2.
+    /// ```
+    pub fn ag_op_softsign(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_logsigmoid` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = log(sigmoid(x)) = min(x, 0) - log1p(e^-|x|), no overflow. Gradient: sigmoid(-x).
+    /// ```
+    pub fn ag_op_logsigmoid(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_glu` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = a * sigmoid(b) where a and b are the first and second halves of x along
+    /// `dim` (negative counts from the end).
+    /// @return AG_ERR_INVALID_ARGUMENT (dim out of range, or x has 0 dims),
+    ///         AG_ERR_SHAPE (x's size along dim is odd).
+    /// ```
+    pub fn ag_op_glu(out: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64) -> ag_status;
+
+    /// `ag_op_celu` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x for x > 0, else alpha (e^(x / alpha) - 1). Gradient: 1 for x > 0, else
+    /// e^(x / alpha) (its derivative is 0 at x = 0, as PyTorch's).
+    /// @return AG_ERR_INVALID_ARGUMENT for alpha 0 or NaN.
+    /// ```
+    pub fn ag_op_celu(out: *mut *mut ag_tensor, x: *const ag_tensor, alpha: f64) -> ag_status;
+
+    /// `ag_op_prelu` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x for x > 0, else weight * x, weight holding one slope (shape () or
+    /// (1)) or one per channel (shape (C), C = x's size along dim 1; x with fewer
+    /// than 2 dims has one channel). Gradients: 1 or weight for x (weight at
+    /// x = 0); the sum of x over x <= 0 for each slope.
+    /// @return AG_ERR_SHAPE for a weight of another size or more than 1 dim.
+    /// ```
+    pub fn ag_op_prelu(out: *mut *mut ag_tensor, x: *const ag_tensor, weight: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_threshold` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x where x > threshold, else value. Gradient: 1 where x > threshold, else 0.
+    /// ```
+    pub fn ag_op_threshold(out: *mut *mut ag_tensor, x: *const ag_tensor, threshold: f64, value: f64) -> ag_status;
+
+    /// `ag_op_softshrink` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0;
+    /// hardshrink: y = x outside [-lambd, lambd], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN,
+    /// as PyTorch 1.13). Gradient: 1 outside
+    /// [-lambd, lambd], else 0. PyTorch's default lambd is 0.5.
+    /// @return AG_ERR_INVALID_ARGUMENT for a negative (softshrink) or NaN lambd.
+    /// ```
+    pub fn ag_op_softshrink(out: *mut *mut ag_tensor, x: *const ag_tensor, lambd: f64) -> ag_status;
+
+    /// `ag_op_hardshrink` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// softshrink: y = x - lambd above lambd, x + lambd below -lambd, else 0;
+    /// hardshrink: y = x outside [-lambd, lambd], else 0 (softshrink(NaN) = 0, hardshrink(NaN) = NaN,
+    /// as PyTorch 1.13). Gradient: 1 outside
+    /// [-lambd, lambd], else 0. PyTorch's default lambd is 0.5.
+    /// @return AG_ERR_INVALID_ARGUMENT for a negative (softshrink) or NaN lambd.
+    /// ```
+    pub fn ag_op_hardshrink(out: *mut *mut ag_tensor, x: *const ag_tensor, lambd: f64) -> ag_status;
+
+    /// `ag_op_tanhshrink` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x - tanh x. Gradient: tanh(x)^2.
+    /// ```
+    pub fn ag_op_tanhshrink(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
     /// `ag_op_eq` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ag_op_eq(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_ne` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ag_op_ne(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_lt` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ag_op_lt(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_le` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ag_op_le(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_gt` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ag_op_gt(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
     /// `ag_op_ge` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
-    /// y = log(e^a + e^b), without overflow (max(a, b) + log1p(e^-|a - b|)).
-    /// Gradients: e^(a - y) for a, e^(b - y) for b.
+    /// y = x - tanh x. Gradient: tanh(x)^2.
     /// ```
     pub fn ag_op_ge(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
@@ -2406,6 +2652,104 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_adaptive_avg_pool2d(out: *mut *mut ag_tensor, x: *const ag_tensor, output_size: *const i64) -> ag_status;
 
+    /// `ag_op_conv_transpose2d` (ag/ops_conv.h, since AG_0.2).
+    ///
+    /// ```text
+    /// 2-D transposed convolution (F.conv_transpose2d), the gradient of conv2d
+    /// in its input: x (N, C, H, W) or (C, H, W), weight (C, OC/groups, kH, kW),
+    /// bias (OC) or NULL; y (N, OC, OH, OW) with OH = (H-1)*stride - 2*padding +
+    /// dilation*(kH-1) + output_padding + 1 (W likewise). Pairs are (height,
+    /// width); NULL takes PyTorch's default (stride 1, padding 0, output_padding
+    /// 0, dilation 1). Note PyTorch's argument order: groups before dilation.
+    /// Gradients of every order (matmul and fold).
+    /// @return AG_ERR_INVALID_ARGUMENT for stride, dilation or groups < 1, a
+    ///         negative padding, output_padding not below stride nor dilation; AG_ERR_SHAPE
+    ///         for weight not 4-D, x not 3-D or 4-D, channels that do not match
+    ///         weight dim 0 or are not divisible by groups, a bias of another
+    ///         size, an output size below 1; also DTYPE, CONTEXT.
+    /// ```
+    pub fn ag_op_conv_transpose2d(out: *mut *mut ag_tensor, x: *const ag_tensor, weight: *const ag_tensor, bias: *const ag_tensor, stride: *const i64, padding: *const i64, output_padding: *const i64, groups: i64, dilation: *const i64) -> ag_status;
+
+    /// `ag_op_conv_transpose1d` (ag/ops_conv.h, since AG_0.2).
+    ///
+    /// ```text
+    /// 1-D transposed convolution (F.conv_transpose1d): x (N, C, L) or (C, L),
+    /// weight (C, OC/groups, k), bias (OC) or NULL, as ag_op_conv_transpose2d
+    /// along one dim.
+    /// @return as ag_op_conv_transpose2d (weight must be 3-D, x 2-D or 3-D).
+    /// ```
+    pub fn ag_op_conv_transpose1d(out: *mut *mut ag_tensor, x: *const ag_tensor, weight: *const ag_tensor, bias: *const ag_tensor, stride: i64, padding: i64, output_padding: i64, groups: i64, dilation: i64) -> ag_status;
+
+    /// `ag_op_interpolate` (ag/ops_conv.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Resamples x (N, C, spatial...) (F.interpolate): to `size` (ndim = 1, used
+    /// for every spatial dim, or one per spatial dim) or, with ndim = 0, by
+    /// scale_factor > 0 for every spatial dim (output size floor(in *
+    /// scale_factor), source positions from the factor, as PyTorch without
+    /// recompute_scale_factor). mode: AG_INTERP_NEAREST (1 to 3 spatial dims;
+    /// source index floor(out * scale)), AG_INTERP_LINEAR (x 3-D) or
+    /// AG_INTERP_BILINEAR (x 4-D), with align_corners != 0 mapping the corner
+    /// pixels onto each other (linear modes only). No antialiasing. Gradients
+    /// of every order (selections and constant weights).
+    /// @return AG_ERR_INVALID_ARGUMENT for another mode, both or neither of size
+    ///         and scale_factor, a size count that fits neither rule,
+    ///         align_corners with nearest; AG_ERR_SHAPE for an input rank the
+    ///         mode does not take, an output size below 1; AG_ERR_DTYPE.
+    /// ```
+    pub fn ag_op_interpolate(out: *mut *mut ag_tensor, x: *const ag_tensor, size: *const i64, ndim: i32, scale_factor: f64, mode: i32, align_corners: i32) -> ag_status;
+
+    /// `ag_op_pixel_shuffle` (ag/ops_conv.h, since AG_0.2).
+    ///
+    /// ```text
+    /// (*, C*r*r, H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle) with r =
+    /// upscale_factor: a reshape and permute (a copy). Gradient: unshuffled.
+    /// @return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
+    ///         dims or channels not divisible by r*r.
+    /// ```
+    pub fn ag_op_pixel_shuffle(out: *mut *mut ag_tensor, x: *const ag_tensor, upscale_factor: i64) -> ag_status;
+
+    /// `ag_op_pixel_unshuffle` (ag/ops_conv.h, since AG_0.2).
+    ///
+    /// ```text
+    /// (*, C, H*r, W*r) -> (*, C*r*r, H, W) (F.pixel_unshuffle), the inverse of
+    /// ag_op_pixel_shuffle with r = downscale_factor.
+    /// @return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
+    ///         dims or H, W not divisible by r.
+    /// ```
+    pub fn ag_op_pixel_unshuffle(out: *mut *mut ag_tensor, x: *const ag_tensor, downscale_factor: i64) -> ag_status;
+
+    /// `ag_op_max_pool1d` (ag/ops_conv.h, since AG_0.2).
+    ///
+    /// ```text
+    /// 1-D max pooling (F.max_pool1d) of x (N, C, L) or (C, L): ag_op_max_pool2d
+    /// along one dim; stride 0 = kernel_size (PyTorch's default).
+    /// @return as ag_op_max_pool2d; AG_ERR_SHAPE for x not 2-D or 3-D.
+    /// ```
+    pub fn ag_op_max_pool1d(out: *mut *mut ag_tensor, x: *const ag_tensor, kernel_size: i64, stride: i64, padding: i64, dilation: i64, ceil_mode: i32) -> ag_status;
+
+    /// `ag_op_avg_pool1d` (ag/ops_conv.h, since AG_0.2).
+    ///
+    /// ```text
+    /// 1-D average pooling (F.avg_pool1d) of x (N, C, L) or (C, L):
+    /// ag_op_avg_pool2d along one dim; stride 0 = kernel_size.
+    /// @return as ag_op_avg_pool2d; AG_ERR_SHAPE for x not 2-D or 3-D.
+    /// ```
+    pub fn ag_op_avg_pool1d(out: *mut *mut ag_tensor, x: *const ag_tensor, kernel_size: i64, stride: i64, padding: i64, ceil_mode: i32, count_include_pad: i32) -> ag_status;
+
+    /// `ag_op_adaptive_max_pool2d` (ag/ops_conv.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Adaptive 2-D max pooling (F.adaptive_max_pool2d, values only) of x
+    /// (N, C, H, W) or (C, H, W) to output_size (oh, ow): output (i, j) is the
+    /// maximum over rows [floor(i*H/oh), ceil((i+1)*H/oh)) and the columns
+    /// likewise. Gradient: to the maximum of each window (a NaN is the maximum).
+    /// @return AG_ERR_INVALID_ARGUMENT for a NULL or non-positive output_size;
+    ///         AG_ERR_SHAPE for x not 3-D or 4-D or with an empty spatial dim;
+    ///         AG_ERR_DTYPE.
+    /// ```
+    pub fn ag_op_adaptive_max_pool2d(out: *mut *mut ag_tensor, x: *const ag_tensor, output_size: *const i64) -> ag_status;
+
     /// `ag_op_arange` (ag/ops_creation.h, since AG_0.1).
     ///
     /// ```text
@@ -2531,6 +2875,130 @@ unsafe extern "C" {
     ///         -1, -1 with empty indices, or indices with 16 dims.
     /// ```
     pub fn ag_op_one_hot(out: *mut *mut ag_tensor, indices: *const ag_tensor, num_classes: i64) -> ag_status;
+
+    /// `ag_op_scatter` (ag/ops_index.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = a copy of x with y[p with p[dim] = index[p]] = src[p] for every
+    /// position p of index, PyTorch's scatter (functional). index has x's ndim,
+    /// no size above src's, nor above x's outside dim; x and src of one dtype
+    /// (any). With repeated targets the last in row-major order of index wins.
+    /// Gradients: x gets the gradient with the written positions zeroed, src gets
+    /// ag_op_gather of it (zeros where index does not reach).
+    /// @return AG_ERR_SHAPE when index does not fit; AG_ERR_DTYPE,
+    ///         AG_ERR_CONTEXT; AG_ERR_INVALID_ARGUMENT for an index value or dim
+    ///         out of range.
+    /// ```
+    pub fn ag_op_scatter(out: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64, index: *const ag_tensor, src: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_scatter_value` (ag/ops_index.h, since AG_0.2).
+    ///
+    /// ```text
+    /// As ag_op_scatter with every written element `value` (converted to x's
+    /// dtype). Gradient: the gradient with the written positions zeroed.
+    /// @return as ag_op_scatter; AG_ERR_INVALID_ARGUMENT for a value an i64 x
+    ///         cannot hold.
+    /// ```
+    pub fn ag_op_scatter_value(out: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64, index: *const ag_tensor, value: f64) -> ag_status;
+
+    /// `ag_op_scatter_reduce` (ag/ops_index.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = a copy of x with src[p] reduced into y[p with p[dim] = index[p]] for
+    /// every position p of index, PyTorch's scatter_reduce: `reduce` is an
+    /// AG_SCATTER_REDUCE_* value (sum, prod, mean, amax, amin); include_self = 0
+    /// leaves x's value out at the positions index reaches. Positions index does
+    /// not reach keep x's value. f32 or f64; the index fits as in ag_op_scatter.
+    /// Accumulation runs in row-major order of index. amax/amin propagate NaN.
+    /// Gradients: PyTorch's formulas: sum passes it on; mean divides by the
+    /// count; amax/amin share it equally among the elements equal to the result
+    /// (ties); prod divides the product by the factor, and for a factor that is
+    /// the only zero of its target uses the product of the others (the
+    /// second-order gradient with several zeros in one target is not PyTorch's,
+    /// which refuses it).
+    /// @return as ag_op_scatter; AG_ERR_INVALID_ARGUMENT for another reduce.
+    /// ```
+    pub fn ag_op_scatter_reduce(out: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64, index: *const ag_tensor, src: *const ag_tensor, reduce: i32, include_self: i32) -> ag_status;
+
+    /// `ag_op_index_put` (ag/ops_index.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = a copy of x with x[indices[0], ..., indices[n-1]] = values (added when
+    /// accumulate != 0), PyTorch's index_put with i64 index tensors for the
+    /// first n dims (bool masks: convert them to positions first): the indices
+    /// broadcast together to a shape B, negative values count from the end, and
+    /// values broadcast to (B, x's remaining sizes). Without accumulate, repeated
+    /// positions take the last value. f32 or f64 with accumulate, else any dtype.
+    /// Gradients: x gets the gradient (zeroed at the written positions without
+    /// accumulate), values get the gradient at the indexed positions, summed
+    /// over broadcast dims.
+    /// @return AG_ERR_INVALID_ARGUMENT for nindices < 1, an index out of range;
+    ///         AG_ERR_SHAPE for more indices than dims, indices or values that do
+    ///         not broadcast; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    /// ```
+    pub fn ag_op_index_put(out: *mut *mut ag_tensor, x: *const ag_tensor, indices: *const *const ag_tensor, nindices: i32, values: *const ag_tensor, accumulate: i32) -> ag_status;
+
+    /// `ag_op_index_copy` (ag/ops_index.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = a copy of x with y[..., index[i], ...] = src[..., i, ...] along dim,
+    /// PyTorch's index_copy (functional); index 1-D i64, src has x's shape with
+    /// size len(index) at dim, x and src of one dtype (any). Repeated indices:
+    /// the last wins. Gradients: x gets the gradient with the copied positions
+    /// zeroed, src gets ag_op_index_select of it.
+    /// @return AG_ERR_SHAPE for a non-1-D index or a src of another shape;
+    ///         AG_ERR_DTYPE, AG_ERR_CONTEXT; AG_ERR_INVALID_ARGUMENT for an index
+    ///         value or dim out of range.
+    /// ```
+    pub fn ag_op_index_copy(out: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64, index: *const ag_tensor, src: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_index_fill` (ag/ops_index.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = a copy of x with every position index names along dim set to `value`,
+    /// PyTorch's index_fill (functional); index 1-D i64. Gradient: zeroed at the
+    /// filled positions.
+    /// @return as ag_op_index_copy; AG_ERR_INVALID_ARGUMENT for a value an i64 x
+    ///         cannot hold.
+    /// ```
+    pub fn ag_op_index_fill(out: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64, index: *const ag_tensor, value: f64) -> ag_status;
+
+    /// `ag_op_masked_scatter` (ag/ops_index.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x (broadcast with the bool mask) with the positions where mask is true
+    /// taking source's elements in row-major order, PyTorch's masked_scatter;
+    /// source (of x's dtype) needs at least as many elements as mask selects.
+    /// Gradients: x gets the gradient zeroed where mask is true (summed over
+    /// broadcast dims), source gets the selected gradient (zeros beyond).
+    /// @return AG_ERR_SHAPE for shapes that do not broadcast or too small a
+    ///         source; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    /// ```
+    pub fn ag_op_masked_scatter(out: *mut *mut ag_tensor, x: *const ag_tensor, mask: *const ag_tensor, source: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_masked_select` (ag/ops_index.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = the 1-D tensor of the elements of x where the bool mask is true (x
+    /// and mask broadcast together), in row-major order, PyTorch's
+    /// masked_select. Gradient: scattered back into zeros.
+    /// @return AG_ERR_SHAPE for shapes that do not broadcast; AG_ERR_DTYPE for a
+    ///         mask that is not bool; AG_ERR_CONTEXT.
+    /// ```
+    pub fn ag_op_masked_select(out: *mut *mut ag_tensor, x: *const ag_tensor, mask: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_take_along_dim` (ag/ops_index.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = ag_op_gather(x, dim, indices) after x and the i64 indices (of x's
+    /// ndim) are broadcast against each other in every dim but dim, PyTorch's
+    /// take_along_dim (dim is required: flatten both for PyTorch's dim=None).
+    /// Index values do not wrap. Gradient: added back at the taken positions.
+    /// @return AG_ERR_SHAPE for indices of another ndim or shapes that do not
+    ///         broadcast; AG_ERR_INVALID_ARGUMENT for an index value or dim out of
+    ///         range; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    /// ```
+    pub fn ag_op_take_along_dim(out: *mut *mut ag_tensor, x: *const ag_tensor, indices: *const ag_tensor, dim: i64) -> ag_status;
 
     /// `ag_op_add_` (ag/ops_inplace.h, since AG_0.1).
     ///
@@ -3042,6 +3510,99 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_binary_cross_entropy_with_logits(out: *mut *mut ag_tensor, input: *const ag_tensor, target: *const ag_tensor, pos_weight: *const ag_tensor, reduction: i32) -> ag_status;
 
+    /// `ag_op_scaled_dot_product_attention` (ag/ops_nn.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Scaled dot-product attention (F.scaled_dot_product_attention, math path):
+    /// softmax(query key^T * scale + mask) value for query (..., L, E), key
+    /// (..., S, E), value (..., S, Ev), batch dims broadcast; y (..., L, Ev).
+    /// attn_mask (may be NULL) broadcasts to (..., L, S): bool (true = may
+    /// attend; false gives the score -inf) or of query's dtype (added).
+    /// is_causal != 0 masks j > i (then attn_mask must be NULL). scale 0 means
+    /// 1/sqrt(E). dropout_p > 0 drops attention weights as ag_op_dropout does
+    /// (from the context's generator). A row with every position masked gives
+    /// NaN, as PyTorch's math path. Gradients of every order (composition).
+    /// @return AG_ERR_SHAPE for fewer than 2 dims, mismatched E or S;
+    ///         AG_ERR_INVALID_ARGUMENT for dropout_p outside [0, 1], a negative or
+    ///         non-finite scale, a mask with is_causal; also DTYPE, CONTEXT.
+    /// ```
+    pub fn ag_op_scaled_dot_product_attention(out: *mut *mut ag_tensor, query: *const ag_tensor, key: *const ag_tensor, value: *const ag_tensor, attn_mask: *const ag_tensor, dropout_p: f64, is_causal: i32, scale: f64) -> ag_status;
+
+    /// `ag_op_kl_div` (ag/ops_nn.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Kullback-Leibler divergence (F.kl_div) of log-probabilities `input` from
+    /// `target` (broadcast together): pointwise target * (log(target) - input)
+    /// where target > 0, else 0 (PyTorch 1.13's rule); with log_target != 0,
+    /// exp(target) * (target - input). AG_REDUCTION_MEAN averages over all
+    /// elements (PyTorch's 'batchmean' is AG_REDUCTION_SUM divided by the batch
+    /// size). Gradients in both arguments, of every order.
+    /// @return AG_ERR_SHAPE for shapes that do not broadcast; AG_ERR_INVALID_ARGUMENT
+    ///         for another reduction; also DTYPE, CONTEXT.
+    /// ```
+    pub fn ag_op_kl_div(out: *mut *mut ag_tensor, input: *const ag_tensor, target: *const ag_tensor, reduction: i32, log_target: i32) -> ag_status;
+
+    /// `ag_op_poisson_nll_loss` (ag/ops_nn.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Poisson negative log likelihood (F.poisson_nll_loss): exp(input) -
+    /// target * input with log_input != 0, else input - target * log(input +
+    /// eps); full != 0 adds Stirling's term target*log(target) - target +
+    /// 0.5*log(2*pi*target) where target > 1. Reduced by `reduction`.
+    /// @return as ag_op_kl_div; AG_ERR_INVALID_ARGUMENT for a non-finite eps.
+    /// ```
+    pub fn ag_op_poisson_nll_loss(out: *mut *mut ag_tensor, input: *const ag_tensor, target: *const ag_tensor, log_input: i32, full: i32, eps: f64, reduction: i32) -> ag_status;
+
+    /// `ag_op_gaussian_nll_loss` (ag/ops_nn.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Gaussian negative log likelihood (F.gaussian_nll_loss): 0.5 * (log(v) +
+    /// (input - target)^2 / v) with v = max(var, eps) (+ 0.5*log(2*pi) with
+    /// full); var has input's shape, or input's without the last dim, or a last
+    /// dim of 1. The clamp passes the gradient unchanged (PyTorch clamps under
+    /// no_grad).
+    /// @return AG_ERR_SHAPE for a var that fits none of the shapes;
+    ///         AG_ERR_INVALID_ARGUMENT for a negative var entry, a non-finite eps,
+    ///         another reduction; also DTYPE, CONTEXT.
+    /// ```
+    pub fn ag_op_gaussian_nll_loss(out: *mut *mut ag_tensor, input: *const ag_tensor, target: *const ag_tensor, var: *const ag_tensor, full: i32, eps: f64, reduction: i32) -> ag_status;
+
+    /// `ag_op_margin_ranking_loss` (ag/ops_nn.h, since AG_0.2).
+    ///
+    /// ```text
+    /// F.margin_ranking_loss: max(0, -target * (input1 - input2) + margin), all
+    /// three broadcast; the gradient passes at 0 (PyTorch's clamp_min).
+    /// @return AG_ERR_SHAPE for shapes that do not broadcast; AG_ERR_INVALID_ARGUMENT
+    ///         for a non-finite margin, another reduction; also DTYPE, CONTEXT.
+    /// ```
+    pub fn ag_op_margin_ranking_loss(out: *mut *mut ag_tensor, input1: *const ag_tensor, input2: *const ag_tensor, target: *const ag_tensor, margin: f64, reduction: i32) -> ag_status;
+
+    /// `ag_op_cosine_embedding_loss` (ag/ops_nn.h, since AG_0.2).
+    ///
+    /// ```text
+    /// F.cosine_embedding_loss of rows input1, input2 ((N, D) or (D)) and target
+    /// (N) or 0-dim of 1 / -1: 1 - cos where target == 1, max(0, cos - margin)
+    /// where target == -1, else 0; cos = x1.x2 / sqrt((|x1|^2 + 1e-12)(|x2|^2 +
+    /// 1e-12)) as PyTorch.
+    /// @return AG_ERR_SHAPE for inputs not 1-D or 2-D, not broadcasting, or a
+    ///         target of another shape; AG_ERR_INVALID_ARGUMENT for a non-finite
+    ///         margin, another reduction; also DTYPE, CONTEXT.
+    /// ```
+    pub fn ag_op_cosine_embedding_loss(out: *mut *mut ag_tensor, input1: *const ag_tensor, input2: *const ag_tensor, target: *const ag_tensor, margin: f64, reduction: i32) -> ag_status;
+
+    /// `ag_op_triplet_margin_loss` (ag/ops_nn.h, since AG_0.2).
+    ///
+    /// ```text
+    /// F.triplet_margin_loss: max(0, margin + d(anchor, positive) - d(anchor,
+    /// negative)) with d(x, y) = ||x - y + eps||_p over the last dim (PyTorch's
+    /// pairwise_distance); swap != 0 uses min(d(a, n), d(p, n)) (ties share the
+    /// gradient). The three inputs have the same number of dims (>= 1).
+    /// @return AG_ERR_SHAPE for other ranks or shapes that do not broadcast;
+    ///         AG_ERR_INVALID_ARGUMENT for p <= 0 or not finite, a non-finite
+    ///         margin or eps, another reduction; also DTYPE, CONTEXT.
+    /// ```
+    pub fn ag_op_triplet_margin_loss(out: *mut *mut ag_tensor, anchor: *const ag_tensor, positive: *const ag_tensor, negative: *const ag_tensor, margin: f64, p: f64, eps: f64, swap: i32, reduction: i32) -> ag_status;
+
     /// `ag_op_layer_norm` (ag/ops_norm.h, since AG_0.1).
     ///
     /// ```text
@@ -3161,6 +3722,37 @@ unsafe extern "C" {
     ///         AG_ERR_CONTEXT.
     /// ```
     pub fn ag_op_group_norm(out: *mut *mut ag_tensor, x: *const ag_tensor, num_groups: i64, weight: *const ag_tensor, bias: *const ag_tensor, eps: f64) -> ag_status;
+
+    /// `ag_op_instance_norm` (ag/ops_norm.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Instance normalization (F.instance_norm) of x (N, C, spatial...): with
+    /// use_input_stats != 0 each (sample, channel) is normalized over its
+    /// spatial elements (biased variance), then scaled by weight and shifted by
+    /// bias. weight and bias of shape (C), each may be NULL. running_mean and
+    /// running_var of shape (C), each may be NULL. They are then updated in place, without graph, with the sample average of the
+    /// per-instance mean and unbiased variance: r = (1-momentum)*r +
+    /// momentum*stat. With use_input_stats = 0, x is normalized by the running
+    /// statistics (both required), as ag_op_batch_norm in evaluation.
+    /// Gradients: of group_norm with one channel per group (or of batch_norm).
+    /// @return AG_ERR_SHAPE for fewer than 3 dims or parameters of another size;
+    ///         AG_ERR_INVALID_ARGUMENT for 1 spatial element with
+    ///         use_input_stats, missing running statistics without; also DTYPE,
+    ///         CONTEXT.
+    /// ```
+    pub fn ag_op_instance_norm(out: *mut *mut ag_tensor, x: *const ag_tensor, running_mean: *mut ag_tensor, running_var: *mut ag_tensor, weight: *const ag_tensor, bias: *const ag_tensor, use_input_stats: i32, momentum: f64, eps: f64) -> ag_status;
+
+    /// `ag_op_local_response_norm` (ag/ops_norm.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Local response normalization (F.local_response_norm) of x (N, C, ...):
+    /// y = x / (k + alpha * a)^beta with a the average of x^2 over `size`
+    /// neighbouring channels (zero padded: size/2 before, (size-1)/2 after), as
+    /// PyTorch computes it. Gradients of every order (composition).
+    /// @return AG_ERR_SHAPE for fewer than 3 dims; AG_ERR_INVALID_ARGUMENT for
+    ///         size < 1 or a non-finite alpha, beta, k; AG_ERR_DTYPE.
+    /// ```
+    pub fn ag_op_local_response_norm(out: *mut *mut ag_tensor, x: *const ag_tensor, size: i64, alpha: f64, beta: f64, k: f64) -> ag_status;
 
     /// `ag_op_sum_dims` (ag/ops_reduce.h, since AG_0.1).
     ///
@@ -3476,6 +4068,134 @@ unsafe extern "C" {
     ///         negative or a reflect pad is not below the dim's size.
     /// ```
     pub fn ag_op_pad(out: *mut *mut ag_tensor, x: *const ag_tensor, pads: *const i64, npads: i32, mode: i32, value: f64) -> ag_status;
+
+    /// `ag_op_roll` (ag/ops_shape.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x with its elements shifted by shifts[i] along dims[i] (wrapping
+    /// around; negative shifts go the other way), PyTorch's roll. With ndims = 0
+    /// x is rolled as if flattened (nshifts must then be 1). A new tensor.
+    /// Gradient: rolled back.
+    /// @return AG_ERR_INVALID_ARGUMENT for nshifts = 0, nshifts != ndims (or
+    ///         != 1 without dims), a dim out of range.
+    /// ```
+    pub fn ag_op_roll(out: *mut *mut ag_tensor, x: *const ag_tensor, shifts: *const i64, nshifts: i32, dims: *const i64, ndims: i32) -> ag_status;
+
+    /// `ag_op_rot90` (ag/ops_shape.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x rotated by k quarter turns in the plane of dims[0], dims[1] (ndims
+    /// must be 2), from the first towards the second, PyTorch's rot90: k = 1 is
+    /// flip(dims[1]) then transpose; k may be negative. For k = 1, 3 the result is
+    /// a transposed view of a new tensor. Gradient: rotated back.
+    /// @return AG_ERR_INVALID_ARGUMENT for ndims != 2, equal dims, a dim out of
+    ///         range; AG_ERR_SHAPE for x with fewer than 2 dims.
+    /// ```
+    pub fn ag_op_rot90(out: *mut *mut ag_tensor, x: *const ag_tensor, k: i64, dims: *const i64, ndims: i32) -> ag_status;
+
+    /// `ag_op_tile` (ag/ops_shape.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x tiled dims[i] times along dim i, PyTorch's tile: as ag_op_repeat,
+    /// with dims filled up with leading 1s when it has fewer entries than x has
+    /// dims. Gradient: the tiles summed.
+    /// @return as ag_op_repeat.
+    /// ```
+    pub fn ag_op_tile(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32) -> ag_status;
+
+    /// `ag_op_repeat_interleave` (ag/ops_shape.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x with every element along `dim` repeated `repeats` times in place
+    /// ([1,2] with 2 repeats is [1,1,2,2]), PyTorch's repeat_interleave with an
+    /// int (dim is required: flatten x first for PyTorch's dim=None). Gradient:
+    /// the copies summed.
+    /// @return AG_ERR_INVALID_ARGUMENT for negative repeats, a dim out of range;
+    ///         AG_ERR_UNSUPPORTED for x with 16 dims.
+    /// ```
+    pub fn ag_op_repeat_interleave(out: *mut *mut ag_tensor, x: *const ag_tensor, repeats: i64, dim: i64) -> ag_status;
+
+    /// `ag_op_repeat_interleave_tensor` (ag/ops_shape.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = x with element i along `dim` repeated repeats[i] times, repeats an i64
+    /// tensor of size(dim) entries (or one entry, used for all), PyTorch's
+    /// repeat_interleave with a tensor. Gradient: the copies summed.
+    /// @return AG_ERR_DTYPE for repeats not i64; AG_ERR_SHAPE for repeats of
+    ///         another length or more than 1 dim; AG_ERR_INVALID_ARGUMENT for a
+    ///         negative repeat, a dim out of range; AG_ERR_CONTEXT.
+    /// ```
+    pub fn ag_op_repeat_interleave_tensor(out: *mut *mut ag_tensor, x: *const ag_tensor, repeats: *const ag_tensor, dim: i64) -> ag_status;
+
+    /// `ag_op_movedim` (ag/ops_shape.h, since AG_0.2).
+    ///
+    /// ```text
+    /// A view of x with dim `source` moved to position `destination`, the other
+    /// dims keeping their order, PyTorch's movedim with one dim each (use
+    /// ag_op_permute for several). Gradient: moved back.
+    /// @return AG_ERR_INVALID_ARGUMENT for a dim out of range.
+    /// ```
+    pub fn ag_op_movedim(out: *mut *mut ag_tensor, x: *const ag_tensor, source: i64, destination: i64) -> ag_status;
+
+    /// `ag_op_unbind` (ag/ops_shape.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Writes the size(dim) views x[..., i, ...] (dim removed) to
+    /// outs[0..size(dim)), each a new reference, PyTorch's unbind. `capacity` is
+    /// the length of the caller's outs array. On failure nothing is written.
+    /// @return AG_ERR_BUFFER_TOO_SMALL when capacity < size(dim);
+    ///         AG_ERR_INVALID_ARGUMENT for NULL outs, a dim out of range.
+    /// ```
+    pub fn ag_op_unbind(outs: *mut *mut ag_tensor, capacity: i32, x: *const ag_tensor, dim: i64) -> ag_status;
+
+    /// `ag_op_tensor_split` (ag/ops_shape.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Splits x along `dim` into `sections` views (always that many, some maybe
+    /// empty); the first size % sections are one element longer, PyTorch's
+    /// tensor_split with an int. Writes them to outs[0..sections).
+    /// @return AG_ERR_BUFFER_TOO_SMALL when capacity < sections (nothing
+    ///         written); AG_ERR_INVALID_ARGUMENT for NULL outs, sections <= 0, a
+    ///         dim out of range.
+    /// ```
+    pub fn ag_op_tensor_split(outs: *mut *mut ag_tensor, capacity: i32, x: *const ag_tensor, sections: i64, dim: i64) -> ag_status;
+
+    /// `ag_op_tensor_split_indices` (ag/ops_shape.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Splits x along `dim` at the nindices positions `indices` into nindices+1
+    /// views x[:i0], x[i0:i1], ..., x[ik:], with Python's slice rules (negative
+    /// positions count from the end, positions clamp to the size, a piece whose
+    /// end lies before its start is empty), PyTorch's tensor_split with a list.
+    /// Writes them to outs[0..nindices].
+    /// @return AG_ERR_BUFFER_TOO_SMALL when capacity < nindices + 1;
+    ///         AG_ERR_INVALID_ARGUMENT for NULL outs, a dim out of range.
+    /// ```
+    pub fn ag_op_tensor_split_indices(outs: *mut *mut ag_tensor, capacity: i32, x: *const ag_tensor, indices: *const i64, nindices: i32, dim: i64) -> ag_status;
+
+    /// `ag_op_broadcast_to` (ag/ops_shape.h, since AG_0.2).
+    ///
+    /// ```text
+    /// A view of x broadcast to `shape` (-1 keeps a size), PyTorch's broadcast_to
+    /// (the same as ag_op_expand). Gradient: summed back to x's shape.
+    /// @return as ag_op_expand.
+    /// ```
+    pub fn ag_op_broadcast_to(out: *mut *mut ag_tensor, x: *const ag_tensor, shape: *const i64, ndim: i32) -> ag_status;
+
+    /// `ag_op_diff` (ag/ops_shape.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = the n-th forward difference of x along `dim` (x[1:] - x[:-1], n
+    /// times), PyTorch's diff; prepend and append (may be NULL) are joined to x
+    /// along dim first and must match x's other sizes. n = 0 returns a copy of
+    /// x (prepend and append ignored, as PyTorch); a dim shorter than n gives an
+    /// empty result. f32, f64 and
+    /// i64. Gradient: through the differences.
+    /// @return AG_ERR_INVALID_ARGUMENT for negative n, a dim out of range;
+    ///         AG_ERR_SHAPE for a 0-dim x or prepend/append of other sizes;
+    ///         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    /// ```
+    pub fn ag_op_diff(out: *mut *mut ag_tensor, x: *const ag_tensor, n: i64, dim: i64, prepend: *const ag_tensor, append: *const ag_tensor) -> ag_status;
 
     /// `ag_optimizer_options_init` (ag/optim.h, since AG_0.2).
     ///
@@ -4324,6 +5044,328 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
     }
 
+    /// `ag_op_exp2` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_exp2() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_exp2");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_erfc` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_erfc() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_erfc");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_erfinv` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_erfinv() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_erfinv");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_lgamma` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_lgamma() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_lgamma");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_digamma` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_digamma() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_digamma");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_polygamma` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_polygamma() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, i64, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_polygamma");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, i64, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_logit` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_logit() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_logit");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_sinc` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_sinc() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_sinc");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_asinh` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_asinh() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_asinh");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_acosh` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_acosh() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_acosh");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_atanh` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_atanh() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_atanh");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_copysign` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_copysign() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_copysign");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_frac` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_frac() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_frac");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_nan_to_num` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_nan_to_num() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64, f64, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_nan_to_num");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64, f64, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_xlogy` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_xlogy() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_xlogy");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_addcmul` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_addcmul() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_addcmul");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_addcdiv` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_addcdiv() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_addcdiv");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_relu6` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_relu6() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_relu6");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_hardswish` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_hardswish() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_hardswish");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_hardsigmoid` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_hardsigmoid() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_hardsigmoid");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_softsign` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_softsign() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_softsign");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_logsigmoid` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_logsigmoid() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_logsigmoid");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_glu` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_glu() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_glu");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_celu` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_celu() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_celu");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_prelu` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_prelu() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_prelu");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_threshold` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_threshold() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_threshold");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_softshrink` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_softshrink() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_softshrink");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_hardshrink` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_hardshrink() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_hardshrink");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_tanhshrink` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_tanhshrink() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_tanhshrink");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_conv_transpose2d` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_conv_transpose2d() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, *const i64, *const i64, *const i64, i64, *const i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_conv_transpose2d");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, *const i64, *const i64, *const i64, i64, *const i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_conv_transpose1d` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_conv_transpose1d() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, i64, i64, i64, i64, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_conv_transpose1d");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, i64, i64, i64, i64, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_interpolate` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_interpolate() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, f64, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_interpolate");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, f64, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_pixel_shuffle` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_pixel_shuffle() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_pixel_shuffle");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_pixel_unshuffle` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_pixel_unshuffle() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_pixel_unshuffle");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_max_pool1d` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_max_pool1d() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64, i64, i64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_max_pool1d");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64, i64, i64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_avg_pool1d` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_avg_pool1d() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64, i64, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_avg_pool1d");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64, i64, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_adaptive_max_pool2d` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_adaptive_max_pool2d() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_adaptive_max_pool2d");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_scatter` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_scatter() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_scatter");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_scatter_value` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_scatter_value() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_scatter_value");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_scatter_reduce` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_scatter_reduce() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, *const ag_tensor, *const ag_tensor, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_scatter_reduce");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, *const ag_tensor, *const ag_tensor, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_index_put` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_index_put() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const *const ag_tensor, i32, *const ag_tensor, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_index_put");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const *const ag_tensor, i32, *const ag_tensor, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_index_copy` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_index_copy() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_index_copy");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_index_fill` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_index_fill() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_index_fill");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_masked_scatter` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_masked_scatter() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_masked_scatter");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_masked_select` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_masked_select() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_masked_select");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_take_along_dim` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_take_along_dim() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_take_along_dim");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
     /// `ag_op_trace` (since AG_0.2), or `None` when the loaded libag lacks it.
     pub fn ag_op_trace() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_trace");
@@ -4490,6 +5532,146 @@ pub mod optional {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_cholesky_solve");
         // SAFETY: the symbol has the C type declared in the extern block above.
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_scaled_dot_product_attention` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_scaled_dot_product_attention() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, i32, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_scaled_dot_product_attention");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, i32, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_kl_div` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_kl_div() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_kl_div");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_poisson_nll_loss` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_poisson_nll_loss() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32, i32, f64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_poisson_nll_loss");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32, i32, f64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_gaussian_nll_loss` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_gaussian_nll_loss() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, i32, f64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_gaussian_nll_loss");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, i32, f64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_margin_ranking_loss` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_margin_ranking_loss() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_margin_ranking_loss");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_cosine_embedding_loss` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_cosine_embedding_loss() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_cosine_embedding_loss");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_triplet_margin_loss` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_triplet_margin_loss() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64, f64, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_triplet_margin_loss");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64, f64, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_instance_norm` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_instance_norm() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *mut ag_tensor, *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32, f64, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_instance_norm");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *mut ag_tensor, *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32, f64, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_local_response_norm` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_local_response_norm() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, f64, f64, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_local_response_norm");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, f64, f64, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_roll` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_roll() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, *const i64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_roll");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, *const i64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_rot90` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_rot90() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, *const i64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_rot90");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, *const i64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_tile` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_tile() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_tile");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_repeat_interleave` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_repeat_interleave() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_repeat_interleave");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_repeat_interleave_tensor` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_repeat_interleave_tensor() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_repeat_interleave_tensor");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_movedim` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_movedim() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_movedim");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_unbind` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_unbind() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, i32, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_unbind");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, i32, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_tensor_split` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_tensor_split() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, i32, *const ag_tensor, i64, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_tensor_split");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, i32, *const ag_tensor, i64, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_tensor_split_indices` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_tensor_split_indices() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, i32, *const ag_tensor, *const i64, i32, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_tensor_split_indices");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, i32, *const ag_tensor, *const i64, i32, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_broadcast_to` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_broadcast_to() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_broadcast_to");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_diff` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_diff() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_diff");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, i64, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
     }
 
     /// `ag_optimizer_options_init` (since AG_0.2), or `None` when the loaded libag lacks it.
@@ -4851,6 +6033,35 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_remainder", "AG_0.1"),
     ("ag_op_hypot", "AG_0.2"),
     ("ag_op_logaddexp", "AG_0.2"),
+    ("ag_op_exp2", "AG_0.2"),
+    ("ag_op_erfc", "AG_0.2"),
+    ("ag_op_erfinv", "AG_0.2"),
+    ("ag_op_lgamma", "AG_0.2"),
+    ("ag_op_digamma", "AG_0.2"),
+    ("ag_op_polygamma", "AG_0.2"),
+    ("ag_op_logit", "AG_0.2"),
+    ("ag_op_sinc", "AG_0.2"),
+    ("ag_op_asinh", "AG_0.2"),
+    ("ag_op_acosh", "AG_0.2"),
+    ("ag_op_atanh", "AG_0.2"),
+    ("ag_op_copysign", "AG_0.2"),
+    ("ag_op_frac", "AG_0.2"),
+    ("ag_op_nan_to_num", "AG_0.2"),
+    ("ag_op_xlogy", "AG_0.2"),
+    ("ag_op_addcmul", "AG_0.2"),
+    ("ag_op_addcdiv", "AG_0.2"),
+    ("ag_op_relu6", "AG_0.2"),
+    ("ag_op_hardswish", "AG_0.2"),
+    ("ag_op_hardsigmoid", "AG_0.2"),
+    ("ag_op_softsign", "AG_0.2"),
+    ("ag_op_logsigmoid", "AG_0.2"),
+    ("ag_op_glu", "AG_0.2"),
+    ("ag_op_celu", "AG_0.2"),
+    ("ag_op_prelu", "AG_0.2"),
+    ("ag_op_threshold", "AG_0.2"),
+    ("ag_op_softshrink", "AG_0.2"),
+    ("ag_op_hardshrink", "AG_0.2"),
+    ("ag_op_tanhshrink", "AG_0.2"),
     ("ag_op_eq", "AG_0.1"),
     ("ag_op_ne", "AG_0.1"),
     ("ag_op_lt", "AG_0.1"),
@@ -4874,6 +6085,14 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_max_pool2d_with_indices", "AG_0.1"),
     ("ag_op_avg_pool2d", "AG_0.1"),
     ("ag_op_adaptive_avg_pool2d", "AG_0.1"),
+    ("ag_op_conv_transpose2d", "AG_0.2"),
+    ("ag_op_conv_transpose1d", "AG_0.2"),
+    ("ag_op_interpolate", "AG_0.2"),
+    ("ag_op_pixel_shuffle", "AG_0.2"),
+    ("ag_op_pixel_unshuffle", "AG_0.2"),
+    ("ag_op_max_pool1d", "AG_0.2"),
+    ("ag_op_avg_pool1d", "AG_0.2"),
+    ("ag_op_adaptive_max_pool2d", "AG_0.2"),
     ("ag_op_arange", "AG_0.1"),
     ("ag_op_linspace", "AG_0.1"),
     ("ag_op_eye", "AG_0.1"),
@@ -4884,6 +6103,15 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_masked_fill", "AG_0.1"),
     ("ag_op_embedding", "AG_0.1"),
     ("ag_op_one_hot", "AG_0.1"),
+    ("ag_op_scatter", "AG_0.2"),
+    ("ag_op_scatter_value", "AG_0.2"),
+    ("ag_op_scatter_reduce", "AG_0.2"),
+    ("ag_op_index_put", "AG_0.2"),
+    ("ag_op_index_copy", "AG_0.2"),
+    ("ag_op_index_fill", "AG_0.2"),
+    ("ag_op_masked_scatter", "AG_0.2"),
+    ("ag_op_masked_select", "AG_0.2"),
+    ("ag_op_take_along_dim", "AG_0.2"),
     ("ag_op_add_", "AG_0.1"),
     ("ag_op_sub_", "AG_0.1"),
     ("ag_op_mul_", "AG_0.1"),
@@ -4933,6 +6161,13 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_huber_loss", "AG_0.1"),
     ("ag_op_binary_cross_entropy", "AG_0.1"),
     ("ag_op_binary_cross_entropy_with_logits", "AG_0.1"),
+    ("ag_op_scaled_dot_product_attention", "AG_0.2"),
+    ("ag_op_kl_div", "AG_0.2"),
+    ("ag_op_poisson_nll_loss", "AG_0.2"),
+    ("ag_op_gaussian_nll_loss", "AG_0.2"),
+    ("ag_op_margin_ranking_loss", "AG_0.2"),
+    ("ag_op_cosine_embedding_loss", "AG_0.2"),
+    ("ag_op_triplet_margin_loss", "AG_0.2"),
     ("ag_op_layer_norm", "AG_0.1"),
     ("ag_op_rms_norm", "AG_0.1"),
     ("ag_op_layer_norm_backward", "AG_0.1"),
@@ -4941,6 +6176,8 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_rms_norm_weight_grad", "AG_0.1"),
     ("ag_op_batch_norm", "AG_0.1"),
     ("ag_op_group_norm", "AG_0.1"),
+    ("ag_op_instance_norm", "AG_0.2"),
+    ("ag_op_local_response_norm", "AG_0.2"),
     ("ag_op_sum_dims", "AG_0.1"),
     ("ag_op_mean_dims", "AG_0.1"),
     ("ag_op_prod_dims", "AG_0.1"),
@@ -4971,6 +6208,17 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_flip", "AG_0.1"),
     ("ag_op_repeat", "AG_0.1"),
     ("ag_op_pad", "AG_0.1"),
+    ("ag_op_roll", "AG_0.2"),
+    ("ag_op_rot90", "AG_0.2"),
+    ("ag_op_tile", "AG_0.2"),
+    ("ag_op_repeat_interleave", "AG_0.2"),
+    ("ag_op_repeat_interleave_tensor", "AG_0.2"),
+    ("ag_op_movedim", "AG_0.2"),
+    ("ag_op_unbind", "AG_0.2"),
+    ("ag_op_tensor_split", "AG_0.2"),
+    ("ag_op_tensor_split_indices", "AG_0.2"),
+    ("ag_op_broadcast_to", "AG_0.2"),
+    ("ag_op_diff", "AG_0.2"),
     ("ag_optimizer_options_init", "AG_0.2"),
     ("ag_optimizer_create", "AG_0.2"),
     ("ag_optimizer_release", "AG_0.2"),
@@ -5212,6 +6460,72 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("cholesky", "CUSTOM", "ag_op_cholesky"),
     ("solve_triangular", "CUSTOM", "ag_op_solve_triangular"),
     ("cholesky_solve", "CUSTOM", "ag_op_cholesky_solve"),
+    ("exp2", "UNARY", "ag_op_exp2"),
+    ("erfc", "UNARY", "ag_op_erfc"),
+    ("erfinv", "UNARY", "ag_op_erfinv"),
+    ("lgamma", "UNARY", "ag_op_lgamma"),
+    ("digamma", "UNARY", "ag_op_digamma"),
+    ("polygamma", "CUSTOM", "ag_op_polygamma"),
+    ("logit", "UNARY_SCALAR", "ag_op_logit"),
+    ("sinc", "UNARY", "ag_op_sinc"),
+    ("asinh", "UNARY", "ag_op_asinh"),
+    ("acosh", "UNARY", "ag_op_acosh"),
+    ("atanh", "UNARY", "ag_op_atanh"),
+    ("copysign", "BINARY", "ag_op_copysign"),
+    ("frac", "UNARY", "ag_op_frac"),
+    ("nan_to_num", "CUSTOM", "ag_op_nan_to_num"),
+    ("xlogy", "BINARY", "ag_op_xlogy"),
+    ("relu6", "UNARY", "ag_op_relu6"),
+    ("hardswish", "UNARY", "ag_op_hardswish"),
+    ("hardsigmoid", "UNARY", "ag_op_hardsigmoid"),
+    ("softsign", "UNARY", "ag_op_softsign"),
+    ("logsigmoid", "UNARY", "ag_op_logsigmoid"),
+    ("glu", "DIM", "ag_op_glu"),
+    ("celu", "UNARY_SCALAR", "ag_op_celu"),
+    ("prelu", "BINARY", "ag_op_prelu"),
+    ("threshold", "UNARY_SCALAR2", "ag_op_threshold"),
+    ("softshrink", "UNARY_SCALAR", "ag_op_softshrink"),
+    ("hardshrink", "UNARY_SCALAR", "ag_op_hardshrink"),
+    ("tanhshrink", "UNARY", "ag_op_tanhshrink"),
+    ("addcmul", "CUSTOM", "ag_op_addcmul"),
+    ("addcdiv", "CUSTOM", "ag_op_addcdiv"),
+    ("roll", "CUSTOM", "ag_op_roll"),
+    ("rot90", "CUSTOM", "ag_op_rot90"),
+    ("tile", "DIMLIST", "ag_op_tile"),
+    ("repeat_interleave", "INT2", "ag_op_repeat_interleave"),
+    ("repeat_interleave_tensor", "CUSTOM", "ag_op_repeat_interleave_tensor"),
+    ("movedim", "INT2", "ag_op_movedim"),
+    ("unbind", "CUSTOM", "ag_op_unbind"),
+    ("tensor_split", "CUSTOM", "ag_op_tensor_split"),
+    ("tensor_split_indices", "CUSTOM", "ag_op_tensor_split_indices"),
+    ("broadcast_to", "SHAPE", "ag_op_broadcast_to"),
+    ("diff", "CUSTOM", "ag_op_diff"),
+    ("scatter", "INDEX_SRC", "ag_op_scatter"),
+    ("scatter_value", "CUSTOM", "ag_op_scatter_value"),
+    ("scatter_reduce", "CUSTOM", "ag_op_scatter_reduce"),
+    ("index_put", "CUSTOM", "ag_op_index_put"),
+    ("index_copy", "INDEX_SRC", "ag_op_index_copy"),
+    ("index_fill", "CUSTOM", "ag_op_index_fill"),
+    ("masked_scatter", "CUSTOM", "ag_op_masked_scatter"),
+    ("masked_select", "CUSTOM", "ag_op_masked_select"),
+    ("take_along_dim", "CUSTOM", "ag_op_take_along_dim"),
+    ("conv_transpose1d", "CUSTOM", "ag_op_conv_transpose1d"),
+    ("conv_transpose2d", "CUSTOM", "ag_op_conv_transpose2d"),
+    ("interpolate", "CUSTOM", "ag_op_interpolate"),
+    ("pixel_shuffle", "DIM", "ag_op_pixel_shuffle"),
+    ("pixel_unshuffle", "DIM", "ag_op_pixel_unshuffle"),
+    ("max_pool1d", "CUSTOM", "ag_op_max_pool1d"),
+    ("avg_pool1d", "CUSTOM", "ag_op_avg_pool1d"),
+    ("adaptive_max_pool2d", "CUSTOM", "ag_op_adaptive_max_pool2d"),
+    ("instance_norm", "CUSTOM", "ag_op_instance_norm"),
+    ("local_response_norm", "CUSTOM", "ag_op_local_response_norm"),
+    ("scaled_dot_product_attention", "CUSTOM", "ag_op_scaled_dot_product_attention"),
+    ("kl_div", "CUSTOM", "ag_op_kl_div"),
+    ("poisson_nll_loss", "CUSTOM", "ag_op_poisson_nll_loss"),
+    ("gaussian_nll_loss", "CUSTOM", "ag_op_gaussian_nll_loss"),
+    ("margin_ranking_loss", "CUSTOM", "ag_op_margin_ranking_loss"),
+    ("cosine_embedding_loss", "CUSTOM", "ag_op_cosine_embedding_loss"),
+    ("triplet_margin_loss", "CUSTOM", "ag_op_triplet_margin_loss"),
 ];
 
 /// Every constant as i64 (u64 ones as their bit pattern, as ag_constant_value gives them).
@@ -5250,6 +6564,14 @@ pub const CONSTANT_VALUES: &[(&str, i64)] = &[
     ("AG_DLPACK_CODE_BOOL", AG_DLPACK_CODE_BOOL as i64),
     ("AG_DLPACK_FLAG_READ_ONLY", AG_DLPACK_FLAG_READ_ONLY as i64),
     ("AG_DLPACK_FLAG_IS_COPIED", AG_DLPACK_FLAG_IS_COPIED as i64),
+    ("AG_INTERP_NEAREST", AG_INTERP_NEAREST as i64),
+    ("AG_INTERP_LINEAR", AG_INTERP_LINEAR as i64),
+    ("AG_INTERP_BILINEAR", AG_INTERP_BILINEAR as i64),
+    ("AG_SCATTER_REDUCE_SUM", AG_SCATTER_REDUCE_SUM as i64),
+    ("AG_SCATTER_REDUCE_PROD", AG_SCATTER_REDUCE_PROD as i64),
+    ("AG_SCATTER_REDUCE_MEAN", AG_SCATTER_REDUCE_MEAN as i64),
+    ("AG_SCATTER_REDUCE_AMAX", AG_SCATTER_REDUCE_AMAX as i64),
+    ("AG_SCATTER_REDUCE_AMIN", AG_SCATTER_REDUCE_AMIN as i64),
     ("AG_REDUCTION_NONE", AG_REDUCTION_NONE as i64),
     ("AG_REDUCTION_MEAN", AG_REDUCTION_MEAN as i64),
     ("AG_REDUCTION_SUM", AG_REDUCTION_SUM as i64),
