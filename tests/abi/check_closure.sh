@@ -5,8 +5,9 @@
 #   BLAS, protobuf or libstdc++ symbols that would interpose the host's);
 # - it imports no BLAS, LAPACK, protobuf, OpenMP or allocator-replacement
 #   symbols (none of those libraries is dragged into the host process);
-# - stripped, it stays under 3.25 MB (the special functions and activations
-#   of 0.2 added 150 KB of per-target kernels).
+# - stripped, it stays under 3.75 MB (0.2's ~90 new ops took it from 3.0 to
+#   3.56 MB: the special functions' per-target kernels, the linear algebra
+#   kernels and the ops' code; the cap is there to make growth a decision).
 # Usage: check_closure.sh LIBAG_SO
 set -uo pipefail
 lib=$1
@@ -32,7 +33,7 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 strip -o "$tmp" "$lib"
 size=$(stat -c %s "$tmp")
-[ "$size" -lt $((13 * 256 * 1024)) ] || fail "stripped libag is $size bytes, over 3.25 MB"
+[ "$size" -lt $((15 * 256 * 1024)) ] || fail "stripped libag is $size bytes, over 3.75 MB"
 
 echo "libag: stripped $size bytes; needs:" $needed
 [ "$failed" = 0 ] && echo "runtime closure ok"
