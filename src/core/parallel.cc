@@ -181,7 +181,14 @@ void host_task(int64_t begin, int64_t end, uint32_t, void* loop) noexcept {
 
 struct Context::Arena {
   explicit Arena(int n) : arena(n), team(std::make_shared<Team>(n - 1)) {}
-  ~Arena() { team->stop.store(true, std::memory_order_relaxed); }
+  // Enqueued workers hold the team until TBB runs them; they return at once
+  // on stop. Waiting for them (bounded: a TBB without workers never runs
+  // them) leaves no task, and no team, behind when the process exits.
+  ~Arena() {
+    team->stop.store(true, std::memory_order_relaxed);
+    const int64_t deadline = now_ns() + 200'000'000;
+    while (team->alive.load(std::memory_order_acquire) > 0 && now_ns() < deadline) std::this_thread::yield();
+  }
   tbb::task_arena arena;
   // Shared with the workers' tasks, which may start after the context is
   // gone (they see stop and return).
