@@ -5,6 +5,7 @@
 # tests under the race detector, three times over (GC timing varies).
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 LIBDIR INCLUDEDIR" >&2; exit 2; }
+command -v go >/dev/null || { echo "SKIP: go not found"; exit 77; }
 libdir=$(cd "$1" && pwd)
 incdir=$(cd "$2" && pwd)
 cd "$(dirname "${BASH_SOURCE[0]}")"
