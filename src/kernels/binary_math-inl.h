@@ -95,7 +95,7 @@ struct GeluBackwardK {
   HWY_INLINE V operator()(V g, V x) const {
     const hn::DFromV<V> d;
     const V xc = ClampAbs(d, x, 40.0);
-    const V pdf = hn::Mul(erf_detail::ExpMinusHalfSquare(d, xc), Const(d, 0.39894228040143267793994605993438));
+    const V pdf = hn::Mul(erf_detail::ExpScaledSquare(d, xc, hn::TFromV<V>(-0.5)), Const(d, 0.39894228040143267793994605993438));
     return hn::Mul(g, hn::Add(NormalCdf(d, x), hn::Mul(xc, pdf)));
   }
 };

@@ -145,31 +145,19 @@ HWY_INLINE V ErfcLarge(D d, V a, V e) {
   return hn::Mul(e, g);
 }
 
-// e^(-x^2 / 2) without the rounding error of x^2 in the exponent (which
-// would cost up to x^2 / 2 ulp): x = h + l with h holding the upper half of
-// the mantissa, so h^2 is exact, and x^2 = h^2 + l (x + h).
+// e^(c x^2) for c < 0 without the rounding error of x^2 in the exponent
+// (which would cost up to |c| x^2 ulp): x = h + l with h holding the upper
+// half of the mantissa, so h^2 is exact, and x^2 = h^2 + l (x + h).
 template <class D, class V>
-HWY_INLINE V ExpMinusHalfSquare(D d, V x) {
+HWY_INLINE V ExpScaledSquare(D d, V x, hn::TFromD<D> c) {
   using T = hn::TFromD<D>;
   const hn::RebindToUnsigned<D> du;
   using U = hn::TFromD<decltype(du)>;
   const U keep = static_cast<U>(~U(0) << (sizeof(T) == 4 ? 12 : 27));
   const V h = hn::BitCast(d, hn::And(hn::BitCast(du, x), hn::Set(du, keep)));
   const V l = hn::Sub(x, h);
-  const V half = hn::Set(d, T(-0.5));
-  return hn::Mul(ExpK()(d, hn::Mul(hn::Mul(h, h), half)), ExpK()(d, hn::Mul(hn::Mul(l, hn::Add(x, h)), half)));
-}
-
-// e^(-x^2), with the same splitting of x as ExpMinusHalfSquare.
-template <class D, class V>
-HWY_INLINE V ExpMinusSquare(D d, V x) {
-  using T = hn::TFromD<D>;
-  const hn::RebindToUnsigned<D> du;
-  using U = hn::TFromD<decltype(du)>;
-  const U keep = static_cast<U>(~U(0) << (sizeof(T) == 4 ? 12 : 27));
-  const V h = hn::BitCast(d, hn::And(hn::BitCast(du, x), hn::Set(du, keep)));
-  const V l = hn::Sub(x, h);
-  return hn::Mul(ExpK()(d, hn::Neg(hn::Mul(h, h))), ExpK()(d, hn::Neg(hn::Mul(l, hn::Add(x, h)))));
+  const V cv = hn::Set(d, c);
+  return hn::Mul(ExpK()(d, hn::Mul(hn::Mul(h, h), cv)), ExpK()(d, hn::Mul(hn::Mul(l, hn::Add(x, h)), cv)));
 }
 
 }  // namespace erf_detail
@@ -206,7 +194,7 @@ HWY_INLINE V Erfc(D d, V x) {
   if (!hn::AllTrue(d, small)) {
     // Beyond 40 the result is 0 (or 2) anyway; the clamp keeps x^2 finite.
     const V ac = hn::Min(a, hn::Set(d, T(40)));
-    const V c = erf_detail::ErfcLarge(d, ac, erf_detail::ExpMinusSquare(d, ac));
+    const V c = erf_detail::ErfcLarge(d, ac, erf_detail::ExpScaledSquare(d, ac, T(-1)));
     y = hn::IfThenElse(small, y, hn::IfThenElse(negative, hn::Sub(hn::Set(d, T(2)), c), c));
   }
   return KeepNaN(x, y);
@@ -230,7 +218,7 @@ HWY_INLINE V NormalCdf(D d, V x) {
   if (!hn::AllTrue(d, small)) {
     // Beyond |x| = 40 the factor is 0 anyway; the clamp keeps x^2 finite.
     const V limit = hn::Set(d, T(40));
-    const V e = erf_detail::ExpMinusHalfSquare(d, hn::Min(hn::Max(x, hn::Neg(limit)), limit));
+    const V e = erf_detail::ExpScaledSquare(d, hn::Min(hn::Max(x, hn::Neg(limit)), limit), T(-0.5));
     const V c = hn::Mul(half, erf_detail::ErfcLarge(d, a, e));
     y = hn::IfThenElse(small, y, hn::IfThenElse(negative, c, hn::Sub(hn::Set(d, T(1)), c)));
   }
