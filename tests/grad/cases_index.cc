@@ -12,18 +12,6 @@ namespace {
 
 using X = const std::vector<ag_tensor*>&;
 
-Input index(Shape s, std::vector<double> v) { return fixed_input(AG_I64, std::move(s), std::move(v)); }
-
-// x[0] transposed in its last two dims before `op`.
-template <class Op>
-ag_status transposed(ag_tensor** out, X x, Op op) {
-  ag_tensor* t = nullptr;
-  ag_status st = ag_op_transpose(&t, x[0], -2, -1);
-  if (st == AG_OK) st = op(out, t);
-  ag_tensor_release(t);
-  return st;
-}
-
 }  // namespace
 
 Cases cases_index_select() {

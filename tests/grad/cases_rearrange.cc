@@ -25,16 +25,6 @@ ag_status pick(ag_tensor** out, int n, int k, Op op) {
   return AG_OK;
 }
 
-// x[0] transposed in its last two dims before `op`.
-template <class Op>
-ag_status transposed(ag_tensor** out, X x, Op op) {
-  ag_tensor* t = nullptr;
-  ag_status st = ag_op_transpose(&t, x[0], -2, -1);
-  if (st == AG_OK) st = op(out, t);
-  ag_tensor_release(t);
-  return st;
-}
-
 }  // namespace
 
 Cases cases_roll() {

@@ -14,7 +14,6 @@ namespace {
 
 using X = const std::vector<ag_tensor*>&;
 
-Input index(Shape s, std::vector<double> v) { return fixed_input(AG_I64, std::move(s), std::move(v)); }
 Input mask(Shape s, std::vector<double> v) { return fixed_input(AG_BOOL, std::move(s), std::move(v)); }
 
 }  // namespace

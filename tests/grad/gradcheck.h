@@ -41,6 +41,21 @@ inline Input fixed_input(ag_dtype dtype, Shape shape, std::vector<double> values
   return in;
 }
 
+// An int64 index input holding `values`.
+inline Input index(Shape shape, std::vector<double> values) {
+  return fixed_input(AG_I64, std::move(shape), std::move(values));
+}
+
+// x[0] transposed in its last two dims before `op` (a strided input).
+template <class Op>
+ag_status transposed(ag_tensor** out, const std::vector<ag_tensor*>& x, Op op) {
+  ag_tensor* t = nullptr;
+  ag_status st = ag_op_transpose(&t, x[0], -2, -1);
+  if (st == AG_OK) st = op(out, t);
+  ag_tensor_release(t);
+  return st;
+}
+
 // One way to call an op. The label starts with the op's name; text after a
 // '(' describes the attributes. `call` returns one tensor (for several
 // outputs, the case picks or combines them). A non-differentiable case
