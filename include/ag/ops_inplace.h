@@ -19,7 +19,13 @@
  *   [min, max]). Gradients of any order flow as for the out-of-place ops.
  *   Recording a write into a tensor whose storage another tensor shares (a
  *   view, a detached tensor, an output a node saved) is refused with
- *   AG_ERR_UNSUPPORTED: modify a clone instead.
+ *   AG_ERR_UNSUPPORTED: modify a clone instead. So is a write into a tensor
+ *   that an op in the history of self or of other saved as its input
+ *   (PyTorch records it, and a backward through that op fails; here the
+ *   op's node would hold self while reachable from self's new history, a
+ *   reference cycle). A write into a tensor saved by an op outside that
+ *   history is recorded; a backward through that op then fails with
+ *   AG_ERR_VERSION.
  *
  * Errors (every function): AG_ERR_INVALID_ARGUMENT (NULL or invalid handle);
  * AG_ERR_DTYPE (non-floating self for arithmetic and clamp_; dtypes differ);

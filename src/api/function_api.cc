@@ -51,6 +51,12 @@ struct FunctionNode final : Node {
     for (const SavedTensor& s : saved) n += s.nbytes();
     return n;
   }
+  bool saves(const TensorImpl* t) const override {
+    for (const SavedTensor& s : saved) {
+      if (s.holds(t)) return true;
+    }
+    return false;
+  }
   void apply(TensorList& grads, TensorList& out) override;
   bool runs_user_code() const override { return true; }
 

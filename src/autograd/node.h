@@ -92,6 +92,11 @@ class Node : public RefCounted {
   virtual bool is_accumulate_grad() const { return false; }
   // Bytes of the tensors the node still keeps for its backward (0 once released).
   virtual size_t saved_bytes() const { return 0; }
+  // Whether the node saved t itself (an input kept as is, not a view).
+  virtual bool saves(const TensorImpl* t) const {
+    (void)t;
+    return false;
+  }
   // Whether apply calls the user's code (custom functions): such a node runs
   // on the thread that called backward, never as an arena task.
   virtual bool runs_user_code() const { return false; }

@@ -49,6 +49,9 @@ class SavedTensor {
   bool defined() const { return static_cast<bool>(data_) || released_; }
   // Bytes of the elements held (numel times element size), 0 once released.
   size_t nbytes() const { return data_ ? data_->nbytes() : 0; }
+  // Whether t itself is kept (an input saved as is; outputs and leaves are
+  // kept as views).
+  bool holds(const TensorImpl* t) const { return data_.get() == t; }
 
  private:
   Tensor data_;

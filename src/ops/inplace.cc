@@ -4,6 +4,7 @@
 #include "ops/inplace.h"
 
 #include <cmath>
+#include <unordered_set>
 #include <vector>
 
 #include "autograd/grad_math.h"
@@ -14,6 +15,27 @@
 namespace ag::ops {
 
 namespace {
+
+// Whether a node in the history of self or other saved self as an input:
+// rebasing self onto a node above them would close a cycle through self.
+bool saved_in_history(const TensorImpl& self, const TensorImpl* other) {
+  std::vector<const Node*> todo;
+  std::unordered_set<const Node*> seen;
+  for (const TensorImpl* t : {&self, other}) {
+    const Node* fn = t ? grad_fn_of(*t) : nullptr;
+    if (fn && seen.insert(fn).second) todo.push_back(fn);
+  }
+  while (!todo.empty()) {
+    const Node* n = todo.back();
+    todo.pop_back();
+    if (n->saves(&self)) return true;
+    for (size_t i = 0; i < n->num_outputs(); ++i) {
+      const Node* next = n->next_edge(i).fn.get();
+      if (next && seen.insert(next).second) todo.push_back(next);
+    }
+  }
+  return false;
+}
 
 // Checks shared by every in-place op; returns whether a graph is recorded.
 bool check_inplace(const Tensor& self, const TensorImpl* other) {
@@ -39,6 +61,12 @@ bool check_inplace(const Tensor& self, const TensorImpl* other) {
     fail(AG_ERR_UNSUPPORTED, "self shares its storage with another tensor (a view, a detached tensor, or an "
                              "output saved for backward); modifying it while recording a graph would hide the "
                              "change from that tensor's history: modify a clone");
+  }
+  // Only a tensor with more owners than its handles' can be saved by a node.
+  if (record && self->use_count() > 1 && saved_in_history(*self, other)) {
+    fail(AG_ERR_UNSUPPORTED, "self is saved for the backward of an op in the history of self or of the other "
+                         "tensor; recording the write would make that op reachable from self's new history while "
+                         "it holds self (a reference cycle, and a backward that can only fail): modify a clone");
   }
   return record;
 }

@@ -8,7 +8,10 @@
 // equivalent out-of-place op (so gradients, and gradients of gradients, come
 // from the existing backward formulas). Rebasing a tensor whose storage
 // another tensor shares (a view, or a tensor a node saved as its output) is
-// refused: the other tensor's history would not see the change. With grad
+// refused: the other tensor's history would not see the change. So is
+// rebasing self when a node in the history of self or other saved self as
+// an input (that node would be reachable from self's new history while
+// holding self: a reference cycle). With grad
 // mode off, or nothing requiring grad, they are plain writes.
 #pragma once
 

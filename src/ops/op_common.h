@@ -205,6 +205,12 @@ struct SavingNode : Node {
     for (const SavedTensor& s : saved) n += s.nbytes();
     return n;
   }
+  bool saves(const TensorImpl* t) const override {
+    for (const SavedTensor& s : saved) {
+      if (s.holds(t)) return true;
+    }
+    return false;
+  }
   SavedTensor saved[N];
 };
 

@@ -416,7 +416,7 @@ static void test_errors(void) {
   ag_context *ctx = NEW_CTX(), *other_ctx = NEW_CTX();
   double v3[3] = {1, 2, 3};
   int64_t s4 = 4, s31[2] = {3, 1}, s33[2] = {3, 3};
-  ag_tensor *a, *b4, *f32, *foreign, *i64, *x, *y = NULL, *ex = NULL, *col;
+  ag_tensor *a, *b4, *f32, *foreign, *i64, *x, *y = NULL, *ex = NULL, *col, *h = NULL, *z = NULL;
   REQUIRE(ctx && other_ctx);
   a = MAKE(ctx, AG_F64, s3, 1, v3);
   b4 = MAKE(ctx, AG_F64, &s4, 1, NULL);
@@ -449,6 +449,20 @@ static void test_errors(void) {
   REQUIRE_OK(ag_op_exp(&y, x));
   CHECK_ERR(ag_op_add_(y, a), AG_ERR_UNSUPPORTED, "ag_op_add_");
   CHECK_MSG_HAS("shares its storage");
+  /* recording into a tensor a node saved as its input (z's node would be
+   * reachable from h's new history while holding h: a cycle) */
+  REQUIRE_OK(ag_op_mul(&h, x, a));
+  REQUIRE_OK(ag_op_sin(&z, h));
+  CHECK_ERR(ag_op_add_(h, z), AG_ERR_UNSUPPORTED, "ag_op_add_");
+  CHECK_MSG_HAS("saved for the backward of an op");
+  CHECK(ag_tensor_version(h) == 0);
+  /* z's node is not in the history of h or a: recorded, as in PyTorch, and
+   * a backward through z then fails on the version */
+  REQUIRE_OK(ag_op_add_(h, a));
+  CHECK(ag_tensor_version(h) == 1);
+  CHECK_ERR(ag_backward(z, a, NULL), AG_ERR_VERSION, "ag_backward");
+  REL(z);
+  REL(h);
   /* failures changed nothing */
   CHECK_VALUES(a, v3, 3, 0);
   CHECK(ag_tensor_version(a) == 0 && ag_tensor_version(y) == 0);
