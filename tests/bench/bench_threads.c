@@ -31,6 +31,7 @@
 #include "bench_harness.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,22 +54,28 @@ static void sleep_us(int64_t us) {
 }
 
 /* ------------------------------------------------------------ host task system
- * A deliberately simple one: a fixed set of pthreads pulling item ranges of
- * one job at a time from a mutex-protected queue; finish() helps and waits. */
+ * A small one in the style of game engines' task systems: a fixed set of
+ * pthreads pulling item ranges from a mutex-protected job table. Idle
+ * workers and a waiting finish() spin for HOST_SPIN_NS before they sleep on
+ * a condition variable, so a burst of jobs (the ops of one pass) does not
+ * pay a futex wake-up per job; enqueue signals only when someone sleeps. */
 
 typedef struct host_job {
   ag_task_fn fn;
   void *task_ctx;
-  int64_t count, min_range, next, done;
+  int64_t count, min_range, next;
+  _Atomic int64_t done; /* written under mu, read by a spinning finish() */
 } host_job;
 
 #define HOST_MAX_JOBS 64
+#define HOST_SPIN_NS 100000
 typedef struct {
   pthread_mutex_t mu;
   pthread_cond_t cv, done_cv;
   host_job jobs[HOST_MAX_JOBS];
   int used[HOST_MAX_JOBS];
-  int stop, nthreads;
+  int stop, nthreads, sleepers, finish_sleepers;
+  _Atomic uint64_t generation; /* bumped (under mu) by every enqueue */
   pthread_t threads[MAX_LIST];
 } host_pool;
 
@@ -91,8 +98,9 @@ static void host_run(host_pool *p, host_job *job, int64_t b, int64_t e, uint32_t
   pthread_mutex_unlock(&p->mu);
   job->fn(b, e, worker, job->task_ctx);
   pthread_mutex_lock(&p->mu);
-  job->done += e - b;
-  if (job->done == job->count) pthread_cond_broadcast(&p->done_cv);
+  const int64_t done = atomic_load_explicit(&job->done, memory_order_relaxed) + (e - b);
+  atomic_store_explicit(&job->done, done, memory_order_release);
+  if (done == job->count && p->finish_sleepers) pthread_cond_broadcast(&p->done_cv);
 }
 
 static void *host_worker(void *arg) {
@@ -105,8 +113,18 @@ static void *host_worker(void *arg) {
     int64_t b, e;
     if (host_claim(p, &job, &b, &e)) {
       host_run(p, job, b, e, me);
-    } else {
+      continue;
+    }
+    const uint64_t seen = atomic_load_explicit(&p->generation, memory_order_relaxed);
+    pthread_mutex_unlock(&p->mu);
+    const int64_t t0 = now_ns();
+    while (atomic_load_explicit(&p->generation, memory_order_relaxed) == seen && now_ns() - t0 < HOST_SPIN_NS) {
+    }
+    pthread_mutex_lock(&p->mu);
+    if (!p->stop && atomic_load_explicit(&p->generation, memory_order_relaxed) == seen) {
+      ++p->sleepers;
       pthread_cond_wait(&p->cv, &p->mu);
+      --p->sleepers;
     }
   }
   pthread_mutex_unlock(&p->mu);
@@ -129,28 +147,42 @@ static void *host_enqueue(ag_task_fn fn, void *task_ctx, int64_t count, int64_t 
   int64_t range = count / (4 * (p->nthreads + 1));
   if (range < min_range) range = min_range;
   if (range < 1) range = 1;
-  p->jobs[slot] = (host_job){fn, task_ctx, count, range, 0, 0};
+  host_job *h = &p->jobs[slot];
+  h->fn = fn;
+  h->task_ctx = task_ctx;
+  h->count = count;
+  h->min_range = range;
+  h->next = 0;
+  atomic_store_explicit(&h->done, 0, memory_order_relaxed);
   p->used[slot] = 1;
-  pthread_cond_broadcast(&p->cv);
+  atomic_fetch_add_explicit(&p->generation, 1, memory_order_relaxed);
+  if (p->sleepers) pthread_cond_broadcast(&p->cv);
   pthread_mutex_unlock(&p->mu);
-  return &p->jobs[slot];
+  return h;
 }
 
 static void host_finish(void *handle, void *user) {
   host_pool *p = user;
   host_job *job = handle;
   pthread_mutex_lock(&p->mu);
-  while (job->done < job->count) {
-    host_job *any;
+  while (atomic_load_explicit(&job->done, memory_order_relaxed) < job->count) {
     int64_t b, e;
     if (job->next < job->count) { /* help with our own job first */
-      any = job;
       b = job->next;
       e = b + job->min_range < job->count ? b + job->min_range : job->count;
       job->next = e;
-      host_run(p, any, b, e, 0);
-    } else {
+      host_run(p, job, b, e, 0);
+      continue;
+    }
+    pthread_mutex_unlock(&p->mu);
+    const int64_t t0 = now_ns();
+    while (atomic_load_explicit(&job->done, memory_order_acquire) < job->count && now_ns() - t0 < HOST_SPIN_NS) {
+    }
+    pthread_mutex_lock(&p->mu);
+    if (atomic_load_explicit(&job->done, memory_order_relaxed) < job->count) {
+      ++p->finish_sleepers;
       pthread_cond_wait(&p->done_cv, &p->mu);
+      --p->finish_sleepers;
     }
   }
   p->used[job - p->jobs] = 0;
