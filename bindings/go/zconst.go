@@ -91,6 +91,11 @@ const (
 	ReductionMean              = 1
 	ReductionSum               = 2
 	IgnoreIndexDefault         = -100
+	QuantileLinear             = 0
+	QuantileLower              = 1
+	QuantileHigher             = 2
+	QuantileMidpoint           = 3
+	QuantileNearest            = 4
 	PadConstant                = 0
 	PadReflect                 = 1
 	OptimSgd                   = 1
@@ -158,6 +163,11 @@ var constantTable = []struct {
 	{"AG_REDUCTION_MEAN", uint64(1)},
 	{"AG_REDUCTION_SUM", uint64(2)},
 	{"AG_IGNORE_INDEX_DEFAULT", uint64(int64ToBits(-100))},
+	{"AG_QUANTILE_LINEAR", uint64(0)},
+	{"AG_QUANTILE_LOWER", uint64(1)},
+	{"AG_QUANTILE_HIGHER", uint64(2)},
+	{"AG_QUANTILE_MIDPOINT", uint64(3)},
+	{"AG_QUANTILE_NEAREST", uint64(4)},
 	{"AG_PAD_CONSTANT", uint64(0)},
 	{"AG_PAD_REFLECT", uint64(1)},
 	{"AG_OPTIM_SGD", uint64(1)},

@@ -11,6 +11,24 @@ import "unsafe"
 
 var _ unsafe.Pointer
 
+// c_ag_op_amax calls ag_op_amax.
+func c_ag_op_amax(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t, a4 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_amax(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_amax", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_amin calls ag_op_amin.
+func c_ag_op_amin(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t, a4 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_amin(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_amin", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_argmax calls ag_op_argmax.
 func c_ag_op_argmax(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 C.int32_t) error {
 	var e C.agx_err
@@ -29,6 +47,42 @@ func c_ag_op_argmin(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t, a3 C.int32_
 	return nil
 }
 
+// c_ag_op_cdist calls ag_op_cdist.
+func c_ag_op_cdist(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_cdist(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_cdist", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_cosine_similarity calls ag_op_cosine_similarity.
+func c_ag_op_cosine_similarity(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t, a4 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_cosine_similarity(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_cosine_similarity", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_cummax calls ag_op_cummax.
+func c_ag_op_cummax(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_cummax(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_cummax", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_cummin calls ag_op_cummin.
+func c_ag_op_cummin(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_cummin(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_cummin", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_cumprod calls ag_op_cumprod.
 func c_ag_op_cumprod(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t) error {
 	var e C.agx_err
@@ -43,6 +97,33 @@ func c_ag_op_cumsum(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_cumsum(&e, a0, a1, a2); st != 0 {
 		return takeError("ag_op_cumsum", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_dist calls ag_op_dist.
+func c_ag_op_dist(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_dist(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_dist", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_kthvalue calls ag_op_kthvalue.
+func c_ag_op_kthvalue(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t, a4 C.int64_t, a5 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_kthvalue(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_kthvalue", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_logcumsumexp calls ag_op_logcumsumexp.
+func c_ag_op_logcumsumexp(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_logcumsumexp(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_logcumsumexp", st, &e)
 	}
 	return nil
 }
@@ -74,11 +155,83 @@ func c_ag_op_mean_dims(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.in
 	return nil
 }
 
+// c_ag_op_median calls ag_op_median.
+func c_ag_op_median(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_median(&e, a0, a1); st != 0 {
+		return takeError("ag_op_median", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_median_dim calls ag_op_median_dim.
+func c_ag_op_median_dim(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t, a4 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_median_dim(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_median_dim", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_min_dim calls ag_op_min_dim.
 func c_ag_op_min_dim(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t, a4 C.int32_t) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_min_dim(&e, a0, a1, a2, a3, a4); st != 0 {
 		return takeError("ag_op_min_dim", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_msort calls ag_op_msort.
+func c_ag_op_msort(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_msort(&e, a0, a1); st != 0 {
+		return takeError("ag_op_msort", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_nanmean calls ag_op_nanmean.
+func c_ag_op_nanmean(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t, a4 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_nanmean(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_nanmean", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_nanmedian calls ag_op_nanmedian.
+func c_ag_op_nanmedian(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_nanmedian(&e, a0, a1); st != 0 {
+		return takeError("ag_op_nanmedian", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_nanmedian_dim calls ag_op_nanmedian_dim.
+func c_ag_op_nanmedian_dim(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t, a4 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_nanmedian_dim(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_nanmedian_dim", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_nanquantile calls ag_op_nanquantile.
+func c_ag_op_nanquantile(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.int64_t, a4 C.int32_t, a5 C.int32_t, a6 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_nanquantile(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
+		return takeError("ag_op_nanquantile", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_nansum calls ag_op_nansum.
+func c_ag_op_nansum(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t, a4 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_nansum(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_nansum", st, &e)
 	}
 	return nil
 }
@@ -92,11 +245,56 @@ func c_ag_op_norm_dims(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.in
 	return nil
 }
 
+// c_ag_op_normalize calls ag_op_normalize.
+func c_ag_op_normalize(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double, a3 C.int64_t, a4 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_normalize(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_normalize", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_pairwise_distance calls ag_op_pairwise_distance.
+func c_ag_op_pairwise_distance(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.double, a4 C.double, a5 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_pairwise_distance(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_pairwise_distance", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_pdist calls ag_op_pdist.
+func c_ag_op_pdist(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_pdist(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_pdist", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_prod_dims calls ag_op_prod_dims.
 func c_ag_op_prod_dims(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t, a4 C.int32_t) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_prod_dims(&e, a0, a1, a2, a3, a4); st != 0 {
 		return takeError("ag_op_prod_dims", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_quantile calls ag_op_quantile.
+func c_ag_op_quantile(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.int64_t, a4 C.int32_t, a5 C.int32_t, a6 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_quantile(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
+		return takeError("ag_op_quantile", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_sort calls ag_op_sort.
+func c_ag_op_sort(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t, a4 C.int32_t, a5 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_sort(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_sort", st, &e)
 	}
 	return nil
 }
@@ -110,6 +308,15 @@ func c_ag_op_std_dims(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int
 	return nil
 }
 
+// c_ag_op_std_mean calls ag_op_std_mean.
+func c_ag_op_std_mean(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor, a3 *C.int64_t, a4 C.int32_t, a5 C.int32_t, a6 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_std_mean(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
+		return takeError("ag_op_std_mean", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_sum_dims calls ag_op_sum_dims.
 func c_ag_op_sum_dims(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t, a4 C.int32_t) error {
 	var e C.agx_err
@@ -119,11 +326,29 @@ func c_ag_op_sum_dims(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int
 	return nil
 }
 
+// c_ag_op_topk calls ag_op_topk.
+func c_ag_op_topk(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t, a4 C.int64_t, a5 C.int32_t, a6 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_topk(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
+		return takeError("ag_op_topk", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_var_dims calls ag_op_var_dims.
 func c_ag_op_var_dims(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t, a4 C.int32_t, a5 C.double) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_var_dims(&e, a0, a1, a2, a3, a4, a5); st != 0 {
 		return takeError("ag_op_var_dims", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_var_mean calls ag_op_var_mean.
+func c_ag_op_var_mean(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor, a3 *C.int64_t, a4 C.int32_t, a5 C.int32_t, a6 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_var_mean(&e, a0, a1, a2, a3, a4, a5, a6); st != 0 {
+		return takeError("ag_op_var_mean", st, &e)
 	}
 	return nil
 }

@@ -15,6 +15,56 @@ import (
 var _ unsafe.Pointer
 var _ = runtime.KeepAlive
 
+// Amax calls ag_op_amax: y = the largest element over `dims` (torch.amax), NaN where the slice has one.
+func (x *Tensor) Amax(dims []int64, keepdim int32) (*Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_amax", "dims", optLen(dims))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_amax", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := int64sArg("ag_op_amax", "dims", dims, 0, true)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_amax(&_a0, _a1, _a2, C.int32_t(_n_ndims), (C.int32_t)(keepdim))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(dims)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Amin calls ag_op_amin: As ag_op_amax for the smallest element (torch.amin).
+func (x *Tensor) Amin(dims []int64, keepdim int32) (*Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_amin", "dims", optLen(dims))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_amin", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := int64sArg("ag_op_amin", "dims", dims, 0, true)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_amin(&_a0, _a1, _a2, C.int32_t(_n_ndims), (C.int32_t)(keepdim))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(dims)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Argmax calls ag_op_argmax: The AG_I64 indices of ag_op_max_dim; not differentiable (the result never requires grad).
 func (x *Tensor) Argmax(dim int64, keepdim int32) (*Tensor, error) {
 	var _err error
@@ -47,6 +97,82 @@ func (x *Tensor) Argmin(dim int64, keepdim int32) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Cdist calls ag_op_cdist: The p-norm distances between the rows of a (..., P, M) and of b (..., R, M), batch dims broadcast: shape (..., P, R) (torch.cdist with its default compute_mode: for p = 2 and P or R above 25, through the matrix product |u|^2 + |v|^2 - 2 u.v clamped at 0; else directly).
+func (a *Tensor) Cdist(b *Tensor, p float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_cdist", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_cdist", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_cdist(&_a0, _a1, _a2, (C.double)(p))
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// CosineSimilarity calls ag_op_cosine_similarity: The sum over `dim` of (x1 / max(|x1|, eps)) (x2 / max(|x2|, eps)), x1 and x2 broadcast, |.| the 2-norm over dim (torch.nn.functional.
+func (x1 *Tensor) CosineSimilarity(x2 *Tensor, dim int64, eps float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_cosine_similarity", "x1", x1, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_cosine_similarity", "x2", x2, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_cosine_similarity(&_a0, _a1, _a2, (C.int64_t)(dim), (C.double)(eps))
+	runtime.KeepAlive(x1)
+	runtime.KeepAlive(x2)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Cummax calls ag_op_cummax: The running maximum along `dim` (`values`) and the AG_I64 index where it was attained (torch.cummax): the last index among equal values; once a NaN was seen the values are NaN and the index that of the last NaN.
+func (x *Tensor) Cummax(dim int64) (*Tensor, *Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_cummax", "x", x, false)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	_err = c_ag_op_cummax(&_a0, &_a1, _a2, (C.int64_t)(dim))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), nil
+}
+
+// Cummin calls ag_op_cummin: As ag_op_cummax for the running minimum (torch.cummin).
+func (x *Tensor) Cummin(dim int64) (*Tensor, *Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_cummin", "x", x, false)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	_err = c_ag_op_cummin(&_a0, &_a1, _a2, (C.int64_t)(dim))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), nil
+}
+
 // Cumprod calls ag_op_cumprod: y_k = x_0 * ...
 func (x *Tensor) Cumprod(dim int64) (*Tensor, error) {
 	var _err error
@@ -72,6 +198,60 @@ func (x *Tensor) Cumsum(dim int64) (*Tensor, error) {
 	}
 	var _a0 *C.ag_tensor
 	_err = c_ag_op_cumsum(&_a0, _a1, (C.int64_t)(dim))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Dist calls ag_op_dist: The p-norm of a - b (broadcast) over all elements (torch.dist), p >= 0 (INFINITY allowed).
+func (a *Tensor) Dist(b *Tensor, p float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_dist", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_dist", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_dist(&_a0, _a1, _a2, (C.double)(p))
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Kthvalue calls ag_op_kthvalue: The k-th smallest element along `dim` (k from 1) and its index (torch.kthvalue; NaN as the largest).
+func (x *Tensor) Kthvalue(k int64, dim int64, keepdim int32) (*Tensor, *Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_kthvalue", "x", x, false)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	_err = c_ag_op_kthvalue(&_a0, &_a1, _a2, (C.int64_t)(k), (C.int64_t)(dim), (C.int32_t)(keepdim))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), nil
+}
+
+// Logcumsumexp calls ag_op_logcumsumexp: y_k = log(exp(x_0) + ...
+func (x *Tensor) Logcumsumexp(dim int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_logcumsumexp", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_logcumsumexp(&_a0, _a1, (C.int64_t)(dim))
 	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
@@ -146,6 +326,39 @@ func (x *Tensor) MeanDims(dims []int64, keepdim int32) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Median calls ag_op_median: The median of all elements (torch.median without dim): the lower of the two middle values for an even count; NaN if x has a NaN.
+func (x *Tensor) Median() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_median", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_median(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// MedianDim calls ag_op_median_dim: The lower median along `dim` and its index (torch.median with dim), rules of ag_op_max_dim: a slice with a NaN gives its first NaN.
+func (x *Tensor) MedianDim(dim int64, keepdim int32) (*Tensor, *Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_median_dim", "x", x, false)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	_err = c_ag_op_median_dim(&_a0, &_a1, _a2, (C.int64_t)(dim), (C.int32_t)(keepdim))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), nil
+}
+
 // MinDim calls ag_op_min_dim: As ag_op_max_dim for the smallest element (NaN counts as the smallest).
 func (x *Tensor) MinDim(dim int64, keepdim int32) (*Tensor, *Tensor, error) {
 	var _err error
@@ -161,6 +374,135 @@ func (x *Tensor) MinDim(dim int64, keepdim int32) (*Tensor, *Tensor, error) {
 		return nil, nil, _err
 	}
 	return wrapTensor(_a0), wrapTensor(_a1), nil
+}
+
+// Msort calls ag_op_msort: x sorted along dim 0, ascending (torch.msort).
+func (x *Tensor) Msort() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_msort", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_msort(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Nanmean calls ag_op_nanmean: y = nansum over the count of non-NaN elements (torch.nanmean); NaN where a slice has none.
+func (x *Tensor) Nanmean(dims []int64, keepdim int32) (*Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_nanmean", "dims", optLen(dims))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_nanmean", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := int64sArg("ag_op_nanmean", "dims", dims, 0, true)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_nanmean(&_a0, _a1, _a2, C.int32_t(_n_ndims), (C.int32_t)(keepdim))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(dims)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Nanmedian calls ag_op_nanmedian: As ag_op_median ignoring NaNs (torch.nanmedian); NaN if all are NaN.
+func (x *Tensor) Nanmedian() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_nanmedian", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_nanmedian(&_a0, _a1)
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// NanmedianDim calls ag_op_nanmedian_dim: As ag_op_median_dim ignoring NaNs (torch.nanmedian with dim); an all-NaN slice gives NaN at index 0.
+func (x *Tensor) NanmedianDim(dim int64, keepdim int32) (*Tensor, *Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_nanmedian_dim", "x", x, false)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	_err = c_ag_op_nanmedian_dim(&_a0, &_a1, _a2, (C.int64_t)(dim), (C.int32_t)(keepdim))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), nil
+}
+
+// Nanquantile calls ag_op_nanquantile: As ag_op_quantile ignoring NaNs: the ranks count the non-NaN elements of each slice (torch.nanquantile); an all-NaN slice gives NaN.
+func (x *Tensor) Nanquantile(q *Tensor, dims []int64, keepdim int32, interpolation int32) (*Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_nanquantile", "dims", optLen(dims))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_nanquantile", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_nanquantile", "q", q, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := int64sArg("ag_op_nanquantile", "dims", dims, 0, true)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_nanquantile(&_a0, _a1, _a2, _a3, C.int32_t(_n_ndims), (C.int32_t)(keepdim), (C.int32_t)(interpolation))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(q)
+	runtime.KeepAlive(dims)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Nansum calls ag_op_nansum: y = the sum over `dims` with NaN read as 0 (torch.nansum); gradient g, 0 at the NaNs.
+func (x *Tensor) Nansum(dims []int64, keepdim int32) (*Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_nansum", "dims", optLen(dims))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_nansum", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := int64sArg("ag_op_nansum", "dims", dims, 0, true)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_nansum(&_a0, _a1, _a2, C.int32_t(_n_ndims), (C.int32_t)(keepdim))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(dims)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
 }
 
 // NormDims calls ag_op_norm_dims: y = the vector p-norm of x over `dims` (torch.linalg.vector_norm): p = 2: sqrt(sum x^2), gradient x / y and 0 where y = 0 (second derivative 0 there too, as std's; PyTorch's is NaN, from 0 * inf); p = 1: sum |x|, gradient sign(x) (0 at 0); p = INFINITY / -INFINITY: max / min |x|, gradient sign(x) shared evenly among the elements that attain it (AG_ERR_SHAPE over an empty dim); p = 0: the number of nonzero elements, gradient 0; other p: (sum |x|^p)^(1/p); for p > 0 the gradient is 0 where y = 0, and for 0 < p < 1 also at each zero element (as PyTorch).
@@ -182,6 +524,59 @@ func (x *Tensor) NormDims(dims []int64, keepdim int32, p float64) (*Tensor, erro
 	_err = c_ag_op_norm_dims(&_a0, _a1, _a2, C.int32_t(_n_ndims), (C.int32_t)(keepdim), (C.double)(p))
 	runtime.KeepAlive(x)
 	runtime.KeepAlive(dims)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Normalize calls ag_op_normalize: x / max(p-norm of x over dim, eps) (torch.nn.functional.normalize; PyTorch's defaults p = 2, dim = 1, eps = 1e-12); no gradient through the norm where it is below eps.
+func (x *Tensor) Normalize(p float64, dim int64, eps float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_normalize", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_normalize(&_a0, _a1, (C.double)(p), (C.int64_t)(dim), (C.double)(eps))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// PairwiseDistance calls ag_op_pairwise_distance: The p-norm of x1 - x2 + eps (broadcast) over the last dim (torch.nn.functional.pairwise_distance); any p but NaN, negative p as ag_op_norm_dims.
+func (x1 *Tensor) PairwiseDistance(x2 *Tensor, p float64, eps float64, keepdim int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_pairwise_distance", "x1", x1, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_pairwise_distance", "x2", x2, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_pairwise_distance(&_a0, _a1, _a2, (C.double)(p), (C.double)(eps), (C.int32_t)(keepdim))
+	runtime.KeepAlive(x1)
+	runtime.KeepAlive(x2)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Pdist calls ag_op_pdist: The p-norm distances between the rows i < j of x (N, M), in row order (torch.nn.functional.pdist): N (N - 1) / 2 values.
+func (x *Tensor) Pdist(p float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_pdist", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_pdist(&_a0, _a1, (C.double)(p))
+	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
 	}
@@ -213,6 +608,53 @@ func (x *Tensor) ProdDims(dims []int64, keepdim int32) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Quantile calls ag_op_quantile: The q-quantiles of x (torch.quantile): over all elements (ndims = 0, dims may be NULL) or along the one dim dims[0] (ndims = 1).
+func (x *Tensor) Quantile(q *Tensor, dims []int64, keepdim int32, interpolation int32) (*Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_quantile", "dims", optLen(dims))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_quantile", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_quantile", "q", q, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := int64sArg("ag_op_quantile", "dims", dims, 0, true)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_quantile(&_a0, _a1, _a2, _a3, C.int32_t(_n_ndims), (C.int32_t)(keepdim), (C.int32_t)(interpolation))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(q)
+	runtime.KeepAlive(dims)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Sort calls ag_op_sort: x sorted along `dim` (`values`) and the AG_I64 positions of the sorted elements in x (`indices`), ascending or descending (torch.sort).
+func (x *Tensor) Sort(dim int64, descending int32, stable int32) (*Tensor, *Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_sort", "x", x, false)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	_err = c_ag_op_sort(&_a0, &_a1, _a2, (C.int64_t)(dim), (C.int32_t)(descending), (C.int32_t)(stable))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), nil
+}
+
 // StdDims calls ag_op_std_dims: y = sqrt(var_dims(x, dims, correction)).
 func (x *Tensor) StdDims(dims []int64, keepdim int32, correction float64) (*Tensor, error) {
 	var _err error
@@ -236,6 +678,32 @@ func (x *Tensor) StdDims(dims []int64, keepdim int32, correction float64) (*Tens
 		return nil, _err
 	}
 	return wrapTensor(_a0), nil
+}
+
+// StdMean calls ag_op_std_mean: As ag_op_var_mean with the standard deviation (ag_op_std_dims) first (torch.std_mean).
+func (x *Tensor) StdMean(dims []int64, keepdim int32, correction float64) (*Tensor, *Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_std_mean", "dims", optLen(dims))
+	if _err != nil {
+		return nil, nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_std_mean", "x", x, false)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	_a3, _err := int64sArg("ag_op_std_mean", "dims", dims, 0, true)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	_err = c_ag_op_std_mean(&_a0, &_a1, _a2, _a3, C.int32_t(_n_ndims), (C.int32_t)(keepdim), (C.double)(correction))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(dims)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), nil
 }
 
 // SumDims calls ag_op_sum_dims: y = sum of x over `dims`.
@@ -263,6 +731,23 @@ func (x *Tensor) SumDims(dims []int64, keepdim int32) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Topk calls ag_op_topk: The k largest (largest != 0) or smallest elements along `dim` and their indices (torch.topk), always in sorted order (also for sorted = 0); ties as ag_op_sort.
+func (x *Tensor) Topk(k int64, dim int64, largest int32, sorted int32) (*Tensor, *Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_topk", "x", x, false)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	_err = c_ag_op_topk(&_a0, &_a1, _a2, (C.int64_t)(k), (C.int64_t)(dim), (C.int32_t)(largest), (C.int32_t)(sorted))
+	runtime.KeepAlive(x)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), nil
+}
+
 // VarDims calls ag_op_var_dims: y = sum((x - mean)^2) / max(0, N - correction) over `dims`, N the number of elements reduced into each output (correction 1: the unbiased sample variance, PyTorch's default; 0: the population variance).
 func (x *Tensor) VarDims(dims []int64, keepdim int32, correction float64) (*Tensor, error) {
 	var _err error
@@ -286,4 +771,30 @@ func (x *Tensor) VarDims(dims []int64, keepdim int32, correction float64) (*Tens
 		return nil, _err
 	}
 	return wrapTensor(_a0), nil
+}
+
+// VarMean calls ag_op_var_mean: The variance (ag_op_var_dims, same correction) and the mean over `dims` in one call (torch.var_mean).
+func (x *Tensor) VarMean(dims []int64, keepdim int32, correction float64) (*Tensor, *Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_var_mean", "dims", optLen(dims))
+	if _err != nil {
+		return nil, nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_var_mean", "x", x, false)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	_a3, _err := int64sArg("ag_op_var_mean", "dims", dims, 0, true)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	_err = c_ag_op_var_mean(&_a0, &_a1, _a2, _a3, C.int32_t(_n_ndims), (C.int32_t)(keepdim), (C.double)(correction))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(dims)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), nil
 }

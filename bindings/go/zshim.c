@@ -119,6 +119,31 @@
 #pragma weak ag_op_triplet_margin_loss
 #pragma weak ag_op_instance_norm
 #pragma weak ag_op_local_response_norm
+#pragma weak ag_op_amax
+#pragma weak ag_op_amin
+#pragma weak ag_op_nansum
+#pragma weak ag_op_nanmean
+#pragma weak ag_op_var_mean
+#pragma weak ag_op_std_mean
+#pragma weak ag_op_median
+#pragma weak ag_op_nanmedian
+#pragma weak ag_op_median_dim
+#pragma weak ag_op_nanmedian_dim
+#pragma weak ag_op_quantile
+#pragma weak ag_op_nanquantile
+#pragma weak ag_op_sort
+#pragma weak ag_op_msort
+#pragma weak ag_op_topk
+#pragma weak ag_op_kthvalue
+#pragma weak ag_op_logcumsumexp
+#pragma weak ag_op_cummax
+#pragma weak ag_op_cummin
+#pragma weak ag_op_dist
+#pragma weak ag_op_cdist
+#pragma weak ag_op_pdist
+#pragma weak ag_op_pairwise_distance
+#pragma weak ag_op_cosine_similarity
+#pragma weak ag_op_normalize
 #pragma weak ag_op_roll
 #pragma weak ag_op_rot90
 #pragma weak ag_op_tile
@@ -281,6 +306,31 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_op_triplet_margin_loss") == 0) return ag_op_triplet_margin_loss != NULL;
   if (strcmp(name, "ag_op_instance_norm") == 0) return ag_op_instance_norm != NULL;
   if (strcmp(name, "ag_op_local_response_norm") == 0) return ag_op_local_response_norm != NULL;
+  if (strcmp(name, "ag_op_amax") == 0) return ag_op_amax != NULL;
+  if (strcmp(name, "ag_op_amin") == 0) return ag_op_amin != NULL;
+  if (strcmp(name, "ag_op_nansum") == 0) return ag_op_nansum != NULL;
+  if (strcmp(name, "ag_op_nanmean") == 0) return ag_op_nanmean != NULL;
+  if (strcmp(name, "ag_op_var_mean") == 0) return ag_op_var_mean != NULL;
+  if (strcmp(name, "ag_op_std_mean") == 0) return ag_op_std_mean != NULL;
+  if (strcmp(name, "ag_op_median") == 0) return ag_op_median != NULL;
+  if (strcmp(name, "ag_op_nanmedian") == 0) return ag_op_nanmedian != NULL;
+  if (strcmp(name, "ag_op_median_dim") == 0) return ag_op_median_dim != NULL;
+  if (strcmp(name, "ag_op_nanmedian_dim") == 0) return ag_op_nanmedian_dim != NULL;
+  if (strcmp(name, "ag_op_quantile") == 0) return ag_op_quantile != NULL;
+  if (strcmp(name, "ag_op_nanquantile") == 0) return ag_op_nanquantile != NULL;
+  if (strcmp(name, "ag_op_sort") == 0) return ag_op_sort != NULL;
+  if (strcmp(name, "ag_op_msort") == 0) return ag_op_msort != NULL;
+  if (strcmp(name, "ag_op_topk") == 0) return ag_op_topk != NULL;
+  if (strcmp(name, "ag_op_kthvalue") == 0) return ag_op_kthvalue != NULL;
+  if (strcmp(name, "ag_op_logcumsumexp") == 0) return ag_op_logcumsumexp != NULL;
+  if (strcmp(name, "ag_op_cummax") == 0) return ag_op_cummax != NULL;
+  if (strcmp(name, "ag_op_cummin") == 0) return ag_op_cummin != NULL;
+  if (strcmp(name, "ag_op_dist") == 0) return ag_op_dist != NULL;
+  if (strcmp(name, "ag_op_cdist") == 0) return ag_op_cdist != NULL;
+  if (strcmp(name, "ag_op_pdist") == 0) return ag_op_pdist != NULL;
+  if (strcmp(name, "ag_op_pairwise_distance") == 0) return ag_op_pairwise_distance != NULL;
+  if (strcmp(name, "ag_op_cosine_similarity") == 0) return ag_op_cosine_similarity != NULL;
+  if (strcmp(name, "ag_op_normalize") == 0) return ag_op_normalize != NULL;
   if (strcmp(name, "ag_op_roll") == 0) return ag_op_roll != NULL;
   if (strcmp(name, "ag_op_rot90") == 0) return ag_op_rot90 != NULL;
   if (strcmp(name, "ag_op_tile") == 0) return ag_op_tile != NULL;
@@ -2443,6 +2493,256 @@ ag_status agx_ag_op_cumsum(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x,
 
 ag_status agx_ag_op_cumprod(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim) {
   ag_status agx_s = ag_op_cumprod(out, x, dim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_amax(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *dims, int32_t ndims, int32_t keepdim) {
+  if (!ag_op_amax) {
+    agx_missing(agx_e, "ag_op_amax");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_amax(out, x, dims, ndims, keepdim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_amin(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *dims, int32_t ndims, int32_t keepdim) {
+  if (!ag_op_amin) {
+    agx_missing(agx_e, "ag_op_amin");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_amin(out, x, dims, ndims, keepdim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_nansum(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *dims, int32_t ndims, int32_t keepdim) {
+  if (!ag_op_nansum) {
+    agx_missing(agx_e, "ag_op_nansum");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_nansum(out, x, dims, ndims, keepdim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_nanmean(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *dims, int32_t ndims, int32_t keepdim) {
+  if (!ag_op_nanmean) {
+    agx_missing(agx_e, "ag_op_nanmean");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_nanmean(out, x, dims, ndims, keepdim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_var_mean(agx_err *agx_e, ag_tensor * *out, ag_tensor * *mean, const ag_tensor *x, const int64_t *dims, int32_t ndims, int32_t keepdim, double correction) {
+  if (!ag_op_var_mean) {
+    agx_missing(agx_e, "ag_op_var_mean");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_var_mean(out, mean, x, dims, ndims, keepdim, correction);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_std_mean(agx_err *agx_e, ag_tensor * *out, ag_tensor * *mean, const ag_tensor *x, const int64_t *dims, int32_t ndims, int32_t keepdim, double correction) {
+  if (!ag_op_std_mean) {
+    agx_missing(agx_e, "ag_op_std_mean");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_std_mean(out, mean, x, dims, ndims, keepdim, correction);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_median(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_median) {
+    agx_missing(agx_e, "ag_op_median");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_median(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_nanmedian(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_nanmedian) {
+    agx_missing(agx_e, "ag_op_nanmedian");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_nanmedian(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_median_dim(agx_err *agx_e, ag_tensor * *values, ag_tensor * *indices, const ag_tensor *x, int64_t dim, int32_t keepdim) {
+  if (!ag_op_median_dim) {
+    agx_missing(agx_e, "ag_op_median_dim");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_median_dim(values, indices, x, dim, keepdim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_nanmedian_dim(agx_err *agx_e, ag_tensor * *values, ag_tensor * *indices, const ag_tensor *x, int64_t dim, int32_t keepdim) {
+  if (!ag_op_nanmedian_dim) {
+    agx_missing(agx_e, "ag_op_nanmedian_dim");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_nanmedian_dim(values, indices, x, dim, keepdim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_quantile(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *q, const int64_t *dims, int32_t ndims, int32_t keepdim, int32_t interpolation) {
+  if (!ag_op_quantile) {
+    agx_missing(agx_e, "ag_op_quantile");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_quantile(out, x, q, dims, ndims, keepdim, interpolation);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_nanquantile(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *q, const int64_t *dims, int32_t ndims, int32_t keepdim, int32_t interpolation) {
+  if (!ag_op_nanquantile) {
+    agx_missing(agx_e, "ag_op_nanquantile");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_nanquantile(out, x, q, dims, ndims, keepdim, interpolation);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_sort(agx_err *agx_e, ag_tensor * *values, ag_tensor * *indices, const ag_tensor *x, int64_t dim, int32_t descending, int32_t stable) {
+  if (!ag_op_sort) {
+    agx_missing(agx_e, "ag_op_sort");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_sort(values, indices, x, dim, descending, stable);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_msort(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_msort) {
+    agx_missing(agx_e, "ag_op_msort");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_msort(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_topk(agx_err *agx_e, ag_tensor * *values, ag_tensor * *indices, const ag_tensor *x, int64_t k, int64_t dim, int32_t largest, int32_t sorted) {
+  if (!ag_op_topk) {
+    agx_missing(agx_e, "ag_op_topk");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_topk(values, indices, x, k, dim, largest, sorted);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_kthvalue(agx_err *agx_e, ag_tensor * *values, ag_tensor * *indices, const ag_tensor *x, int64_t k, int64_t dim, int32_t keepdim) {
+  if (!ag_op_kthvalue) {
+    agx_missing(agx_e, "ag_op_kthvalue");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_kthvalue(values, indices, x, k, dim, keepdim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_logcumsumexp(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim) {
+  if (!ag_op_logcumsumexp) {
+    agx_missing(agx_e, "ag_op_logcumsumexp");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_logcumsumexp(out, x, dim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_cummax(agx_err *agx_e, ag_tensor * *values, ag_tensor * *indices, const ag_tensor *x, int64_t dim) {
+  if (!ag_op_cummax) {
+    agx_missing(agx_e, "ag_op_cummax");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_cummax(values, indices, x, dim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_cummin(agx_err *agx_e, ag_tensor * *values, ag_tensor * *indices, const ag_tensor *x, int64_t dim) {
+  if (!ag_op_cummin) {
+    agx_missing(agx_e, "ag_op_cummin");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_cummin(values, indices, x, dim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_dist(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b, double p) {
+  if (!ag_op_dist) {
+    agx_missing(agx_e, "ag_op_dist");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_dist(out, a, b, p);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_cdist(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b, double p) {
+  if (!ag_op_cdist) {
+    agx_missing(agx_e, "ag_op_cdist");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_cdist(out, a, b, p);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_pdist(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double p) {
+  if (!ag_op_pdist) {
+    agx_missing(agx_e, "ag_op_pdist");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_pdist(out, x, p);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_pairwise_distance(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x1, const ag_tensor *x2, double p, double eps, int32_t keepdim) {
+  if (!ag_op_pairwise_distance) {
+    agx_missing(agx_e, "ag_op_pairwise_distance");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_pairwise_distance(out, x1, x2, p, eps, keepdim);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_cosine_similarity(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x1, const ag_tensor *x2, int64_t dim, double eps) {
+  if (!ag_op_cosine_similarity) {
+    agx_missing(agx_e, "ag_op_cosine_similarity");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_cosine_similarity(out, x1, x2, dim, eps);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_normalize(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double p, int64_t dim, double eps) {
+  if (!ag_op_normalize) {
+    agx_missing(agx_e, "ag_op_normalize");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_normalize(out, x, p, dim, eps);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }

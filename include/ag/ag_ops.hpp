@@ -192,6 +192,30 @@ inline ValuesIndices values_indices(ag_tensor *values, ag_tensor *indices) {
     return detail::op(ag_op_##name, grad.get(), x.get(), detail::data_or_null(normalized_shape),            \
                       detail::count_of(normalized_shape), weight.get(), eps);                               \
   }
+#define AG_HPP_STAT_MEAN(name)                                                                             \
+  inline ValuesIndices name(const Tensor &x, const std::vector<int64_t> &dims, bool keepdim = false,       \
+                            double correction = 1.0) {                                                     \
+    ag_tensor *out = nullptr, *mean = nullptr;                                                             \
+    detail::check(ag_op_##name(&out, &mean, x.get(), detail::data_or_null(dims), detail::count_of(dims),   \
+                               keepdim ? 1 : 0, correction));                                              \
+    return detail::values_indices(out, mean);                                                              \
+  }
+#define AG_HPP_SCAN_INDICES(name)                                            \
+  inline ValuesIndices name(const Tensor &x, int64_t dim) {                  \
+    ag_tensor *values = nullptr, *indices = nullptr;                         \
+    detail::check(ag_op_##name(&values, &indices, x.get(), dim));            \
+    return detail::values_indices(values, indices);                          \
+  }
+#define AG_HPP_BINARY_SCALAR(name)                                                   \
+  inline Tensor name(const Tensor &a, const Tensor &b, double p = 2.0) {             \
+    return detail::op(ag_op_##name, a.get(), b.get(), p);                           \
+  }
+#define AG_HPP_QUANTILE(name)                                                                              \
+  inline Tensor name(const Tensor &x, const Tensor &q, const std::vector<int64_t> &dims = {},             \
+                     bool keepdim = false, int32_t interpolation = AG_QUANTILE_LINEAR) {                  \
+    return detail::op(ag_op_##name, x.get(), q.get(), detail::data_or_null(dims), detail::count_of(dims), \
+                      keepdim ? 1 : 0, interpolation);                                                    \
+  }
 #define AG_HPP_NORM_WEIGHT_GRAD(name)                                                                       \
   inline Tensor name(const Tensor &grad, const Tensor &x, const std::vector<int64_t> &normalized_shape,      \
                      double eps) {                                                                          \
@@ -354,6 +378,25 @@ AG_HPP_INDEX_SRC(scatter)
 AG_HPP_INDEX_SRC(index_copy)
 AG_HPP_DIM(pixel_shuffle)
 AG_HPP_DIM(pixel_unshuffle)
+AG_HPP_DIMS(amax)
+AG_HPP_DIMS(amin)
+AG_HPP_DIMS(nansum)
+AG_HPP_DIMS(nanmean)
+AG_HPP_STAT_MEAN(var_mean)
+AG_HPP_STAT_MEAN(std_mean)
+AG_HPP_DIM(logcumsumexp)
+AG_HPP_SCAN_INDICES(cummax)
+AG_HPP_SCAN_INDICES(cummin)
+AG_HPP_BINARY_SCALAR(dist)
+AG_HPP_BINARY_SCALAR(cdist)
+AG_HPP_UNARY_SCALAR(pdist)
+AG_HPP_UNARY(msort)
+AG_HPP_UNARY(median)
+AG_HPP_UNARY(nanmedian)
+AG_HPP_VALUES_INDICES(median_dim)
+AG_HPP_VALUES_INDICES(nanmedian_dim)
+AG_HPP_QUANTILE(quantile)
+AG_HPP_QUANTILE(nanquantile)
 /* END generated */
 
 #undef AG_HPP_UNARY
@@ -700,6 +743,34 @@ inline Tensor std_dims(const Tensor &x, const std::vector<int64_t> &dims, bool k
 inline Tensor norm_dims(const Tensor &x, const std::vector<int64_t> &dims, bool keepdim = false, double p = 2.0) {
   return detail::op(ag_op_norm_dims, x.get(), detail::data_or_null(dims), detail::count_of(dims), keepdim ? 1 : 0,
                     p);
+}
+
+/* ---- sorting, selecting and distances added in 0.2 (ag/ops_reduce.h) ---- */
+
+inline ValuesIndices sort(const Tensor &x, int64_t dim = -1, bool descending = false, bool stable = false) {
+  ag_tensor *values = nullptr, *indices = nullptr;
+  detail::check(ag_op_sort(&values, &indices, x.get(), dim, descending ? 1 : 0, stable ? 1 : 0));
+  return detail::values_indices(values, indices);
+}
+inline ValuesIndices topk(const Tensor &x, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) {
+  ag_tensor *values = nullptr, *indices = nullptr;
+  detail::check(ag_op_topk(&values, &indices, x.get(), k, dim, largest ? 1 : 0, sorted ? 1 : 0));
+  return detail::values_indices(values, indices);
+}
+inline ValuesIndices kthvalue(const Tensor &x, int64_t k, int64_t dim = -1, bool keepdim = false) {
+  ag_tensor *values = nullptr, *indices = nullptr;
+  detail::check(ag_op_kthvalue(&values, &indices, x.get(), k, dim, keepdim ? 1 : 0));
+  return detail::values_indices(values, indices);
+}
+inline Tensor pairwise_distance(const Tensor &x1, const Tensor &x2, double p = 2.0, double eps = 1e-6,
+                                bool keepdim = false) {
+  return detail::op(ag_op_pairwise_distance, x1.get(), x2.get(), p, eps, keepdim ? 1 : 0);
+}
+inline Tensor cosine_similarity(const Tensor &x1, const Tensor &x2, int64_t dim = 1, double eps = 1e-8) {
+  return detail::op(ag_op_cosine_similarity, x1.get(), x2.get(), dim, eps);
+}
+inline Tensor normalize(const Tensor &x, double p = 2.0, int64_t dim = 1, double eps = 1e-12) {
+  return detail::op(ag_op_normalize, x.get(), p, dim, eps);
 }
 
 /* ---- convolution and pooling (ag/ops_conv.h); {} = the C default of a (height, width) ---- */

@@ -116,6 +116,33 @@ using namespace ag;
            double alpha),                                                                               \
           api::check_out(out); api::Borrowed ti(input, "input"), ta(a, "a"), tb(b, "b");                \
           *out = api::to_handle(ops::name(ti, ta, tb, beta, alpha));)
+// Two results (either out-parameter may be NULL, not both: checked first).
+#define AG_SHIM_PAIR_OUT(out1, out2, r)        \
+  if (out1) *out1 = api::to_handle(r.first); \
+  if (out2) *out2 = api::to_handle(r.second);
+#define AG_SHIM_STAT_MEAN(name)                                                                      \
+  AG_SHIM(name,                                                                                      \
+          (ag_tensor * *out, ag_tensor * *mean, const ag_tensor* x, const int64_t* dims, int32_t ndims, \
+           int32_t keepdim, double correction),                                                      \
+          api::Borrowed tx(x, "x"); const Dims d = api::dims_arg(dims, ndims);                       \
+          if (out == nullptr && mean == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "out and mean are both NULL"); \
+          std::pair<Tensor, Tensor> r = ops::name(tx, d, keepdim != 0, correction);                  \
+          AG_SHIM_PAIR_OUT(out, mean, r))
+#define AG_SHIM_SCAN_INDICES(name)                                                                      \
+  AG_SHIM(name, (ag_tensor * *values, ag_tensor * *indices, const ag_tensor* x, int64_t dim),           \
+          if (values == nullptr && indices == nullptr) {                                                \
+            fail(AG_ERR_INVALID_ARGUMENT, "values and indices are both NULL");                          \
+          } api::Borrowed tx(x, "x");                                                                   \
+          std::pair<Tensor, Tensor> r = ops::name(tx, dim); AG_SHIM_PAIR_OUT(values, indices, r))
+#define AG_SHIM_BINARY_SCALAR(name)                                                                \
+  AG_SHIM(name, (ag_tensor * *out, const ag_tensor* a, const ag_tensor* b, double p), api::check_out(out); \
+          api::Borrowed ta(a, "a"), tb(b, "b"); *out = api::to_handle(ops::name(ta, tb, p));)
+#define AG_SHIM_QUANTILE(name)                                                                        \
+  AG_SHIM(name,                                                                                       \
+          (ag_tensor * *out, const ag_tensor* x, const ag_tensor* q, const int64_t* dims, int32_t ndims, \
+           int32_t keepdim, int32_t interpolation),                                                   \
+          api::check_out(out); api::Borrowed tx(x, "x"), tq(q, "q");                                  \
+          *out = api::to_handle(ops::name(tx, tq, api::dims_arg(dims, ndims), keepdim != 0, interpolation));)
 // A CUSTOM op writes its entry by hand, in ops_<area>_api.cc.
 #define AG_SHIM_CUSTOM(name)
 

@@ -1,6 +1,9 @@
-// Cumulative ops along one dim (family DIM): cumsum and cumprod, and
-// cumsum_reverse, the internal variant their gradients use (sums from the
-// end of the dim: the backward of cumsum, and cumsum the backward of it).
+// Cumulative ops along one dim (family DIM): cumsum, cumprod and
+// logcumsumexp, with their variants from the end of the dim that the
+// gradients use; cummax and cummin (family SCAN_INDICES).
+#include <cmath>
+#include <limits>
+
 #include "ops/reduce_dims.h"
 
 namespace ag::ops {
@@ -122,5 +125,111 @@ Tensor cumprod(const Tensor& x, int64_t dim) {
   }
   return y;
 }
+
+// logcumsumexp_dir: y_k = log(sum of exp(x_i) for i <= k) (i >= k if
+// reverse), accumulated in double as y_k = logaddexp(y_(k-1), x_k).
+// dx_i = sum over k >= i of g_k exp(x_i - y_k), PyTorch's stable form: with
+// the positive and negative parts of g in log space (lowest where absent),
+// dx = exp(logcumsumexp_dir(log g+ - y, !reverse) + x) - the same for g-.
+namespace {
+Tensor logcumsumexp_forward(const Tensor& x, int d, bool reverse) {
+  const Split s = split_at(x->shape(), d);
+  const Tensor xc = contiguous_data(x);
+  Tensor y = empty(x->context(), x->dtype(), x->shape());
+  visit_floating(x->dtype(), [&](auto z) {
+    using T = decltype(z);
+    const T* in = xc->data_as<T>();
+    T* out = y->data_as<T>();
+    for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
+      for (int64_t o = first; o < first + rows; ++o) {
+        for (int64_t j = 0; j < s.inner; ++j) {
+          double acc = -std::numeric_limits<double>::infinity();
+          for (int64_t t = 0; t < s.n; ++t) {
+            const int64_t k = reverse ? s.n - 1 - t : t;
+            const int64_t p = (o * s.n + k) * s.inner + j;
+            const double v = static_cast<double>(in[p]);
+            const double hi = std::max(acc, v), lo = std::min(acc, v);
+            if (std::isnan(v) || std::isnan(acc)) {
+              acc = std::nan("");
+            } else if (!std::isinf(hi) || hi < 0 || lo == hi) {
+              acc = hi == -std::numeric_limits<double>::infinity() ? hi : hi + std::log1p(std::exp(lo - hi));
+            } else {
+              acc = hi;  // +inf
+            }
+            out[p] = static_cast<T>(acc);
+          }
+        }
+      }
+    }, Work::Transcendental);
+  });
+  return y;
+}
+
+struct LogcumsumexpBackward final : SavingNode<2> {
+  LogcumsumexpBackward(int d, bool r) : dim(d), reverse(r) {}
+  const char* name() const override { return "LogcumsumexpBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    const Tensor x = saved[0].unpack(*this), y = saved[1].unpack(*this);
+    const Tensor lowest = scalar_like(g[0], -std::numeric_limits<double>::max());
+    const Tensor zero = scalar_like(g[0], 0.0), one = scalar_like(g[0], 1.0);
+    auto part = [&](const Tensor& mask, const Tensor& magnitude) {
+      const Tensor log_g = where(mask, log(where(mask, magnitude, one)), lowest);
+      return exp(add(logcumsumexp_dir(sub(log_g, y), dim, !reverse), x));
+    };
+    out[0] = sub(part(gt(g[0], zero), g[0]), part(lt(g[0], zero), neg(g[0])));
+  }
+  int dim;
+  bool reverse;
+};
+}  // namespace
+
+Tensor logcumsumexp_dir(const Tensor& x, int64_t dim, bool reverse) {
+  check_floating(*x);
+  const int d = wrap_dim(dim, x->ndim(), "dim", true);
+  Tensor y = logcumsumexp_forward(x, d, reverse);
+  if (should_record({x.get()})) {
+    auto n = record<LogcumsumexpBackward>({x.get()}, y, d, reverse);
+    n->saved[0].save(x, false);
+    n->saved[1].save(y, true);
+  }
+  return y;
+}
+
+Tensor logcumsumexp(const Tensor& x, int64_t dim) { return logcumsumexp_dir(x, dim, false); }
+
+// cummax / cummin: the running max (min) along dim and the index where it
+// was attained: the last one among ties, and the last NaN once one was seen
+// (NaN propagates), as PyTorch's. The values are x taken at the indices, so
+// the gradient is g scattered (summed) to them.
+namespace {
+std::pair<Tensor, Tensor> running_extreme(const Tensor& x, int64_t dim, bool max) {
+  check_floating(*x);
+  const int d = wrap_dim(dim, x->ndim(), "dim", true);
+  const Split s = split_at(x->shape(), d);
+  const Tensor xc = contiguous_data(x);
+  Tensor idx = empty(x->context(), DType::I64, x->shape());
+  int64_t* out = idx->data_as<int64_t>();
+  visit_floating(x->dtype(), [&](auto z) {
+    using T = decltype(z);
+    const T* v = xc->data_as<T>();
+    for (int64_t o = 0; o < s.outer; ++o) {
+      for (int64_t j = 0; j < s.inner; ++j) {
+        int64_t best = 0;
+        for (int64_t k = 0; k < s.n; ++k) {
+          const int64_t p = (o * s.n + k) * s.inner + j;
+          const T cur = v[(o * s.n + best) * s.inner + j];
+          if (std::isnan(v[p]) || (!std::isnan(cur) && (max ? v[p] >= cur : v[p] <= cur))) best = k;
+          out[p] = best;
+        }
+      }
+    }
+  });
+  if (x->ndim() == 0) return {reshape(take_along_dim(reshape(x, Dims{1}), reshape(idx, Dims{1}), 0), Dims{}), idx};
+  return {take_along_dim(x, idx, d), idx};
+}
+}  // namespace
+
+std::pair<Tensor, Tensor> cummax(const Tensor& x, int64_t dim) { return running_extreme(x, dim, true); }
+std::pair<Tensor, Tensor> cummin(const Tensor& x, int64_t dim) { return running_extreme(x, dim, false); }
 
 }  // namespace ag::ops

@@ -46,6 +46,12 @@ enum class Reduction : int32_t { None = 0, Mean = 1, Sum = 2 };
 #define AG_DECL_INT(name) Tensor name(const Tensor& x, int64_t k);
 #define AG_DECL_ADDMM(name) \
   Tensor name(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha);
+#define AG_DECL_STAT_MEAN(name) \
+  std::pair<Tensor, Tensor> name(const Tensor& x, const Dims& dims, bool keepdim, double correction);
+#define AG_DECL_SCAN_INDICES(name) std::pair<Tensor, Tensor> name(const Tensor& x, int64_t dim);
+#define AG_DECL_BINARY_SCALAR(name) Tensor name(const Tensor& a, const Tensor& b, double p);
+#define AG_DECL_QUANTILE(name) \
+  Tensor name(const Tensor& x, const Tensor& q, const Dims& dims, bool keepdim, int32_t interpolation);
 #define AG_DECL_CUSTOM(name)  // declared by hand below
 #define AG_OP(name, family, ...) AG_DECL_##family(name)
 #include "ops/ops.def"
@@ -202,6 +208,15 @@ Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const T
                              Reduction r);
 Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin,
                            double p, double eps, bool swap, Reduction r);
+
+// ---- reductions, sorting and distances added in 0.2 (cumulative.cc, sort.cc, distance.cc) ----
+Tensor logcumsumexp_dir(const Tensor& x, int64_t dim, bool reverse);  // from the end of dim if reverse
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double eps, bool keepdim);
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps);
+Tensor normalize(const Tensor& x, double p, int64_t dim, double eps);
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bool stable);
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted);
+std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim);
 
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context

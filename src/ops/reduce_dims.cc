@@ -135,6 +135,27 @@ Tensor mean_dims(const Tensor& x, const Dims& dims, bool keepdim) {
   return y;
 }
 
+Tensor shared_extreme(const Tensor& x, const Tensor& m, const Dims& dims) {
+  const Tensor me = expand(m, x->shape());
+  const Tensor xc = contiguous_data(x), mc = contiguous_data(me);
+  Tensor miss = empty(x->context(), DType::Bool, x->shape());
+  Tensor hit = empty(x->context(), x->dtype(), x->shape());
+  visit_floating(x->dtype(), [&](auto z) {
+    using T = decltype(z);
+    const T *a = xc->data_as<T>(), *b = mc->data_as<T>();
+    T* h = hit->data_as<T>();
+    bool* no = miss->data_as<bool>();
+    for (int64_t i = 0; i < x->numel(); ++i) {
+      const bool same = a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]));
+      h[i] = same ? T(1) : T(0);
+      no[i] = !same;
+    }
+  });
+  // At least 1, so that the unselected quotients (and their gradients) stay finite.
+  const Tensor hits = coefficients(expand(sum_dims(hit, dims, true), x->shape()), [](double c) { return c > 0 ? c : 1.0; });
+  return add(m, sum_dims(zero_where(miss, div(sub(x, me), hits)), dims, true));
+}
+
 namespace {
 
 // expand(g with the reduced dims kept, shape).
@@ -248,12 +269,7 @@ Tensor norm_dims(const Tensor& x, const Dims& dims, bool keepdim, double p) {
     y = sum_dims(abs_of(x), dims, true);
   } else if (std::isinf(p)) {
     const Tensor a = abs_of(x);
-    const Tensor m = extreme_keep(p > 0, a, dims);
-    const Tensor me = expand(m, x->shape());
-    const Tensor hit = coefficients(sub(a, me), [](double v) { return v == 0.0 ? 1.0 : 0.0; });
-    const Tensor hits = expand(sum_dims(hit, dims, true), x->shape());
-    // m + sum((a - m) * hit / hits): exactly m, with the gradient shared evenly among the ties.
-    y = add(m, sum_dims(div(mul(sub(a, me), hit), hits), dims, true));
+    y = shared_extreme(a, extreme_keep(p > 0, a, dims), dims);
   } else if (p == 0.0) {
     const Tensor nonzero = coefficients(x, [](double v) { return v != 0.0 ? 1.0 : 0.0; });
     y = add(sum_dims(nonzero, dims, true), sum_dims(mul(x, zeros_like(x)), dims, true));
@@ -266,6 +282,44 @@ Tensor norm_dims(const Tensor& x, const Dims& dims, bool keepdim, double p) {
     y = pow_scalar(sum_dims(pow_scalar(abs_of(x), p), dims, true), 1.0 / p);
   }
   return keepdim ? y : reshape(y, r.out);
+}
+
+// amax / amin: the largest (smallest) element over the dims, NaN if the
+// slice has one; the gradient is shared evenly among the elements equal to it.
+Tensor amax(const Tensor& x, const Dims& dims, bool keepdim) {
+  check_floating(*x);
+  const ReducedShape r = reduced_shape(*x, dims);
+  const Tensor y = shared_extreme(x, extreme_keep(true, x, dims), dims);
+  return keepdim ? y : reshape(y, r.out);
+}
+
+Tensor amin(const Tensor& x, const Dims& dims, bool keepdim) {
+  check_floating(*x);
+  const ReducedShape r = reduced_shape(*x, dims);
+  const Tensor y = shared_extreme(x, extreme_keep(false, x, dims), dims);
+  return keepdim ? y : reshape(y, r.out);
+}
+
+// nansum: the sum with NaNs read as 0 (gradient 0 there); nanmean: nansum
+// over the count of non-NaN elements (NaN if there is none).
+Tensor nansum(const Tensor& x, const Dims& dims, bool keepdim) {
+  check_floating(*x);
+  return sum_dims(zero_where(ne(x, x), x), dims, keepdim);
+}
+
+Tensor nanmean(const Tensor& x, const Dims& dims, bool keepdim) {
+  check_floating(*x);
+  const Tensor count = sum_dims(coefficients(x, [](double v) { return std::isnan(v) ? 0.0 : 1.0; }), dims, keepdim);
+  return div(nansum(x, dims, keepdim), count);
+}
+
+// var_mean / std_mean: (var_dims, mean_dims) and (std_dims, mean_dims).
+std::pair<Tensor, Tensor> var_mean(const Tensor& x, const Dims& dims, bool keepdim, double correction) {
+  return {var_dims(x, dims, keepdim, correction), mean_dims(x, dims, keepdim)};
+}
+
+std::pair<Tensor, Tensor> std_mean(const Tensor& x, const Dims& dims, bool keepdim, double correction) {
+  return {std_dims(x, dims, keepdim, correction), mean_dims(x, dims, keepdim)};
 }
 
 }  // namespace ag::ops

@@ -105,4 +105,14 @@ Tensor reduce_along(kernels::DimReduceKind k, const Tensor& x, int d, Tensor* in
 // Max (or min) of x over the dims of r, in the keepdim shape; no graph.
 Tensor extreme_keep(bool max, const Tensor& x, const Dims& dims);
 
+// m + the sum over the dims of (x - m) / (the count of elements equal to m),
+// taken over those elements only: exactly m (keepdim shape, a constant: the
+// max, min or median of each slice), with the gradient shared evenly among
+// the elements that attain it (NaN attains a NaN m), as PyTorch's amax.
+Tensor shared_extreme(const Tensor& x, const Tensor& m, const Dims& dims);
+
+// i64 indices that sort x along dim d (ascending or descending, stable,
+// NaN as the largest value); no graph.
+Tensor sort_indices(const Tensor& x, int d, bool descending);
+
 }  // namespace ag::ops

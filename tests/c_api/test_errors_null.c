@@ -128,6 +128,12 @@ static const int64_t v0[1] = {0}, v1[2] = {1, 1}, v2[2] = {2, 2}, v4[4] = {0, 0,
 #define NULLS_NORM_WEIGHT_GRAD(name) NULLS_OF(name, 2, ag_op_##name(out, T(0), T(1), v2 + 1, 1, 1e-5))
 #define NULLS_INT(name) NULLS_OF(name, 1, ag_op_##name(out, T(0), 0))
 #define NULLS_ADDMM(name) NULLS_OF(name, 3, ag_op_##name(out, T(0), T(1), T(2), 1.0, 1.0))
+#define NULLS_STAT_MEAN(name) \
+  NULLS_CALL(name, 1, ag_tensor *m = SENT_T; return ag_op_##name(out, &m, T(0), v0, 1, 0, 1.0);)
+#define NULLS_SCAN_INDICES(name) \
+  NULLS_CALL(name, 1, ag_tensor *ix = SENT_T; return ag_op_##name(out, &ix, T(0), 0);)
+#define NULLS_BINARY_SCALAR(name) NULLS_OF(name, 2, ag_op_##name(out, T(0), T(1), 2.0))
+#define NULLS_QUANTILE(name) NULLS_OF(name, 2, ag_op_##name(out, T(0), T(1), v0, 1, 0, 0))
 #define NULLS_CUSTOM(name) /* written out below */
 #define AG_OP(name, family, ...) NULLS_##family(name)
 #include "ops/ops.def"
@@ -214,6 +220,12 @@ NULLS_OF(gaussian_nll_loss, 3, ag_op_gaussian_nll_loss(out, T(0), T(1), T(2), 0,
 NULLS_OF(margin_ranking_loss, 3, ag_op_margin_ranking_loss(out, T(0), T(1), T(2), 0.0, 1))
 NULLS_OF(cosine_embedding_loss, 3, ag_op_cosine_embedding_loss(out, T(0), T(1), T(2), 0.0, 1))
 NULLS_OF(triplet_margin_loss, 3, ag_op_triplet_margin_loss(out, T(0), T(1), T(2), 1.0, 2.0, 1e-6, 0, 1))
+NULLS_OF(pairwise_distance, 2, ag_op_pairwise_distance(out, T(0), T(1), 2.0, 1e-6, 0))
+NULLS_OF(cosine_similarity, 2, ag_op_cosine_similarity(out, T(0), T(1), 0, 1e-8))
+NULLS_OF(normalize, 1, ag_op_normalize(out, T(0), 2.0, 0, 1e-12))
+NULLS_CALL(sort, 1, ag_tensor *ix = SENT_T; return ag_op_sort(out, &ix, T(0), 0, 0, 0);)
+NULLS_CALL(topk, 1, ag_tensor *ix = SENT_T; return ag_op_topk(out, &ix, T(0), 1, 0, 1, 1);)
+NULLS_CALL(kthvalue, 1, ag_tensor *ix = SENT_T; return ag_op_kthvalue(out, &ix, T(0), 1, 0, 0);)
 
 typedef struct {
   const char *name;

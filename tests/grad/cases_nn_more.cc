@@ -14,30 +14,6 @@ namespace {
 
 using X = const std::vector<ag_tensor*>&;
 
-// A constant tensor of like's dtype and context.
-ag_tensor* constant_like(const ag_tensor* like, std::vector<int64_t> shape, std::vector<double> values) {
-  ag_context* ctx = nullptr;
-  if (ag_tensor_context(&ctx, like) != AG_OK) return nullptr;
-  ag_tensor* t = nullptr;
-  const ag_dtype dt = ag_tensor_dtype(like);
-  std::vector<float> f(values.begin(), values.end());
-  const void* data = dt == AG_F32 ? static_cast<const void*>(f.data()) : static_cast<const void*>(values.data());
-  if (ag_tensor_create(&t, ctx, dt, shape.data(), static_cast<int32_t>(shape.size()), data) != AG_OK) t = nullptr;
-  ag_context_release(ctx);
-  return t;
-}
-
-// op(out, x, c) with c a constant made from shape and values, released after.
-template <class Op>
-ag_status with_constant(ag_tensor** out, const ag_tensor* like, std::vector<int64_t> shape, std::vector<double> values,
-                        Op op) {
-  ag_tensor* c = constant_like(like, std::move(shape), std::move(values));
-  if (c == nullptr) return AG_ERR_INVALID_ARGUMENT;
-  const ag_status st = op(out, c);
-  ag_tensor_release(c);
-  return st;
-}
-
 }  // namespace
 
 Cases cases_conv_transpose2d() {

@@ -105,6 +105,30 @@ inline Case squared(Case c) {
   return c;
 }
 
+// A constant tensor of like's dtype and context.
+inline ag_tensor* constant_like(const ag_tensor* like, std::vector<int64_t> shape, std::vector<double> values) {
+  ag_context* ctx = nullptr;
+  if (ag_tensor_context(&ctx, like) != AG_OK) return nullptr;
+  ag_tensor* t = nullptr;
+  const ag_dtype dt = ag_tensor_dtype(like);
+  std::vector<float> f(values.begin(), values.end());
+  const void* data = dt == AG_F32 ? static_cast<const void*>(f.data()) : static_cast<const void*>(values.data());
+  if (ag_tensor_create(&t, ctx, dt, shape.data(), static_cast<int32_t>(shape.size()), data) != AG_OK) t = nullptr;
+  ag_context_release(ctx);
+  return t;
+}
+
+// op(out, x, c) with c a constant made from shape and values, released after.
+template <class Op>
+inline ag_status with_constant(ag_tensor** out, const ag_tensor* like, std::vector<int64_t> shape, std::vector<double> values,
+                        Op op) {
+  ag_tensor* c = constant_like(like, std::move(shape), std::move(values));
+  if (c == nullptr) return AG_ERR_INVALID_ARGUMENT;
+  const ag_status st = op(out, c);
+  ag_tensor_release(c);
+  return st;
+}
+
 // For ops without tensor inputs (creation, random): a non-differentiable
 // case whose call gets a context that lives as long as the test process.
 Case no_input_case(std::string label, std::function<ag_status(ag_tensor**, ag_context*)> fn);

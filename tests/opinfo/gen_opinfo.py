@@ -785,6 +785,107 @@ ADAPTERS_NN_MORE = {
     "nn.functional.triplet_margin_loss": triplet_margin_loss,
 }
 
+
+# reductions, scans, sorting and distances added in 0.2
+def all_dims(fn):
+    def f(s):
+        b = bind(s, ["dim", "keepdim"], {"dim": None, "keepdim": False})
+        return fn, [T(s.input), dims(b["dim"]), I(b["keepdim"])]
+    return f
+
+
+def median_like(fn):
+    def f(s):
+        if not s.args and "dim" not in s.kwargs:
+            return fn, [T(s.input)] + no_args(s)
+        return select_dim(fn + "_dim")(s)
+    return f
+
+
+def dist(s):
+    b = bind(s, ["other", "p"], {"p": 2.0})
+    return "ag_op_dist", [T(s.input), T(b["other"]), F(b["p"])]
+
+
+def cdist(s):
+    b = bind(s, ["x2", "p", "compute_mode"], {"p": 2.0, "compute_mode": "use_mm_for_euclid_dist_if_necessary"})
+    rows = max(s.input.shape[-2], b["x2"].shape[-2])
+    mm = {"use_mm_for_euclid_dist": True, "donot_use_mm_for_euclid_dist": False}.get(b["compute_mode"], rows > 25)
+    if b["p"] == 2 and mm != (rows > 25):
+        raise Skip("compute_mode %s (ag follows the default: the matrix product above 25 rows)" % b["compute_mode"])
+    return "ag_op_cdist", [T(s.input), T(b["x2"]), F(b["p"])]
+
+
+def cosine_similarity(s):
+    b = bind(s, ["x2", "dim", "eps"], {"dim": 1, "eps": 1e-8})
+    return "ag_op_cosine_similarity", [T(s.input), T(b["x2"]), I(b["dim"]), F(b["eps"])]
+
+
+def normalize(s):
+    b = bind(s, ["p", "dim", "eps"], {"p": 2.0, "dim": 1, "eps": 1e-12})
+    return "ag_op_normalize", [T(s.input), F(b["p"]), I(b["dim"]), F(b["eps"])]
+
+
+def sort(s):
+    b = bind(s, ["dim", "descending", "stable"], {"dim": -1, "descending": False, "stable": False})
+    return "ag_op_sort", [T(s.input), I(b["dim"]), I(bool(b["descending"])), I(bool(b["stable"]))]
+
+
+def topk(s):
+    b = bind(s, ["k", "dim", "largest", "sorted"], {"dim": -1, "largest": True, "sorted": True})
+    return "ag_op_topk", [T(s.input), I(b["k"]), I(b["dim"]), I(b["largest"]), I(b["sorted"])]
+
+
+def kthvalue(s):
+    b = bind(s, ["k", "dim", "keepdim"], {"dim": -1, "keepdim": False})
+    return "ag_op_kthvalue", [T(s.input), I(b["k"]), I(b["dim"]), I(b["keepdim"])]
+
+
+QUANTILE_MODES = {"linear": 0, "lower": 1, "higher": 2, "midpoint": 3, "nearest": 4}
+
+
+def quantile(fn):
+    def f(s):
+        b = bind(s, ["q", "dim", "keepdim", "interpolation"], {"dim": None, "keepdim": False,
+                                                              "interpolation": "linear"})
+        q = b["q"].detach() if isinstance(b["q"], torch.Tensor) else b["q"]
+        return fn, [T(s.input), T(q), dims(b["dim"]), I(b["keepdim"]), I(QUANTILE_MODES[b["interpolation"]])]
+    return f
+
+
+def pairwise_distance(s):
+    b = bind(s, ["x2", "p", "eps", "keepdim"], {"p": 2.0, "eps": 1e-6, "keepdim": False})
+    return "ag_op_pairwise_distance", [T(s.input), T(b["x2"]), F(b["p"]), F(b["eps"]), I(b["keepdim"])]
+
+
+def pdist(s):
+    b = bind(s, ["p"], {"p": 2.0})
+    return "ag_op_pdist", [T(s.input), F(b["p"])]
+
+
+ADAPTERS_REDUCE_MORE = {
+    **{n: all_dims("ag_op_" + n) for n in ["amax", "amin", "nansum", "nanmean"]},
+    "var_mean": var_std("ag_op_var_mean"),
+    "std_mean": var_std("ag_op_std_mean"),
+    "logcumsumexp": along_dim("ag_op_logcumsumexp"),
+    "cummax": along_dim("ag_op_cummax"),
+    "cummin": along_dim("ag_op_cummin"),
+    "dist": dist,
+    "cdist": cdist,
+    "nn.functional.cosine_similarity": cosine_similarity,
+    "nn.functional.normalize": normalize,
+    "sort": sort,
+    "msort": unary("ag_op_msort"),
+    "topk": topk,
+    "kthvalue": kthvalue,
+    "median": median_like("ag_op_median"),
+    "nanmedian": median_like("ag_op_nanmedian"),
+    "quantile": quantile("ag_op_quantile"),
+    "nanquantile": quantile("ag_op_nanquantile"),
+    "nn.functional.pairwise_distance": pairwise_distance,
+    "nn.functional.pdist": pdist,
+}
+
 NULL_ARRAY = ("A", None)  # a nullable int64 array passed as NULL
 
 ADAPTERS = {
@@ -880,6 +981,7 @@ ADAPTERS = {
     "addcdiv": addc("ag_op_addcdiv"),
     **ADAPTERS_SHAPE_INDEX,
     **ADAPTERS_NN_MORE,
+    **ADAPTERS_REDUCE_MORE,
 }
 
 

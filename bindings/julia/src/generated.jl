@@ -60,6 +60,11 @@ const AG_REDUCTION_NONE = 0
 const AG_REDUCTION_MEAN = 1
 const AG_REDUCTION_SUM = 2
 const AG_IGNORE_INDEX_DEFAULT = -100
+const AG_QUANTILE_LINEAR = 0
+const AG_QUANTILE_LOWER = 1
+const AG_QUANTILE_HIGHER = 2
+const AG_QUANTILE_MIDPOINT = 3
+const AG_QUANTILE_NEAREST = 4
 const AG_PAD_CONSTANT = 0
 const AG_PAD_REFLECT = 1
 const AG_OPTIM_SGD = 1
@@ -2942,6 +2947,190 @@ products that skip it), and so are second derivatives, with any number of
 zeros. AG_ERR_INVALID_ARGUMENT, AG_ERR_DTYPE."""
 function ag_op_cumprod(out, x, dim)
     ccall((:ag_op_cumprod, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), out, x, dim)
+end
+
+"""y = the largest element over `dims` (torch.amax), NaN where the slice has
+one. Gradient: g shared evenly among the elements equal to y (all NaNs
+for a NaN y), as PyTorch. AG_ERR_SHAPE over an empty dim."""
+function ag_op_amax(out, x, dims, ndims, keepdim)
+    ccall((:ag_op_amax, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32), out, x, dims, ndims, keepdim)
+end
+
+"""As ag_op_amax for the smallest element (torch.amin)."""
+function ag_op_amin(out, x, dims, ndims, keepdim)
+    ccall((:ag_op_amin, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32), out, x, dims, ndims, keepdim)
+end
+
+"""y = the sum over `dims` with NaN read as 0 (torch.nansum); gradient g,
+0 at the NaNs."""
+function ag_op_nansum(out, x, dims, ndims, keepdim)
+    ccall((:ag_op_nansum, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32), out, x, dims, ndims, keepdim)
+end
+
+"""y = nansum over the count of non-NaN elements (torch.nanmean); NaN where
+a slice has none. Gradient g / count, 0 at the NaNs."""
+function ag_op_nanmean(out, x, dims, ndims, keepdim)
+    ccall((:ag_op_nanmean, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32), out, x, dims, ndims, keepdim)
+end
+
+"""The variance (ag_op_var_dims, same correction) and the mean over `dims`
+in one call (torch.var_mean). Either out-parameter may be NULL, not both
+(AG_ERR_INVALID_ARGUMENT). Gradients: those of ag_op_var_dims and
+ag_op_mean_dims.
+@param[out] out the variance.
+@param[out] mean the mean."""
+function ag_op_var_mean(out, mean, x, dims, ndims, keepdim, correction)
+    ccall((:ag_op_var_mean, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Cdouble), out, mean, x, dims, ndims, keepdim, correction)
+end
+
+"""As ag_op_var_mean with the standard deviation (ag_op_std_dims) first
+(torch.std_mean).
+@param[out] out the standard deviation.
+@param[out] mean the mean."""
+function ag_op_std_mean(out, mean, x, dims, ndims, keepdim, correction)
+    ccall((:ag_op_std_mean, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Cdouble), out, mean, x, dims, ndims, keepdim, correction)
+end
+
+"""The median of all elements (torch.median without dim): the lower of the
+two middle values for an even count; NaN if x has a NaN. Gradient: g
+shared evenly among the elements equal to the median, as PyTorch.
+AG_ERR_SHAPE for an empty x."""
+function ag_op_median(out, x)
+    ccall((:ag_op_median, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""As ag_op_median ignoring NaNs (torch.nanmedian); NaN if all are NaN."""
+function ag_op_nanmedian(out, x)
+    ccall((:ag_op_nanmedian, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""The lower median along `dim` and its index (torch.median with dim), rules
+of ag_op_max_dim: a slice with a NaN gives its first NaN. The gradient of
+`values` goes to the returned index."""
+function ag_op_median_dim(values, indices, x, dim, keepdim)
+    ccall((:ag_op_median_dim, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64, Int32), values, indices, x, dim, keepdim)
+end
+
+"""As ag_op_median_dim ignoring NaNs (torch.nanmedian with dim); an all-NaN
+slice gives NaN at index 0."""
+function ag_op_nanmedian_dim(values, indices, x, dim, keepdim)
+    ccall((:ag_op_nanmedian_dim, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64, Int32), values, indices, x, dim, keepdim)
+end
+
+"""The q-quantiles of x (torch.quantile): over all elements (ndims = 0, dims
+may be NULL) or along the one dim dims[0] (ndims = 1). q (x's dtype) is a
+0-dim tensor or a 1-D tensor of values in [0, 1]; a 1-D q adds a leading
+dim of its size to the result. keepdim keeps the reduced dim(s) with size
+1. Each slice is sorted (NaN last); a slice with a NaN gives NaN. The
+gradient goes to the one or two sorted elements interpolated, weighted.
+@param interpolation one of AG_QUANTILE_*.
+@return AG_ERR_INVALID_ARGUMENT (q outside [0, 1], ndims > 1, a bad
+interpolation), AG_ERR_SHAPE (q of 2 or more dims, an empty x),
+AG_ERR_DTYPE (not f32/f64, q's dtype not x's)."""
+function ag_op_quantile(out, x, q, dims, ndims, keepdim, interpolation)
+    ccall((:ag_op_quantile, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Int32), out, x, q, dims, ndims, keepdim, interpolation)
+end
+
+"""As ag_op_quantile ignoring NaNs: the ranks count the non-NaN elements of
+each slice (torch.nanquantile); an all-NaN slice gives NaN."""
+function ag_op_nanquantile(out, x, q, dims, ndims, keepdim, interpolation)
+    ccall((:ag_op_nanquantile, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Int32), out, x, q, dims, ndims, keepdim, interpolation)
+end
+
+"""x sorted along `dim` (`values`) and the AG_I64 positions of the sorted
+elements in x (`indices`), ascending or descending (torch.sort). NaN sorts
+as the largest value; the sort is always stable (equal elements keep their
+order), whatever `stable` says. Either out-parameter may be NULL, not both.
+The gradient of `values` goes back to the elements' positions."""
+function ag_op_sort(values, indices, x, dim, descending, stable)
+    ccall((:ag_op_sort, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64, Int32, Int32), values, indices, x, dim, descending, stable)
+end
+
+"""x sorted along dim 0, ascending (torch.msort). Gradient as ag_op_sort."""
+function ag_op_msort(out, x)
+    ccall((:ag_op_msort, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""The k largest (largest != 0) or smallest elements along `dim` and their
+indices (torch.topk), always in sorted order (also for sorted = 0); ties
+as ag_op_sort. AG_ERR_INVALID_ARGUMENT for k outside 0..size of dim.
+Either out-parameter may be NULL, not both."""
+function ag_op_topk(values, indices, x, k, dim, largest, sorted)
+    ccall((:ag_op_topk, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64, Int64, Int32, Int32), values, indices, x, k, dim, largest, sorted)
+end
+
+"""The k-th smallest element along `dim` (k from 1) and its index
+(torch.kthvalue; NaN as the largest). AG_ERR_INVALID_ARGUMENT for k
+outside 1..size of dim. Either out-parameter may be NULL, not both."""
+function ag_op_kthvalue(values, indices, x, k, dim, keepdim)
+    ccall((:ag_op_kthvalue, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64, Int64, Int32), values, indices, x, k, dim, keepdim)
+end
+
+"""y_k = log(exp(x_0) + ... + exp(x_k)) along `dim` (torch.logcumsumexp),
+accumulated in double without overflow. Gradient: sum over k >= i of
+g_k exp(x_i - y_k), computed in log space (PyTorch's formula)."""
+function ag_op_logcumsumexp(out, x, dim)
+    ccall((:ag_op_logcumsumexp, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), out, x, dim)
+end
+
+"""The running maximum along `dim` (`values`) and the AG_I64 index where it
+was attained (torch.cummax): the last index among equal values; once a NaN
+was seen the values are NaN and the index that of the last NaN. Either
+out-parameter may be NULL, not both. The gradient of `values` is g summed
+into the elements at the indices."""
+function ag_op_cummax(values, indices, x, dim)
+    ccall((:ag_op_cummax, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), values, indices, x, dim)
+end
+
+"""As ag_op_cummax for the running minimum (torch.cummin)."""
+function ag_op_cummin(values, indices, x, dim)
+    ccall((:ag_op_cummin, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), values, indices, x, dim)
+end
+
+"""The p-norm of a - b (broadcast) over all elements (torch.dist), p >= 0
+(INFINITY allowed). AG_ERR_INVALID_ARGUMENT for a negative or NaN p."""
+function ag_op_dist(out, a, b, p)
+    ccall((:ag_op_dist, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Cdouble), out, a, b, p)
+end
+
+"""The p-norm distances between the rows of a (..., P, M) and of b
+(..., R, M), batch dims broadcast: shape (..., P, R) (torch.cdist with
+its default compute_mode: for p = 2 and P or R above 25, through the
+matrix product |u|^2 + |v|^2 - 2 u.v clamped at 0; else directly).
+Gradient 0 where a distance is 0 (p = 2). AG_ERR_SHAPE for fewer than 2
+dims or different M; AG_ERR_INVALID_ARGUMENT for a negative or NaN p."""
+function ag_op_cdist(out, a, b, p)
+    ccall((:ag_op_cdist, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Cdouble), out, a, b, p)
+end
+
+"""The p-norm distances between the rows i < j of x (N, M), in row order
+(torch.nn.functional.pdist): N (N - 1) / 2 values. AG_ERR_SHAPE unless x
+is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p."""
+function ag_op_pdist(out, x, p)
+    ccall((:ag_op_pdist, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, x, p)
+end
+
+"""The p-norm of x1 - x2 + eps (broadcast) over the last dim
+(torch.nn.functional.pairwise_distance); any p but NaN, negative p as
+ag_op_norm_dims."""
+function ag_op_pairwise_distance(out, x1, x2, p, eps, keepdim)
+    ccall((:ag_op_pairwise_distance, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Cdouble, Cdouble, Int32), out, x1, x2, p, eps, keepdim)
+end
+
+"""The sum over `dim` of (x1 / max(|x1|, eps)) (x2 / max(|x2|, eps)), x1 and
+x2 broadcast, |.| the 2-norm over dim (torch.nn.functional.
+cosine_similarity; PyTorch's default eps is 1e-8). As PyTorch 1.13 the
+clamp acts on the value only: the gradient is that of x / |x| (0 where
+|x| = 0)."""
+function ag_op_cosine_similarity(out, x1, x2, dim, eps)
+    ccall((:ag_op_cosine_similarity, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Int64, Cdouble), out, x1, x2, dim, eps)
+end
+
+"""x / max(p-norm of x over dim, eps) (torch.nn.functional.normalize; PyTorch's
+defaults p = 2, dim = 1, eps = 1e-12); no gradient through the norm where
+it is below eps."""
+function ag_op_normalize(out, x, p, dim, eps)
+    ccall((:ag_op_normalize, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble, Int64, Cdouble), out, x, p, dim, eps)
 end
 
 """y = x with shape `shape` (ndim sizes, one of which may be -1 and is then

@@ -224,6 +224,11 @@ pub const AG_REDUCTION_NONE: i32 = 0;
 pub const AG_REDUCTION_MEAN: i32 = 1;
 pub const AG_REDUCTION_SUM: i32 = 2;
 pub const AG_IGNORE_INDEX_DEFAULT: i32 = -100;
+pub const AG_QUANTILE_LINEAR: i32 = 0;
+pub const AG_QUANTILE_LOWER: i32 = 1;
+pub const AG_QUANTILE_HIGHER: i32 = 2;
+pub const AG_QUANTILE_MIDPOINT: i32 = 3;
+pub const AG_QUANTILE_NEAREST: i32 = 4;
 pub const AG_PAD_CONSTANT: i32 = 0;
 pub const AG_PAD_REFLECT: i32 = 1;
 pub const AG_OPTIM_SGD: i32 = 1;
@@ -3878,6 +3883,240 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_cumprod(out: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64) -> ag_status;
 
+    /// `ag_op_amax` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = the largest element over `dims` (torch.amax), NaN where the slice has
+    /// one. Gradient: g shared evenly among the elements equal to y (all NaNs
+    /// for a NaN y), as PyTorch. AG_ERR_SHAPE over an empty dim.
+    /// ```
+    pub fn ag_op_amax(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32) -> ag_status;
+
+    /// `ag_op_amin` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// As ag_op_amax for the smallest element (torch.amin).
+    /// ```
+    pub fn ag_op_amin(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32) -> ag_status;
+
+    /// `ag_op_nansum` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = the sum over `dims` with NaN read as 0 (torch.nansum); gradient g,
+    /// 0 at the NaNs.
+    /// ```
+    pub fn ag_op_nansum(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32) -> ag_status;
+
+    /// `ag_op_nanmean` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = nansum over the count of non-NaN elements (torch.nanmean); NaN where
+    /// a slice has none. Gradient g / count, 0 at the NaNs.
+    /// ```
+    pub fn ag_op_nanmean(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32) -> ag_status;
+
+    /// `ag_op_var_mean` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The variance (ag_op_var_dims, same correction) and the mean over `dims`
+    /// in one call (torch.var_mean). Either out-parameter may be NULL, not both
+    /// (AG_ERR_INVALID_ARGUMENT). Gradients: those of ag_op_var_dims and
+    /// ag_op_mean_dims.
+    /// @param[out] out the variance.
+    /// @param[out] mean the mean.
+    /// ```
+    pub fn ag_op_var_mean(out: *mut *mut ag_tensor, mean: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32, correction: f64) -> ag_status;
+
+    /// `ag_op_std_mean` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// As ag_op_var_mean with the standard deviation (ag_op_std_dims) first
+    /// (torch.std_mean).
+    /// @param[out] out the standard deviation.
+    /// @param[out] mean the mean.
+    /// ```
+    pub fn ag_op_std_mean(out: *mut *mut ag_tensor, mean: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32, correction: f64) -> ag_status;
+
+    /// `ag_op_median` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The median of all elements (torch.median without dim): the lower of the
+    /// two middle values for an even count; NaN if x has a NaN. Gradient: g
+    /// shared evenly among the elements equal to the median, as PyTorch.
+    /// AG_ERR_SHAPE for an empty x.
+    /// ```
+    pub fn ag_op_median(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_nanmedian` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// As ag_op_median ignoring NaNs (torch.nanmedian); NaN if all are NaN.
+    /// ```
+    pub fn ag_op_nanmedian(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_median_dim` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The lower median along `dim` and its index (torch.median with dim), rules
+    /// of ag_op_max_dim: a slice with a NaN gives its first NaN. The gradient of
+    /// `values` goes to the returned index.
+    /// ```
+    pub fn ag_op_median_dim(values: *mut *mut ag_tensor, indices: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64, keepdim: i32) -> ag_status;
+
+    /// `ag_op_nanmedian_dim` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// As ag_op_median_dim ignoring NaNs (torch.nanmedian with dim); an all-NaN
+    /// slice gives NaN at index 0.
+    /// ```
+    pub fn ag_op_nanmedian_dim(values: *mut *mut ag_tensor, indices: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64, keepdim: i32) -> ag_status;
+
+    /// `ag_op_quantile` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The q-quantiles of x (torch.quantile): over all elements (ndims = 0, dims
+    /// may be NULL) or along the one dim dims[0] (ndims = 1). q (x's dtype) is a
+    /// 0-dim tensor or a 1-D tensor of values in [0, 1]; a 1-D q adds a leading
+    /// dim of its size to the result. keepdim keeps the reduced dim(s) with size
+    /// 1. Each slice is sorted (NaN last); a slice with a NaN gives NaN. The
+    /// gradient goes to the one or two sorted elements interpolated, weighted.
+    /// @param interpolation one of AG_QUANTILE_*.
+    /// @return AG_ERR_INVALID_ARGUMENT (q outside [0, 1], ndims > 1, a bad
+    /// interpolation), AG_ERR_SHAPE (q of 2 or more dims, an empty x),
+    /// AG_ERR_DTYPE (not f32/f64, q's dtype not x's).
+    /// ```
+    pub fn ag_op_quantile(out: *mut *mut ag_tensor, x: *const ag_tensor, q: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32, interpolation: i32) -> ag_status;
+
+    /// `ag_op_nanquantile` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// As ag_op_quantile ignoring NaNs: the ranks count the non-NaN elements of
+    /// each slice (torch.nanquantile); an all-NaN slice gives NaN.
+    /// ```
+    pub fn ag_op_nanquantile(out: *mut *mut ag_tensor, x: *const ag_tensor, q: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32, interpolation: i32) -> ag_status;
+
+    /// `ag_op_sort` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// x sorted along `dim` (`values`) and the AG_I64 positions of the sorted
+    /// elements in x (`indices`), ascending or descending (torch.sort). NaN sorts
+    /// as the largest value; the sort is always stable (equal elements keep their
+    /// order), whatever `stable` says. Either out-parameter may be NULL, not both.
+    /// The gradient of `values` goes back to the elements' positions.
+    /// ```
+    pub fn ag_op_sort(values: *mut *mut ag_tensor, indices: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64, descending: i32, stable: i32) -> ag_status;
+
+    /// `ag_op_msort` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// x sorted along dim 0, ascending (torch.msort). Gradient as ag_op_sort.
+    /// ```
+    pub fn ag_op_msort(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_topk` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The k largest (largest != 0) or smallest elements along `dim` and their
+    /// indices (torch.topk), always in sorted order (also for sorted = 0); ties
+    /// as ag_op_sort. AG_ERR_INVALID_ARGUMENT for k outside 0..size of dim.
+    /// Either out-parameter may be NULL, not both.
+    /// ```
+    pub fn ag_op_topk(values: *mut *mut ag_tensor, indices: *mut *mut ag_tensor, x: *const ag_tensor, k: i64, dim: i64, largest: i32, sorted: i32) -> ag_status;
+
+    /// `ag_op_kthvalue` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The k-th smallest element along `dim` (k from 1) and its index
+    /// (torch.kthvalue; NaN as the largest). AG_ERR_INVALID_ARGUMENT for k
+    /// outside 1..size of dim. Either out-parameter may be NULL, not both.
+    /// ```
+    pub fn ag_op_kthvalue(values: *mut *mut ag_tensor, indices: *mut *mut ag_tensor, x: *const ag_tensor, k: i64, dim: i64, keepdim: i32) -> ag_status;
+
+    /// `ag_op_logcumsumexp` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y_k = log(exp(x_0) + ... + exp(x_k)) along `dim` (torch.logcumsumexp),
+    /// accumulated in double without overflow. Gradient: sum over k >= i of
+    /// g_k exp(x_i - y_k), computed in log space (PyTorch's formula).
+    /// ```
+    pub fn ag_op_logcumsumexp(out: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64) -> ag_status;
+
+    /// `ag_op_cummax` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The running maximum along `dim` (`values`) and the AG_I64 index where it
+    /// was attained (torch.cummax): the last index among equal values; once a NaN
+    /// was seen the values are NaN and the index that of the last NaN. Either
+    /// out-parameter may be NULL, not both. The gradient of `values` is g summed
+    /// into the elements at the indices.
+    /// ```
+    pub fn ag_op_cummax(values: *mut *mut ag_tensor, indices: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64) -> ag_status;
+
+    /// `ag_op_cummin` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// As ag_op_cummax for the running minimum (torch.cummin).
+    /// ```
+    pub fn ag_op_cummin(values: *mut *mut ag_tensor, indices: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64) -> ag_status;
+
+    /// `ag_op_dist` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The p-norm of a - b (broadcast) over all elements (torch.dist), p >= 0
+    /// (INFINITY allowed). AG_ERR_INVALID_ARGUMENT for a negative or NaN p.
+    /// ```
+    pub fn ag_op_dist(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor, p: f64) -> ag_status;
+
+    /// `ag_op_cdist` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The p-norm distances between the rows of a (..., P, M) and of b
+    /// (..., R, M), batch dims broadcast: shape (..., P, R) (torch.cdist with
+    /// its default compute_mode: for p = 2 and P or R above 25, through the
+    /// matrix product |u|^2 + |v|^2 - 2 u.v clamped at 0; else directly).
+    /// Gradient 0 where a distance is 0 (p = 2). AG_ERR_SHAPE for fewer than 2
+    /// dims or different M; AG_ERR_INVALID_ARGUMENT for a negative or NaN p.
+    /// ```
+    pub fn ag_op_cdist(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor, p: f64) -> ag_status;
+
+    /// `ag_op_pdist` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The p-norm distances between the rows i < j of x (N, M), in row order
+    /// (torch.nn.functional.pdist): N (N - 1) / 2 values. AG_ERR_SHAPE unless x
+    /// is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p.
+    /// ```
+    pub fn ag_op_pdist(out: *mut *mut ag_tensor, x: *const ag_tensor, p: f64) -> ag_status;
+
+    /// `ag_op_pairwise_distance` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The p-norm of x1 - x2 + eps (broadcast) over the last dim
+    /// (torch.nn.functional.pairwise_distance); any p but NaN, negative p as
+    /// ag_op_norm_dims.
+    /// ```
+    pub fn ag_op_pairwise_distance(out: *mut *mut ag_tensor, x1: *const ag_tensor, x2: *const ag_tensor, p: f64, eps: f64, keepdim: i32) -> ag_status;
+
+    /// `ag_op_cosine_similarity` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// The sum over `dim` of (x1 / max(|x1|, eps)) (x2 / max(|x2|, eps)), x1 and
+    /// x2 broadcast, |.| the 2-norm over dim (torch.nn.functional.
+    /// cosine_similarity; PyTorch's default eps is 1e-8). As PyTorch 1.13 the
+    /// clamp acts on the value only: the gradient is that of x / |x| (0 where
+    /// |x| = 0).
+    /// ```
+    pub fn ag_op_cosine_similarity(out: *mut *mut ag_tensor, x1: *const ag_tensor, x2: *const ag_tensor, dim: i64, eps: f64) -> ag_status;
+
+    /// `ag_op_normalize` (ag/ops_reduce.h, since AG_0.2).
+    ///
+    /// ```text
+    /// x / max(p-norm of x over dim, eps) (torch.nn.functional.normalize; PyTorch's
+    /// defaults p = 2, dim = 1, eps = 1e-12); no gradient through the norm where
+    /// it is below eps.
+    /// ```
+    pub fn ag_op_normalize(out: *mut *mut ag_tensor, x: *const ag_tensor, p: f64, dim: i64, eps: f64) -> ag_status;
+
     /// `ag_op_reshape` (ag/ops_shape.h, since AG_0.1).
     ///
     /// ```text
@@ -5597,6 +5836,181 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64, f64, f64, f64) -> ag_status>(p) })
     }
 
+    /// `ag_op_amax` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_amax() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_amax");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_amin` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_amin() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_amin");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_nansum` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_nansum() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_nansum");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_nanmean` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_nanmean() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_nanmean");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_var_mean` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_var_mean() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_var_mean");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_std_mean` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_std_mean() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_std_mean");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_median` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_median() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_median");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_nanmedian` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_nanmedian() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_nanmedian");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_median_dim` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_median_dim() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_median_dim");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_nanmedian_dim` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_nanmedian_dim() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_nanmedian_dim");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_quantile` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_quantile() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const i64, i32, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_quantile");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const i64, i32, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_nanquantile` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_nanquantile() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const i64, i32, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_nanquantile");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const i64, i32, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_sort` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_sort() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_sort");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_msort` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_msort() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_msort");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_topk` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_topk() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64, i64, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_topk");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64, i64, i32, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_kthvalue` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_kthvalue() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64, i64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_kthvalue");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64, i64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_logcumsumexp` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_logcumsumexp() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_logcumsumexp");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_cummax` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_cummax() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_cummax");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_cummin` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_cummin() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_cummin");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_dist` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_dist() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_dist");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_cdist` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_cdist() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_cdist");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_pdist` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_pdist() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_pdist");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_pairwise_distance` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_pairwise_distance() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_pairwise_distance");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_cosine_similarity` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_cosine_similarity() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i64, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_cosine_similarity");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i64, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_normalize` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_normalize() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64, i64, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_normalize");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64, i64, f64) -> ag_status>(p) })
+    }
+
     /// `ag_op_roll` (since AG_0.2), or `None` when the loaded libag lacks it.
     pub fn ag_op_roll() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, *const i64, i32) -> ag_status> {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_roll");
@@ -6191,6 +6605,31 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_argmin", "AG_0.1"),
     ("ag_op_cumsum", "AG_0.1"),
     ("ag_op_cumprod", "AG_0.1"),
+    ("ag_op_amax", "AG_0.2"),
+    ("ag_op_amin", "AG_0.2"),
+    ("ag_op_nansum", "AG_0.2"),
+    ("ag_op_nanmean", "AG_0.2"),
+    ("ag_op_var_mean", "AG_0.2"),
+    ("ag_op_std_mean", "AG_0.2"),
+    ("ag_op_median", "AG_0.2"),
+    ("ag_op_nanmedian", "AG_0.2"),
+    ("ag_op_median_dim", "AG_0.2"),
+    ("ag_op_nanmedian_dim", "AG_0.2"),
+    ("ag_op_quantile", "AG_0.2"),
+    ("ag_op_nanquantile", "AG_0.2"),
+    ("ag_op_sort", "AG_0.2"),
+    ("ag_op_msort", "AG_0.2"),
+    ("ag_op_topk", "AG_0.2"),
+    ("ag_op_kthvalue", "AG_0.2"),
+    ("ag_op_logcumsumexp", "AG_0.2"),
+    ("ag_op_cummax", "AG_0.2"),
+    ("ag_op_cummin", "AG_0.2"),
+    ("ag_op_dist", "AG_0.2"),
+    ("ag_op_cdist", "AG_0.2"),
+    ("ag_op_pdist", "AG_0.2"),
+    ("ag_op_pairwise_distance", "AG_0.2"),
+    ("ag_op_cosine_similarity", "AG_0.2"),
+    ("ag_op_normalize", "AG_0.2"),
     ("ag_op_reshape", "AG_0.1"),
     ("ag_op_flatten", "AG_0.1"),
     ("ag_op_squeeze", "AG_0.1"),
@@ -6526,6 +6965,31 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("margin_ranking_loss", "CUSTOM", "ag_op_margin_ranking_loss"),
     ("cosine_embedding_loss", "CUSTOM", "ag_op_cosine_embedding_loss"),
     ("triplet_margin_loss", "CUSTOM", "ag_op_triplet_margin_loss"),
+    ("amax", "DIMS", "ag_op_amax"),
+    ("amin", "DIMS", "ag_op_amin"),
+    ("nansum", "DIMS", "ag_op_nansum"),
+    ("nanmean", "DIMS", "ag_op_nanmean"),
+    ("var_mean", "STAT_MEAN", "ag_op_var_mean"),
+    ("std_mean", "STAT_MEAN", "ag_op_std_mean"),
+    ("logcumsumexp", "DIM", "ag_op_logcumsumexp"),
+    ("cummax", "SCAN_INDICES", "ag_op_cummax"),
+    ("cummin", "SCAN_INDICES", "ag_op_cummin"),
+    ("dist", "BINARY_SCALAR", "ag_op_dist"),
+    ("cdist", "BINARY_SCALAR", "ag_op_cdist"),
+    ("pdist", "UNARY_SCALAR", "ag_op_pdist"),
+    ("pairwise_distance", "CUSTOM", "ag_op_pairwise_distance"),
+    ("cosine_similarity", "CUSTOM", "ag_op_cosine_similarity"),
+    ("normalize", "CUSTOM", "ag_op_normalize"),
+    ("sort", "CUSTOM", "ag_op_sort"),
+    ("msort", "UNARY", "ag_op_msort"),
+    ("topk", "CUSTOM", "ag_op_topk"),
+    ("kthvalue", "CUSTOM", "ag_op_kthvalue"),
+    ("median", "UNARY", "ag_op_median"),
+    ("nanmedian", "UNARY", "ag_op_nanmedian"),
+    ("median_dim", "VALUES_INDICES", "ag_op_median_dim"),
+    ("nanmedian_dim", "VALUES_INDICES", "ag_op_nanmedian_dim"),
+    ("quantile", "QUANTILE", "ag_op_quantile"),
+    ("nanquantile", "QUANTILE", "ag_op_nanquantile"),
 ];
 
 /// Every constant as i64 (u64 ones as their bit pattern, as ag_constant_value gives them).
@@ -6576,6 +7040,11 @@ pub const CONSTANT_VALUES: &[(&str, i64)] = &[
     ("AG_REDUCTION_MEAN", AG_REDUCTION_MEAN as i64),
     ("AG_REDUCTION_SUM", AG_REDUCTION_SUM as i64),
     ("AG_IGNORE_INDEX_DEFAULT", AG_IGNORE_INDEX_DEFAULT as i64),
+    ("AG_QUANTILE_LINEAR", AG_QUANTILE_LINEAR as i64),
+    ("AG_QUANTILE_LOWER", AG_QUANTILE_LOWER as i64),
+    ("AG_QUANTILE_HIGHER", AG_QUANTILE_HIGHER as i64),
+    ("AG_QUANTILE_MIDPOINT", AG_QUANTILE_MIDPOINT as i64),
+    ("AG_QUANTILE_NEAREST", AG_QUANTILE_NEAREST as i64),
     ("AG_PAD_CONSTANT", AG_PAD_CONSTANT as i64),
     ("AG_PAD_REFLECT", AG_PAD_REFLECT as i64),
     ("AG_OPTIM_SGD", AG_OPTIM_SGD as i64),

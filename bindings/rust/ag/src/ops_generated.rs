@@ -2829,6 +2829,324 @@ impl Tensor {
         check(unsafe { sys::ag_op_cumprod(&mut out_out, self.as_ptr(), dim) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
+    /// `ag_op_amax`: y = the largest element over `dims` (torch.amax), NaN where the slice has one. Gradient: g shared evenly among the elements equal to y (all NaNs for a NaN y), as PyTorch. AG_ERR_SHAPE over an empty dim.
+    ///
+    /// ```text
+    /// y = the largest element over `dims` (torch.amax), NaN where the slice has
+    /// one. Gradient: g shared evenly among the elements equal to y (all NaNs
+    /// for a NaN y), as PyTorch. AG_ERR_SHAPE over an empty dim.
+    /// ```
+    pub fn amax(&self, dims: &[i64], keepdim: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_amax(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_amin`: As ag_op_amax for the smallest element (torch.amin).
+    ///
+    /// ```text
+    /// As ag_op_amax for the smallest element (torch.amin).
+    /// ```
+    pub fn amin(&self, dims: &[i64], keepdim: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_amin(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_nansum`: y = the sum over `dims` with NaN read as 0 (torch.nansum); gradient g, 0 at the NaNs.
+    ///
+    /// ```text
+    /// y = the sum over `dims` with NaN read as 0 (torch.nansum); gradient g,
+    /// 0 at the NaNs.
+    /// ```
+    pub fn nansum(&self, dims: &[i64], keepdim: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_nansum(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_nanmean`: y = nansum over the count of non-NaN elements (torch.nanmean); NaN where a slice has none. Gradient g / count, 0 at the NaNs.
+    ///
+    /// ```text
+    /// y = nansum over the count of non-NaN elements (torch.nanmean); NaN where
+    /// a slice has none. Gradient g / count, 0 at the NaNs.
+    /// ```
+    pub fn nanmean(&self, dims: &[i64], keepdim: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_nanmean(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_var_mean`: The variance (ag_op_var_dims, same correction) and the mean over `dims` in one call (torch.var_mean). Either out-parameter may be NULL, not both (AG_ERR_INVALID_ARGUMENT). Gradients: those of ag_op_var_dims and ag_op_mean_dims. @param\[out\] out the variance. @param\[out\] mean the mean.
+    ///
+    /// ```text
+    /// The variance (ag_op_var_dims, same correction) and the mean over `dims`
+    /// in one call (torch.var_mean). Either out-parameter may be NULL, not both
+    /// (AG_ERR_INVALID_ARGUMENT). Gradients: those of ag_op_var_dims and
+    /// ag_op_mean_dims.
+    /// @param[out] out the variance.
+    /// @param[out] mean the mean.
+    /// ```
+    pub fn var_mean(&self, dims: &[i64], keepdim: i32, correction: f64) -> Result<(Tensor, Tensor)> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_mean: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_var_mean(&mut out_out, &mut out_mean, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim, correction) })?;
+        Ok(unsafe { (Tensor::from_raw(out_out), Tensor::from_raw(out_mean)) })
+    }
+    /// `ag_op_std_mean`: As ag_op_var_mean with the standard deviation (ag_op_std_dims) first (torch.std_mean). @param\[out\] out the standard deviation. @param\[out\] mean the mean.
+    ///
+    /// ```text
+    /// As ag_op_var_mean with the standard deviation (ag_op_std_dims) first
+    /// (torch.std_mean).
+    /// @param[out] out the standard deviation.
+    /// @param[out] mean the mean.
+    /// ```
+    pub fn std_mean(&self, dims: &[i64], keepdim: i32, correction: f64) -> Result<(Tensor, Tensor)> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_mean: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_std_mean(&mut out_out, &mut out_mean, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim, correction) })?;
+        Ok(unsafe { (Tensor::from_raw(out_out), Tensor::from_raw(out_mean)) })
+    }
+    /// `ag_op_median`: The median of all elements (torch.median without dim): the lower of the two middle values for an even count; NaN if x has a NaN. Gradient: g shared evenly among the elements equal to the median, as PyTorch. AG_ERR_SHAPE for an empty x.
+    ///
+    /// ```text
+    /// The median of all elements (torch.median without dim): the lower of the
+    /// two middle values for an even count; NaN if x has a NaN. Gradient: g
+    /// shared evenly among the elements equal to the median, as PyTorch.
+    /// AG_ERR_SHAPE for an empty x.
+    /// ```
+    pub fn median(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_median(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_nanmedian`: As ag_op_median ignoring NaNs (torch.nanmedian); NaN if all are NaN.
+    ///
+    /// ```text
+    /// As ag_op_median ignoring NaNs (torch.nanmedian); NaN if all are NaN.
+    /// ```
+    pub fn nanmedian(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_nanmedian(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_median_dim`: The lower median along `dim` and its index (torch.median with dim), rules of ag_op_max_dim: a slice with a NaN gives its first NaN. The gradient of `values` goes to the returned index.
+    ///
+    /// ```text
+    /// The lower median along `dim` and its index (torch.median with dim), rules
+    /// of ag_op_max_dim: a slice with a NaN gives its first NaN. The gradient of
+    /// `values` goes to the returned index.
+    /// ```
+    pub fn median_dim(&self, dim: i64, keepdim: i32) -> Result<(Tensor, Tensor)> {
+        let mut out_values: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_indices: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_median_dim(&mut out_values, &mut out_indices, self.as_ptr(), dim, keepdim) })?;
+        Ok(unsafe { (Tensor::from_raw(out_values), Tensor::from_raw(out_indices)) })
+    }
+    /// `ag_op_nanmedian_dim`: As ag_op_median_dim ignoring NaNs (torch.nanmedian with dim); an all-NaN slice gives NaN at index 0.
+    ///
+    /// ```text
+    /// As ag_op_median_dim ignoring NaNs (torch.nanmedian with dim); an all-NaN
+    /// slice gives NaN at index 0.
+    /// ```
+    pub fn nanmedian_dim(&self, dim: i64, keepdim: i32) -> Result<(Tensor, Tensor)> {
+        let mut out_values: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_indices: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_nanmedian_dim(&mut out_values, &mut out_indices, self.as_ptr(), dim, keepdim) })?;
+        Ok(unsafe { (Tensor::from_raw(out_values), Tensor::from_raw(out_indices)) })
+    }
+    /// `ag_op_quantile`: The q-quantiles of x (torch.quantile): over all elements (ndims = 0, dims may be NULL) or along the one dim dims\[0\] (ndims = 1). q (x's dtype) is a 0-dim tensor or a 1-D tensor of values in \[0, 1\]; a 1-D q adds a leading dim of its size to the result. keepdim keeps the reduced dim(s) with size 1. Each slice is sorted (NaN last); a slice with a NaN gives NaN. The gradient goes to the one or two sorted elements interpolated, weighted. @param interpolation one of AG_QUANTILE_*. @return AG_ERR_INVALID_ARGUMENT (q outside \[0, 1\], ndims > 1, a bad interpolation), AG_ERR_SHAPE (q of 2 or more dims, an empty x), AG_ERR_DTYPE (not f32/f64, q's dtype not x's).
+    ///
+    /// ```text
+    /// The q-quantiles of x (torch.quantile): over all elements (ndims = 0, dims
+    /// may be NULL) or along the one dim dims[0] (ndims = 1). q (x's dtype) is a
+    /// 0-dim tensor or a 1-D tensor of values in [0, 1]; a 1-D q adds a leading
+    /// dim of its size to the result. keepdim keeps the reduced dim(s) with size
+    /// 1. Each slice is sorted (NaN last); a slice with a NaN gives NaN. The
+    /// gradient goes to the one or two sorted elements interpolated, weighted.
+    /// @param interpolation one of AG_QUANTILE_*.
+    /// @return AG_ERR_INVALID_ARGUMENT (q outside [0, 1], ndims > 1, a bad
+    /// interpolation), AG_ERR_SHAPE (q of 2 or more dims, an empty x),
+    /// AG_ERR_DTYPE (not f32/f64, q's dtype not x's).
+    /// ```
+    pub fn quantile(&self, q: &Tensor, dims: &[i64], keepdim: i32, interpolation: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_quantile(&mut out_out, self.as_ptr(), q.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim, interpolation) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_nanquantile`: As ag_op_quantile ignoring NaNs: the ranks count the non-NaN elements of each slice (torch.nanquantile); an all-NaN slice gives NaN.
+    ///
+    /// ```text
+    /// As ag_op_quantile ignoring NaNs: the ranks count the non-NaN elements of
+    /// each slice (torch.nanquantile); an all-NaN slice gives NaN.
+    /// ```
+    pub fn nanquantile(&self, q: &Tensor, dims: &[i64], keepdim: i32, interpolation: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_nanquantile(&mut out_out, self.as_ptr(), q.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim, interpolation) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_sort`: x sorted along `dim` (`values`) and the AG_I64 positions of the sorted elements in x (`indices`), ascending or descending (torch.sort). NaN sorts as the largest value; the sort is always stable (equal elements keep their order), whatever `stable` says. Either out-parameter may be NULL, not both. The gradient of `values` goes back to the elements' positions.
+    ///
+    /// ```text
+    /// x sorted along `dim` (`values`) and the AG_I64 positions of the sorted
+    /// elements in x (`indices`), ascending or descending (torch.sort). NaN sorts
+    /// as the largest value; the sort is always stable (equal elements keep their
+    /// order), whatever `stable` says. Either out-parameter may be NULL, not both.
+    /// The gradient of `values` goes back to the elements' positions.
+    /// ```
+    pub fn sort(&self, dim: i64, descending: i32, stable: i32) -> Result<(Tensor, Tensor)> {
+        let mut out_values: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_indices: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_sort(&mut out_values, &mut out_indices, self.as_ptr(), dim, descending, stable) })?;
+        Ok(unsafe { (Tensor::from_raw(out_values), Tensor::from_raw(out_indices)) })
+    }
+    /// `ag_op_msort`: x sorted along dim 0, ascending (torch.msort). Gradient as ag_op_sort.
+    ///
+    /// ```text
+    /// x sorted along dim 0, ascending (torch.msort). Gradient as ag_op_sort.
+    /// ```
+    pub fn msort(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_msort(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_topk`: The k largest (largest != 0) or smallest elements along `dim` and their indices (torch.topk), always in sorted order (also for sorted = 0); ties as ag_op_sort. AG_ERR_INVALID_ARGUMENT for k outside 0..size of dim. Either out-parameter may be NULL, not both.
+    ///
+    /// ```text
+    /// The k largest (largest != 0) or smallest elements along `dim` and their
+    /// indices (torch.topk), always in sorted order (also for sorted = 0); ties
+    /// as ag_op_sort. AG_ERR_INVALID_ARGUMENT for k outside 0..size of dim.
+    /// Either out-parameter may be NULL, not both.
+    /// ```
+    pub fn topk(&self, k: i64, dim: i64, largest: i32, sorted: i32) -> Result<(Tensor, Tensor)> {
+        let mut out_values: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_indices: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_topk(&mut out_values, &mut out_indices, self.as_ptr(), k, dim, largest, sorted) })?;
+        Ok(unsafe { (Tensor::from_raw(out_values), Tensor::from_raw(out_indices)) })
+    }
+    /// `ag_op_kthvalue`: The k-th smallest element along `dim` (k from 1) and its index (torch.kthvalue; NaN as the largest). AG_ERR_INVALID_ARGUMENT for k outside 1..size of dim. Either out-parameter may be NULL, not both.
+    ///
+    /// ```text
+    /// The k-th smallest element along `dim` (k from 1) and its index
+    /// (torch.kthvalue; NaN as the largest). AG_ERR_INVALID_ARGUMENT for k
+    /// outside 1..size of dim. Either out-parameter may be NULL, not both.
+    /// ```
+    pub fn kthvalue(&self, k: i64, dim: i64, keepdim: i32) -> Result<(Tensor, Tensor)> {
+        let mut out_values: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_indices: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_kthvalue(&mut out_values, &mut out_indices, self.as_ptr(), k, dim, keepdim) })?;
+        Ok(unsafe { (Tensor::from_raw(out_values), Tensor::from_raw(out_indices)) })
+    }
+    /// `ag_op_logcumsumexp`: y_k = log(exp(x_0) + ... + exp(x_k)) along `dim` (torch.logcumsumexp), accumulated in double without overflow. Gradient: sum over k >= i of g_k exp(x_i - y_k), computed in log space (PyTorch's formula).
+    ///
+    /// ```text
+    /// y_k = log(exp(x_0) + ... + exp(x_k)) along `dim` (torch.logcumsumexp),
+    /// accumulated in double without overflow. Gradient: sum over k >= i of
+    /// g_k exp(x_i - y_k), computed in log space (PyTorch's formula).
+    /// ```
+    pub fn logcumsumexp(&self, dim: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_logcumsumexp(&mut out_out, self.as_ptr(), dim) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_cummax`: The running maximum along `dim` (`values`) and the AG_I64 index where it was attained (torch.cummax): the last index among equal values; once a NaN was seen the values are NaN and the index that of the last NaN. Either out-parameter may be NULL, not both. The gradient of `values` is g summed into the elements at the indices.
+    ///
+    /// ```text
+    /// The running maximum along `dim` (`values`) and the AG_I64 index where it
+    /// was attained (torch.cummax): the last index among equal values; once a NaN
+    /// was seen the values are NaN and the index that of the last NaN. Either
+    /// out-parameter may be NULL, not both. The gradient of `values` is g summed
+    /// into the elements at the indices.
+    /// ```
+    pub fn cummax(&self, dim: i64) -> Result<(Tensor, Tensor)> {
+        let mut out_values: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_indices: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_cummax(&mut out_values, &mut out_indices, self.as_ptr(), dim) })?;
+        Ok(unsafe { (Tensor::from_raw(out_values), Tensor::from_raw(out_indices)) })
+    }
+    /// `ag_op_cummin`: As ag_op_cummax for the running minimum (torch.cummin).
+    ///
+    /// ```text
+    /// As ag_op_cummax for the running minimum (torch.cummin).
+    /// ```
+    pub fn cummin(&self, dim: i64) -> Result<(Tensor, Tensor)> {
+        let mut out_values: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_indices: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_cummin(&mut out_values, &mut out_indices, self.as_ptr(), dim) })?;
+        Ok(unsafe { (Tensor::from_raw(out_values), Tensor::from_raw(out_indices)) })
+    }
+    /// `ag_op_dist`: The p-norm of a - b (broadcast) over all elements (torch.dist), p >= 0 (INFINITY allowed). AG_ERR_INVALID_ARGUMENT for a negative or NaN p.
+    ///
+    /// ```text
+    /// The p-norm of a - b (broadcast) over all elements (torch.dist), p >= 0
+    /// (INFINITY allowed). AG_ERR_INVALID_ARGUMENT for a negative or NaN p.
+    /// ```
+    pub fn dist(&self, b: &Tensor, p: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_dist(&mut out_out, self.as_ptr(), b.as_ptr(), p) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_cdist`: The p-norm distances between the rows of a (..., P, M) and of b (..., R, M), batch dims broadcast: shape (..., P, R) (torch.cdist with its default compute_mode: for p = 2 and P or R above 25, through the matrix product |u|^2 + |v|^2 - 2 u.v clamped at 0; else directly). Gradient 0 where a distance is 0 (p = 2). AG_ERR_SHAPE for fewer than 2 dims or different M; AG_ERR_INVALID_ARGUMENT for a negative or NaN p.
+    ///
+    /// ```text
+    /// The p-norm distances between the rows of a (..., P, M) and of b
+    /// (..., R, M), batch dims broadcast: shape (..., P, R) (torch.cdist with
+    /// its default compute_mode: for p = 2 and P or R above 25, through the
+    /// matrix product |u|^2 + |v|^2 - 2 u.v clamped at 0; else directly).
+    /// Gradient 0 where a distance is 0 (p = 2). AG_ERR_SHAPE for fewer than 2
+    /// dims or different M; AG_ERR_INVALID_ARGUMENT for a negative or NaN p.
+    /// ```
+    pub fn cdist(&self, b: &Tensor, p: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_cdist(&mut out_out, self.as_ptr(), b.as_ptr(), p) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_pdist`: The p-norm distances between the rows i \< j of x (N, M), in row order (torch.nn.functional.pdist): N (N - 1) / 2 values. AG_ERR_SHAPE unless x is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p.
+    ///
+    /// ```text
+    /// The p-norm distances between the rows i < j of x (N, M), in row order
+    /// (torch.nn.functional.pdist): N (N - 1) / 2 values. AG_ERR_SHAPE unless x
+    /// is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p.
+    /// ```
+    pub fn pdist(&self, p: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_pdist(&mut out_out, self.as_ptr(), p) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_pairwise_distance`: The p-norm of x1 - x2 + eps (broadcast) over the last dim (torch.nn.functional.pairwise_distance); any p but NaN, negative p as ag_op_norm_dims.
+    ///
+    /// ```text
+    /// The p-norm of x1 - x2 + eps (broadcast) over the last dim
+    /// (torch.nn.functional.pairwise_distance); any p but NaN, negative p as
+    /// ag_op_norm_dims.
+    /// ```
+    pub fn pairwise_distance(&self, x2: &Tensor, p: f64, eps: f64, keepdim: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_pairwise_distance(&mut out_out, self.as_ptr(), x2.as_ptr(), p, eps, keepdim) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_cosine_similarity`: The sum over `dim` of (x1 / max(|x1|, eps)) (x2 / max(|x2|, eps)), x1 and x2 broadcast, |.| the 2-norm over dim (torch.nn.functional. cosine_similarity; PyTorch's default eps is 1e-8). As PyTorch 1.13 the clamp acts on the value only: the gradient is that of x / |x| (0 where |x| = 0).
+    ///
+    /// ```text
+    /// The sum over `dim` of (x1 / max(|x1|, eps)) (x2 / max(|x2|, eps)), x1 and
+    /// x2 broadcast, |.| the 2-norm over dim (torch.nn.functional.
+    /// cosine_similarity; PyTorch's default eps is 1e-8). As PyTorch 1.13 the
+    /// clamp acts on the value only: the gradient is that of x / |x| (0 where
+    /// |x| = 0).
+    /// ```
+    pub fn cosine_similarity(&self, x2: &Tensor, dim: i64, eps: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_cosine_similarity(&mut out_out, self.as_ptr(), x2.as_ptr(), dim, eps) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_normalize`: x / max(p-norm of x over dim, eps) (torch.nn.functional.normalize; PyTorch's defaults p = 2, dim = 1, eps = 1e-12); no gradient through the norm where it is below eps.
+    ///
+    /// ```text
+    /// x / max(p-norm of x over dim, eps) (torch.nn.functional.normalize; PyTorch's
+    /// defaults p = 2, dim = 1, eps = 1e-12); no gradient through the norm where
+    /// it is below eps.
+    /// ```
+    pub fn normalize(&self, p: f64, dim: i64, eps: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_normalize(&mut out_out, self.as_ptr(), p, dim, eps) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
     /// `ag_op_reshape`: y = x with shape `shape` (ndim sizes, one of which may be -1 and is then inferred). A view when x's strides can express the new shape (PyTorch's `view` rule), else a contiguous copy. Gradient: reshaped back. @return AG_ERR_SHAPE when the element counts differ (or -1 cannot be         inferred, e.g. with a 0 among the other sizes);         AG_ERR_INVALID_ARGUMENT for two -1, a size below -1, a bad ndim.
     ///
     /// ```text
