@@ -4,7 +4,7 @@
  * scalar chain, f32) and the MLP step of workload d (B = 64, 784-256-256-10,
  * nll_loss of log_softmax written as cross_entropy; no update).
  *
- *   bench_replay [--reps N] [--threads T]
+ *   bench_replay [--reps N] [--threads T] [--only a|d]
  *
  * Each repeat runs the eager step (fresh graph, fresh .grad, graph freed) and
  * one replay with new leaf values (ag_graph_replay with a values tensor), in
@@ -255,9 +255,11 @@ static void bench_mlp(int reps) {
 
 int main(int argc, char **argv) {
   int reps = 21, threads = 1;
+  const char *only = "";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--reps") == 0) reps = atoi(argv[i + 1]);
     else if (strcmp(argv[i], "--threads") == 0) threads = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "--only") == 0) only = argv[i + 1];
   }
   if (reps < 1) reps = 1;
   ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
@@ -265,8 +267,8 @@ int main(int argc, char **argv) {
   o.alloc = count_alloc;
   o.free = count_free;
   CK(ag_context_create(&g_ctx, &o));
-  bench_chain(reps);
-  bench_mlp(reps);
+  if (strcmp(only, "d") != 0) bench_chain(reps);
+  if (strcmp(only, "a") != 0) bench_mlp(reps);
   ag_context_release(g_ctx);
   if (g_failed) fprintf(stderr, "bench_replay: a replay differs from the eager run or allocated\n");
   return g_failed;
