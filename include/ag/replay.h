@@ -39,8 +39,10 @@
  * creates while recording (ag_tensor_create, ag_tensor_full, ...) are
  * constants: replay keeps their values. Host code between the calls is not
  * recorded: values read while recording (ag_tensor_item) must not steer
- * which calls follow. Values are not checked again on replay (class
- * indices of cross_entropy must stay in range).
+ * which calls follow. Values are not checked again on replay: class
+ * indices of cross_entropy out of range add nothing, and targets that all
+ * become ignore_index give a loss of 0 instead of NaN (recording refuses
+ * that case).
  *
  * Lifetime: a graph keeps alive every tensor its kernels read or write
  * (leaves, constants, intermediates, gradients) and the context; the caller
