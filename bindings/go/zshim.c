@@ -183,6 +183,11 @@
 #pragma weak ag_profile_chrome_trace
 #pragma weak ag_profile_write_chrome_trace
 #pragma weak ag_profile_release
+#pragma weak ag_graph_record_begin
+#pragma weak ag_graph_record_end
+#pragma weak ag_graph_replay
+#pragma weak ag_graph_num_steps
+#pragma weak ag_graph_release
 
 static void agx_capture(agx_err *e) {
   const char *m = ag_last_error_message();
@@ -370,6 +375,11 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_profile_chrome_trace") == 0) return ag_profile_chrome_trace != NULL;
   if (strcmp(name, "ag_profile_write_chrome_trace") == 0) return ag_profile_write_chrome_trace != NULL;
   if (strcmp(name, "ag_profile_release") == 0) return ag_profile_release != NULL;
+  if (strcmp(name, "ag_graph_record_begin") == 0) return ag_graph_record_begin != NULL;
+  if (strcmp(name, "ag_graph_record_end") == 0) return ag_graph_record_end != NULL;
+  if (strcmp(name, "ag_graph_replay") == 0) return ag_graph_replay != NULL;
+  if (strcmp(name, "ag_graph_num_steps") == 0) return ag_graph_num_steps != NULL;
+  if (strcmp(name, "ag_graph_release") == 0) return ag_graph_release != NULL;
   return 1;
 }
 
@@ -3297,6 +3307,52 @@ ag_status agx_ag_op_dropout(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x
   ag_status agx_s = ag_op_dropout(out, x, p, training);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
+}
+
+ag_status agx_ag_graph_record_begin(agx_err *agx_e, ag_context *ctx) {
+  if (!ag_graph_record_begin) {
+    agx_missing(agx_e, "ag_graph_record_begin");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_graph_record_begin(ctx);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_graph_record_end(agx_err *agx_e, ag_graph * *graph) {
+  if (!ag_graph_record_end) {
+    agx_missing(agx_e, "ag_graph_record_end");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_graph_record_end(graph);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_graph_replay(agx_err *agx_e, ag_graph *graph, int32_t n, ag_tensor *const  *leaves, const ag_tensor *const  *values) {
+  if (!ag_graph_replay) {
+    agx_missing(agx_e, "ag_graph_replay");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_graph_replay(graph, n, leaves, values);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+int64_t agx_ag_graph_num_steps(agx_err *agx_e, const ag_graph *graph) {
+  if (!ag_graph_num_steps) {
+    agx_missing(agx_e, "ag_graph_num_steps");
+    return 0;
+  }
+  return ag_graph_num_steps(graph);
+}
+
+void agx_ag_graph_release(agx_err *agx_e, ag_graph *graph) {
+  if (!ag_graph_release) {
+    agx_missing(agx_e, "ag_graph_release");
+    return;
+  }
+  ag_graph_release(graph);
 }
 
 ag_status agx_ag_scope_begin(agx_err *agx_e, ag_scope * *out) {

@@ -29,6 +29,7 @@
 #include <ag/optim.h>
 #include <ag/profile.h>
 #include <ag/random.h>
+#include <ag/replay.h>
 #include <ag/scope.h>
 #include <ag/tensor.h>
 
@@ -417,6 +418,11 @@ ag_status agx_ag_op_bernoulli(agx_err *agx_e, ag_tensor * *out, const ag_tensor 
 ag_status agx_ag_op_bernoulli_scalar(agx_err *agx_e, ag_tensor * *out, ag_context *ctx, ag_dtype dtype, const int64_t *shape, int32_t ndim, double p);
 ag_status agx_ag_op_randint(agx_err *agx_e, ag_tensor * *out, ag_context *ctx, const int64_t *shape, int32_t ndim, int64_t low, int64_t high);
 ag_status agx_ag_op_dropout(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, double p, int32_t training);
+ag_status agx_ag_graph_record_begin(agx_err *agx_e, ag_context *ctx);
+ag_status agx_ag_graph_record_end(agx_err *agx_e, ag_graph * *graph);
+ag_status agx_ag_graph_replay(agx_err *agx_e, ag_graph *graph, int32_t n, ag_tensor *const  *leaves, const ag_tensor *const  *values);
+int64_t agx_ag_graph_num_steps(agx_err *agx_e, const ag_graph *graph);
+void agx_ag_graph_release(agx_err *agx_e, ag_graph *graph);
 ag_status agx_ag_scope_begin(agx_err *agx_e, ag_scope * *out);
 ag_status agx_ag_scope_end(agx_err *agx_e, ag_scope *scope);
 ag_status agx_ag_scope_keep(agx_err *agx_e, ag_tensor *t);

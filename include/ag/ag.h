@@ -50,5 +50,6 @@
 #include "ag/io.h"
 #include "ag/budget.h"
 #include "ag/profile.h"
+#include "ag/replay.h"
 
 #endif /* AG_AG_H */

@@ -13,6 +13,7 @@
 #include "core/context.h"
 #include "core/error.h"
 #include "core/profiler.h"
+#include "core/recorder.h"
 #include "core/tensor_impl.h"
 
 namespace ag::api {
@@ -23,11 +24,37 @@ void set_last_error(const char* fn, const std::string& message) noexcept;
 uint64_t error_count() noexcept;
 const char* last_error() noexcept;
 
+// A C call while the calling thread records for replay (ag/replay.h): the
+// outermost call is refused if replay could not repeat it (random draws,
+// in-place writes, host callbacks), and what an op computed is checked to be
+// replayable when it returns. One relaxed load when no thread records.
+class RecordedCall {
+ public:
+  explicit RecordedCall(const char* fn) : r_(recording()) {
+    if (r_) [[unlikely]] enter(fn);
+  }
+  ~RecordedCall() {
+    if (r_) --r_->call_depth;
+  }
+  RecordedCall(const RecordedCall&) = delete;
+  RecordedCall& operator=(const RecordedCall&) = delete;
+  void done(const char* fn) {
+    if (r_) [[unlikely]] leave(fn);
+  }
+
+ private:
+  void enter(const char* fn);  // throws ag::Error (then the call is not entered)
+  void leave(const char* fn);  // throws ag::Error
+  Recorder* r_;
+};
+
 template <class F>
 ag_status call(const char* fn, F&& body) noexcept {
   CallTimer timer(fn);  // ag/profile.h; one relaxed load when no profiler runs
   try {
+    RecordedCall recorded(fn);
     body();
+    recorded.done(fn);
     return AG_OK;
   } catch (const Error& e) {
     set_last_error(fn, e.message());
@@ -92,7 +119,12 @@ inline Context& context_arg(const ag_context* c) {
 
 // Hands t to the caller as a new handle reference (recorded in the thread's
 // innermost handle scope, if one is open).
+// Throws (before any handle exists) if the op being recorded for replay
+// computed something replay would not repeat.
+void check_recorded_result(Recorder& r);
+
 inline ag_tensor* to_handle(Tensor t) {
+  if (Recorder* r = recording()) [[unlikely]] check_recorded_result(*r);
   TensorImpl* p = t.get();
   if (profiling_anywhere()) note_profiled_context(p->context());
   Scope* scope = scope_reserve();

@@ -3,6 +3,8 @@
 #include "autograd/grad_math.h"
 #include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
+#include "core/error.h"
+#include "core/recorder.h"
 
 namespace ag {
 
@@ -24,11 +26,30 @@ void AccumulateGrad::forget_variable() {
   variable_ = nullptr;
 }
 
+namespace {
+// accumulate_into while the thread records for replay: the .grad buffers are
+// the graph's own (never the incoming gradient, which a step holds) and the
+// leaf gets its gradient anew on each replay, so it must have none from
+// before the recording.
+[[gnu::noinline]] void accumulate_recorded(Recorder& r, TensorImpl& t, AutogradMeta& m, const Tensor& incoming) {
+  if (m.grad && !r.wrote(m.grad->storage())) {
+    r.refuse(AG_ERR_GRAPH, str("tensor", tag_suffix(t), " has a .grad from before the recording: replay overwrites .grad, "
+                               "so set it to NULL before recording (zero_grad with set_to_none)"));
+  }
+  m.grad = m.grad ? grad_sum(m.grad, incoming) : grad_enabled() ? grad_copy_recorded(incoming) : grad_clone(incoming);
+  r.note_leaf_grad(Tensor::share(&t));
+}
+}  // namespace
+
 void accumulate_into(TensorImpl& t, Tensor& incoming) {
   AutogradMeta* m = &ensure_meta(t);  // a non-leaf input of backward may have none yet
   // Held across the sum so that concurrent backward calls into a shared leaf
   // accumulate one after the other.
   std::lock_guard<std::mutex> lock(m->mu);
+  if (Recorder* r = recording()) [[unlikely]] {
+    accumulate_recorded(*r, t, *m, incoming);
+    return;
+  }
   if (m->grad) {
     // Out of place, so a gradient handle the caller holds stays a snapshot.
     m->grad = grad_sum(m->grad, incoming);

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/recorder.h"
+
 namespace ag {
 
 Storage::Storage(Context* ctx, size_t nbytes) : ctx_(ctx), nbytes_(nbytes) {
@@ -31,7 +33,11 @@ Storage::~Storage() {
   ctx_->release_storage_ref(owner_side_ref_);
 }
 
-Ref<Storage> Storage::allocate(Context* ctx, size_t nbytes) { return Ref<Storage>::adopt(new Storage(ctx, nbytes)); }
+Ref<Storage> Storage::allocate(Context* ctx, size_t nbytes) {
+  Ref<Storage> s = Ref<Storage>::adopt(new Storage(ctx, nbytes));
+  if (Recorder* r = recording()) [[unlikely]] r->note_allocation(*s);
+  return s;
+}
 
 Ref<Storage> Storage::wrap(Context* ctx, void* data, size_t nbytes, LentMemory& lent, bool read_only) {
   Storage* s = new Storage(ctx, data, nbytes, read_only);  // may throw: `lent` keeps the deleter

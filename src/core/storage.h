@@ -43,6 +43,12 @@ class LentMemory {
   HostDeleter d_;
 };
 
+class Storage;
+// Threads recording for replay (core/recorder.h), and the hook through which
+// a recording sees in-place writes.
+extern std::atomic<int> g_recording_threads;
+void note_write_while_recording(const Storage& s);
+
 class Storage : public RefCounted {
  public:
   // Uninitialized memory for nbytes of ctx, which the storage keeps alive;
@@ -68,7 +74,10 @@ class Storage : public RefCounted {
   bool is_host_memory() const { return host_; }
 
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
-  void bump_version() { version_.fetch_add(1, std::memory_order_acq_rel); }
+  void bump_version() {
+    if (g_recording_threads.load(std::memory_order_relaxed) != 0) [[unlikely]] note_write_while_recording(*this);
+    version_.fetch_add(1, std::memory_order_acq_rel);
+  }
 
  private:
   // Tiny tensors (scalars, short vectors) keep their data inline.

@@ -16,6 +16,7 @@
 #include "autograd/node.h"
 #include "core/context.h"
 #include "core/profiler.h"
+#include "core/recorder.h"
 #include "core/shape.h"
 #include "engine/anomaly.h"
 #include "engine/node_map.h"
@@ -409,6 +410,8 @@ class GraphTask {
       try {
         // Hooks and captures: one pointer check per node when there are none.
         const bool hooked = node.hooks() != nullptr;
+        Recorder* rec = recording();
+        if (rec) [[unlikely]] check_recordable(*rec, node, hooked);
         if (hooked) run_tensor_hooks(node, grads, defer_ ? &deferred_retained_ : nullptr);
         if (restricted_) {
           for (const Capture& c : captures_[index]) captured_[c.target] = grads[c.input_nr];
@@ -422,6 +425,7 @@ class GraphTask {
             if (hooked) run_node_post_hooks(node, out, grads);
           }
           check_outputs(node, out);
+          if (rec) [[unlikely]] rec->check_fresh(node.name());
         }
       } catch (const Error& e) {
         throw interrupted(node, e);
@@ -432,6 +436,14 @@ class GraphTask {
     }
     grads.clear();
     if (run && !opts_.retain_graph) node.release_variables();
+  }
+
+  // Nodes that run host code (hooks, custom functions) cannot be replayed.
+  [[gnu::noinline]] static void check_recordable(Recorder& r, const Node& node, bool hooked) {
+    if (hooked || node.runs_user_code()) {
+      r.refuse(AG_ERR_UNSUPPORTED, str(node.name(), " cannot be recorded: it runs ",
+                                       hooked ? "hooks" : "a custom function", " (host code replay would not repeat)"));
+    }
   }
 
   [[gnu::noinline]] void defer_leaf(Node& node, TensorList& grads) {
@@ -714,7 +726,8 @@ Ref<Node> make_graph_root(const ExecuteRequest& req) {
 void prepare(GraphTask& task, const ExecuteRequest& req, const BackwardOptions& o, Node& graph_root, bool job) {
   if (!req.roots.empty() && !o.create_graph) {
     Context* ctx = req.roots[0]->context();
-    if (ctx->concurrency() > 1) task.enable_parallel(ctx);
+    // Recording for replay: one thread appends the steps, in order.
+    if (ctx->concurrency() > 1 && !recording()) task.enable_parallel(ctx);
   }
   if (profiling_anywhere() && !req.roots.empty()) {
     if (std::shared_ptr<Profiler> p = profiler_of(req.roots[0]->context())) task.enable_profiling(std::move(p));

@@ -33,14 +33,15 @@ Dims batch_of(const Dims& shape) { return Dims(shape.data(), shape.size() - 2); 
 constexpr double kChunkFlops = 2e6;
 
 // y = a @ b over broadcast batch dims (a and b at least 2-D, inner dims
-// checked), plus `bias` (a vector of n) added to every row when given. No graph.
-Tensor batched_product(const Tensor& a, const Tensor& b, const TensorImpl* bias) {
+// checked), plus `bias` (a vector of n) added to every row when given, into
+// `out` of the broadcast shape. No graph.
+void batched_product_into(const Tensor& a, const Tensor& b, const TensorImpl* bias, TensorImpl& out) {
   const int na = a->ndim(), nb = b->ndim();
   const int64_t m = a->shape()[na - 2], k = a->shape()[na - 1], n = b->shape()[nb - 1];
   const Dims ba = batch_of(a->shape()), bb = batch_of(b->shape());
   const Dims batch = broadcast_shapes(ba, bb);
-  Tensor y = empty(a->context(), a->dtype(), with_dims(batch, m, n));
-  if (y->numel() == 0) return y;
+  TensorImpl* y = &out;
+  if (y->numel() == 0) return;
   if (bias != nullptr) {  // y rows = bias, then y += a @ b
     Dims bs;
     bs.resize(y->ndim());
@@ -97,6 +98,16 @@ Tensor batched_product(const Tensor& a, const Tensor& b, const TensorImpl* bias)
       gp.c += p * m * n * static_cast<int64_t>(item);
       kernels::gemm_task(gp, t % tasks);
     }
+  });
+}
+
+Tensor batched_product(const Tensor& a, const Tensor& b, const TensorImpl* bias) {
+  const int na = a->ndim(), nb = b->ndim();
+  const Dims batch = broadcast_shapes(batch_of(a->shape()), batch_of(b->shape()));
+  Tensor y = empty(a->context(), a->dtype(), with_dims(batch, a->shape()[na - 2], b->shape()[nb - 1]));
+  batched_product_into(a, b, bias, *y);
+  trace(*y, [a, b, bias = Tensor::share(const_cast<TensorImpl*>(bias)), y] {
+    batched_product_into(a, b, bias.get(), *y);
   });
   return y;
 }

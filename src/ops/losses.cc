@@ -65,19 +65,19 @@ ClassTargets class_targets(const TensorImpl& input, const Tensor& target, int cd
 }
 
 // W with W[o, c, j] = -((1 - eps) [c == t] + eps / C) for targets t != ignore_index,
-// else 0; scaled by 1/count for the mean over the count > 0 non-ignored targets.
-Tensor class_weights(const TensorImpl& input, const ClassTargets& t, int64_t ignore_index, double eps,
-                     Reduction r, int64_t& count) {
+// else 0; scaled by 1/count for the mean over the count > 0 non-ignored
+// targets. Returns count. Reads the targets, so it is a step of its own when
+// recorded for replay (new targets, new weights).
+int64_t class_weights_into(const ClassTargets& t, int64_t ignore_index, double eps, Reduction r, TensorImpl& w) {
   const int64_t* v = t.data->data_as<int64_t>();
-  count = 0;
+  int64_t count = 0;
   for (int64_t i = 0; i < t.data->numel(); ++i) count += v[i] != ignore_index;
   const double scale = r == Reduction::Mean && count > 0 ? 1.0 / static_cast<double>(count) : 1.0;
   const double off = -eps / static_cast<double>(t.classes) * scale;
   const double on = off - (1.0 - eps) * scale;
-  Tensor w = empty(input.context(), input.dtype(), input.shape());
-  visit_floating(input.dtype(), [&](auto z) {
+  visit_floating(w.dtype(), [&](auto z) {
     using T = decltype(z);
-    T* p = w->data_as<T>();
+    T* p = w.data_as<T>();
     for (int64_t o = 0; o < t.outer; ++o) {
       for (int64_t c = 0; c < t.classes; ++c) {
         for (int64_t j = 0; j < t.inner; ++j) {
@@ -88,6 +88,18 @@ Tensor class_weights(const TensorImpl& input, const ClassTargets& t, int64_t ign
       }
     }
   });
+  return count;
+}
+
+Tensor class_weights(const TensorImpl& input, const ClassTargets& t, int64_t ignore_index, double eps,
+                     Reduction r, int64_t& count) {
+  Tensor w = empty(input.context(), input.dtype(), input.shape());
+  count = class_weights_into(t, ignore_index, eps, r, *w);
+  if (Recorder* rec = recording()) [[unlikely]] {
+    // With no target counted the loss is NaN by another formula (below).
+    if (count == 0) rec->refuse(AG_ERR_UNSUPPORTED, "cross_entropy cannot be recorded with every target ignored");
+    rec->add(*w, [t, ignore_index, eps, r, w] { class_weights_into(t, ignore_index, eps, r, *w); });
+  }
   return w;
 }
 

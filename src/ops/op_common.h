@@ -14,6 +14,7 @@
 #include "autograd/node.h"
 #include "autograd/saved_tensor.h"
 #include "core/error.h"
+#include "core/recorder.h"
 #include "core/parallel.h"
 #include "kernels/kernels.h"
 #include "ops/ops.h"
@@ -218,7 +219,10 @@ struct SavingNode : Node {
 // temporary the caller gives up: nobody else sees t or its memory (so the
 // write is invisible; host memory the host always sees, and read-only memory
 // is never written), t is outside any graph, and it has the result's layout.
+// Never while recording for replay: a buffer that replay rewrites must be
+// the output of one step only.
 inline bool reusable_as_result(const Tensor& t, DType dtype, const Dims& shape) {
+  if (recording()) [[unlikely]] return false;
   const Storage& s = *t->storage();
   return t->is_private() && !s.is_host_memory() && !s.read_only() && !t->grad_fn() && !t->autograd_meta() &&
          t->dtype() == dtype && t->shape() == shape && t->is_contiguous();

@@ -9,10 +9,9 @@ static_assert(kernels::kSumChunk == grain(Work::Reduction), "a sum chunk is one 
 
 namespace {
 
-// Sum of all elements into a new 0-dim tensor.
-Tensor sum_all(const Tensor& x) {
-  check_floating(*x);
-  Tensor y = empty(x->context(), x->dtype(), Dims());
+// Sum of all elements of x into the 0-dim y, divided by `divisor` in double
+// (one rounding) when it is not 1.
+void sum_all_into(const Tensor& x, double divisor, TensorImpl& y) {
   const int64_t n = x->numel();
   if (n > kernels::kSumChunk && x->is_contiguous()) {
     // Chunk sums in parallel, merged in order: the same bits as one pass.
@@ -25,13 +24,28 @@ Tensor sum_all(const Tensor& x) {
       sums[static_cast<size_t>(b / kernels::kSumChunk)] = kernels::sum_contiguous(x->dtype(), x->data() + b * item, e - b);
     });
     const double total = kernels::merge_block_sums(sums.data(), chunks);
-    visit_floating(x->dtype(), [&](auto z) { *y->data_as<decltype(z)>() = static_cast<decltype(z)>(total); });
-    return y;
+    visit_floating(x->dtype(), [&](auto z) { *y.data_as<decltype(z)>() = static_cast<decltype(z)>(total); });
+  } else {
+    Dims ones;
+    ones.resize(x->ndim());
+    for (int i = 0; i < x->ndim(); ++i) ones[i] = 1;
+    kernels::sum_to(x->dtype(), x->shape(), view_of(*x), ones, y.data());
   }
-  Dims ones;
-  ones.resize(x->ndim());
-  for (int i = 0; i < x->ndim(); ++i) ones[i] = 1;
-  kernels::sum_to(x->dtype(), x->shape(), view_of(*x), ones, y->data());
+  if (divisor == 1.0) return;
+  // Divide in double: one rounding, and 0/0 = NaN for an empty tensor.
+  visit_floating(y.dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* p = y.data_as<T>();
+    *p = static_cast<T>(static_cast<double>(*p) / divisor);
+  });
+}
+
+// Sum of all elements (divided by `divisor`) into a new 0-dim tensor.
+Tensor sum_all(const Tensor& x, double divisor = 1.0) {
+  check_floating(*x);
+  Tensor y = empty(x->context(), x->dtype(), Dims());
+  sum_all_into(x, divisor, *y);
+  trace(*y, [x, divisor, y] { sum_all_into(x, divisor, *y); });
   return y;
 }
 
@@ -68,13 +82,7 @@ struct MeanBackward final : ReduceAllNode {
 };
 }  // namespace
 Tensor mean(const Tensor& x) {
-  Tensor s = sum_all(x);
-  // Divide in double: one rounding, and 0/0 = NaN for an empty tensor.
-  visit_floating(s->dtype(), [&](auto z) {
-    using T = decltype(z);
-    T* p = s->data_as<T>();
-    *p = static_cast<T>(static_cast<double>(*p) / static_cast<double>(x->numel()));
-  });
+  Tensor s = sum_all(x, static_cast<double>(x->numel()));
   if (should_record({x.get()})) record<MeanBackward>({x.get()}, s, x);
   return s;
 }

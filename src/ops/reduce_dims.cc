@@ -58,28 +58,47 @@ bool sum_leading_dims(const TensorImpl& x, const Dims& keep, TensorImpl& y) {
 
 namespace {
 
-// Sum of x over the reduced dims, in the keepdim shape.
+// Sum of x over the reduced dims into y, of the keepdim shape `keep`.
 // Large inputs whose dim 0 is kept run in parallel blocks of dim-0 rows:
 // each output element sums its own elements in the same order either way,
 // so the bits do not depend on the thread count.
 // Large inputs reduced over leading dims only: sum_leading_dims.
-Tensor sum_keep(const Tensor& x, const ReducedShape& r) {
-  Tensor y = empty(x->context(), x->dtype(), r.keep);
+void sum_keep_into(const Tensor& x, const Dims& keep, TensorImpl& y) {
   const int64_t rows = x->ndim() > 0 ? x->shape()[0] : 1;
-  if (r.keep[0] != rows && sum_leading_dims(*x, r.keep, *y)) return y;
-  if (x->numel() <= grain(Work::Reduction) || rows < 2 || r.keep[0] != rows) {
-    kernels::sum_to(x->dtype(), x->shape(), view_of(*x), r.keep, y->data());
-    return y;
+  if (keep[0] != rows && sum_leading_dims(*x, keep, y)) return;
+  if (x->numel() <= grain(Work::Reduction) || rows < 2 || keep[0] != rows) {
+    kernels::sum_to(x->dtype(), x->shape(), view_of(*x), keep, y.data());
+    return;
   }
   const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
-  const int64_t in_row = x->numel() / rows, out_row = y->numel() / rows;
+  const int64_t in_row = x->numel() / rows, out_row = y.numel() / rows;
   const int64_t rows_per_chunk = units_per_chunk(Work::Reduction, in_row);
   for_ranges(x->context(), rows, rows_per_chunk, [&](int64_t b, int64_t e) {
-    Dims shape = x->shape(), keep = r.keep;
-    shape[0] = keep[0] = e - b;
+    Dims shape = x->shape(), sub_keep = keep;
+    shape[0] = sub_keep[0] = e - b;
     kernels::sum_to(x->dtype(), shape, kernels::View{x->data() + b * x->strides()[0] * item, &x->strides()},
-                    keep, y->data() + b * out_row * item);
+                    sub_keep, y.data() + b * out_row * item);
   });
+}
+
+// The same, each sum divided by `divisor` in double (one rounding) when it
+// is not 1.
+void sum_keep_into(const Tensor& x, const Dims& keep, double divisor, TensorImpl& y) {
+  sum_keep_into(x, keep, y);
+  if (divisor == 1.0) return;
+  // Divide in double: one rounding, and 0/0 = NaN over an empty dim.
+  visit_floating(y.dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* p = y.data_as<T>();
+    for (int64_t i = 0; i < y.numel(); ++i) p[i] = static_cast<T>(static_cast<double>(p[i]) / divisor);
+  });
+}
+
+// Sum of x over the reduced dims (divided by `divisor`), in the keepdim shape.
+Tensor sum_keep(const Tensor& x, const ReducedShape& r, double divisor = 1.0) {
+  Tensor y = empty(x->context(), x->dtype(), r.keep);
+  sum_keep_into(x, r.keep, divisor, *y);
+  trace(*y, [x, keep = r.keep, divisor, y] { sum_keep_into(x, keep, divisor, *y); });
   return y;
 }
 
@@ -121,15 +140,7 @@ struct MeanDimsBackward final : DimsNode {
 Tensor mean_dims(const Tensor& x, const Dims& dims, bool keepdim) {
   check_floating(*x);
   const ReducedShape r = reduced_shape(*x, dims);
-  Tensor s = sum_keep(x, r);
-  // Divide in double: one rounding, and 0/0 = NaN over an empty dim.
-  visit_floating(s->dtype(), [&](auto z) {
-    using T = decltype(z);
-    T* p = s->data_as<T>();
-    for (int64_t i = 0; i < s->numel(); ++i) {
-      p[i] = static_cast<T>(static_cast<double>(p[i]) / static_cast<double>(r.count));
-    }
-  });
+  Tensor s = sum_keep(x, r, static_cast<double>(r.count));
   Tensor y = drop_kept_dims(s, r, keepdim);
   if (should_record({x.get()})) record<MeanDimsBackward>({x.get()}, y, x, r);
   return y;

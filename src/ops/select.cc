@@ -11,11 +11,15 @@ Tensor compare(const Tensor& a, const Tensor& b, kernels::CompareKind k) {
   check_floating(*a);
   const Dims shape = broadcast_shapes(a->shape(), b->shape());
   Tensor y = empty(a->context(), DType::Bool, shape);
-  uint8_t* out = reinterpret_cast<uint8_t*>(y->data());
-  const TensorImpl* const in[2] = {a.get(), b.get()};
-  for_elementwise(in, shape, [&](const Dims& sub, const kernels::View* v, int64_t off) {
-    kernels::compare(k, a->dtype(), sub, v[0], v[1], out + off);
-  });
+  auto kernel = [a, b, k, y] {
+    uint8_t* out = reinterpret_cast<uint8_t*>(y->data());
+    const TensorImpl* const in[2] = {a.get(), b.get()};
+    for_elementwise(in, y->shape(), [&](const Dims& sub, const kernels::View* v, int64_t off) {
+      kernels::compare(k, a->dtype(), sub, v[0], v[1], out + off);
+    });
+  };
+  kernel();
+  trace(*y, kernel);
   return y;
 }
 
@@ -49,11 +53,15 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (cond->dtype() != DType::Bool) fail(AG_ERR_DTYPE, "cond must be a bool tensor, got ", dtype_name(cond->dtype()));
   const Dims shape = broadcast_shapes(broadcast_shapes(cond->shape(), a->shape()), b->shape());
   Tensor y = empty(a->context(), a->dtype(), shape);
-  const int64_t item = static_cast<int64_t>(itemsize(a->dtype()));
-  const TensorImpl* const in[3] = {cond.get(), a.get(), b.get()};
-  for_elementwise(in, shape, [&](const Dims& sub, const kernels::View* v, int64_t off) {
-    kernels::where(a->dtype(), sub, v[0], v[1], v[2], y->data() + off * item);
-  });
+  auto kernel = [cond, a, b, y] {
+    const int64_t item = static_cast<int64_t>(itemsize(a->dtype()));
+    const TensorImpl* const in[3] = {cond.get(), a.get(), b.get()};
+    for_elementwise(in, y->shape(), [&](const Dims& sub, const kernels::View* v, int64_t off) {
+      kernels::where(a->dtype(), sub, v[0], v[1], v[2], y->data() + off * item);
+    });
+  };
+  kernel();
+  trace(*y, kernel);
   if (should_record({a.get(), b.get()})) {
     record<WhereBackward>({cond.get(), a.get(), b.get()}, y)->saved[0].save(cond, false);
   }

@@ -12,11 +12,15 @@ Tensor softmax_forward(const Tensor& x, int64_t dim, bool log) {
   const Split s = split_at(x->shape(), wrap_dim(dim, x->ndim(), "dim", true));
   const Tensor xc = contiguous_data(x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
-  const int64_t row_bytes = s.n * s.inner * static_cast<int64_t>(itemsize(x->dtype()));
-  for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
-    kernels::softmax(x->dtype(), log, xc->data() + first * row_bytes, y->data() + first * row_bytes, rows, s.n,
-                     s.inner);
-  }, Work::Transcendental);
+  auto kernel = [s, xc, y, log] {
+    const int64_t row_bytes = s.n * s.inner * static_cast<int64_t>(itemsize(y->dtype()));
+    for_row_blocks(y->context(), s, [&](int64_t first, int64_t rows) {
+      kernels::softmax(y->dtype(), log, xc->data() + first * row_bytes, y->data() + first * row_bytes, rows, s.n,
+                       s.inner);
+    }, Work::Transcendental);
+  };
+  kernel();
+  trace(*y, kernel);
   return y;
 }
 
@@ -31,12 +35,16 @@ Tensor softmax_backward_forward(const Tensor& g, const Tensor& y, int64_t dim, b
   const Tensor gc = contiguous_data(g);
   const Tensor yc = contiguous_data(y);
   Tensor out = empty(y->context(), y->dtype(), y->shape());
-  const int64_t row_bytes = s.n * s.inner * static_cast<int64_t>(itemsize(y->dtype()));
-  for_row_blocks(y->context(), s, [&](int64_t first, int64_t rows) {
-    const int64_t off = first * row_bytes;
-    kernels::softmax_backward(y->dtype(), log, gc->data() + off, yc->data() + off, out->data() + off, rows, s.n,
-                              s.inner);
-  });
+  auto kernel = [s, gc, yc, out, log] {
+    const int64_t row_bytes = s.n * s.inner * static_cast<int64_t>(itemsize(out->dtype()));
+    for_row_blocks(out->context(), s, [&](int64_t first, int64_t rows) {
+      const int64_t off = first * row_bytes;
+      kernels::softmax_backward(out->dtype(), log, gc->data() + off, yc->data() + off, out->data() + off, rows, s.n,
+                                s.inner);
+    });
+  };
+  kernel();
+  trace(*out, kernel);
   return out;
 }
 

@@ -24,17 +24,23 @@ namespace {
   }, work_of(k));
 }
 
+// y = k(x) for a contiguous y of x's shape.
+void unary_into(const Tensor& x, kernels::UnaryKind k, double attr, double attr2, TensorImpl& y) {
+  if (x->numel() <= grain(work_of(k))) {
+    // One kernel call over the whole shape (what for_slices makes of it).
+    kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y.data(), attr, attr2);
+  } else {
+    unary_large(x, k, attr, attr2, y);
+  }
+}
+
 }  // namespace
 
 Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double attr2) {
   check_floating(*x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
-  if (x->numel() <= grain(work_of(k))) {
-    // One kernel call over the whole shape (what for_slices makes of it).
-    kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y->data(), attr, attr2);
-  } else {
-    unary_large(x, k, attr, attr2, *y);
-  }
+  unary_into(x, k, attr, attr2, *y);
+  trace(*y, [x, k, attr, attr2, y] { unary_into(x, k, attr, attr2, *y); });
   return y;
 }
 

@@ -6,6 +6,7 @@ const ag_status = Int32
 mutable struct ag_backward_job end
 mutable struct ag_context end
 mutable struct ag_function_ctx end
+mutable struct ag_graph end
 mutable struct ag_hook end
 mutable struct ag_node end
 mutable struct ag_optimizer end
@@ -3756,6 +3757,56 @@ x is f32 or f64, any view.
         outside [0, 1] or NaN."""
 function ag_op_dropout(out, x, p, training)
     ccall((:ag_op_dropout, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble, Int32), out, x, p, training)
+end
+
+"""Start recording the ops, backward passes and gradient accumulations that
+the calling thread runs on tensors of `ctx`, until ag_graph_record_end.
+@param ctx  the context of the recorded tensors.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid ctx, the thread
+  records already).
+Thread-safe (each thread records on its own)."""
+function ag_graph_record_begin(ctx)
+    ccall((:ag_graph_record_begin, libag), Int32, (Ptr{ag_context},), ctx)
+end
+
+"""Stop recording on the calling thread and hand out what was recorded.
+@param[out] graph  the new graph, released with ag_graph_release; NULL
+  on failure.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL graph, the thread does not
+  record); the status and message of the first call refused while
+  recording (AG_ERR_UNSUPPORTED, AG_ERR_GRAPH): no graph then. The
+  recording ends whatever the status."""
+function ag_graph_record_end(graph)
+    ccall((:ag_graph_record_end, libag), Int32, (Ptr{Ptr{ag_graph}},), graph)
+end
+
+"""Replay the recorded kernels. First copies values[i] into leaves[i] for
+each i < n (all checked before any is written: same context, dtype and
+shape); then runs the kernels and sets the recorded leaves' .grad.
+@param n       number of leaves to give new values (0: none).
+@param leaves  n tensors to overwrite (usually the graph's leaves); may be
+               NULL when n is 0.
+@param values  n tensors with the new values; may be NULL when n is 0.
+@return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid graph or tensors,
+  n < 0, a replay of the graph running on another thread, a replay while
+  the thread records); AG_ERR_DTYPE, AG_ERR_SHAPE, AG_ERR_CONTEXT (a
+  value that does not fit its leaf: nothing was written);
+  AG_ERR_UNSUPPORTED (a read-only or aliasing leaf).
+Not thread-safe for one graph (see the header comment)."""
+function ag_graph_replay(graph, n, leaves, values)
+    ccall((:ag_graph_replay, libag), Int32, (Ptr{ag_graph}, Int32, Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}), graph, n, leaves, values)
+end
+
+"""Number of kernel calls one replay makes.
+@return the count; -1 for a NULL or invalid graph."""
+function ag_graph_num_steps(graph)
+    ccall((:ag_graph_num_steps, libag), Int64, (Ptr{ag_graph},), graph)
+end
+
+"""Release the graph and what it keeps alive (not while it is replayed).
+NULL is ignored."""
+function ag_graph_release(graph)
+    ccall((:ag_graph_release, libag), Cvoid, (Ptr{ag_graph},), graph)
 end
 
 """Open a scope on the calling thread, nested in the thread's innermost open

@@ -41,6 +41,7 @@ from . import functional  # noqa: E402
 from .functional import gradcheck, gradgradcheck  # noqa: E402
 from . import optim  # noqa: E402
 from . import profiler  # noqa: E402
+from .replay import Graph, graph  # noqa: E402
 
 cat = concatenate = _OPS["concat"]
 clip = _OPS["clamp"]

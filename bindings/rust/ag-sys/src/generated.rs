@@ -41,6 +41,15 @@ pub struct ag_function_ctx {
     _marker: PhantomData<(*mut u8, PhantomPinned)>,
 }
 
+/// ```text
+/// Opaque handle of a recorded forward and backward.
+/// ```
+#[repr(C)]
+pub struct ag_graph {
+    _private: [u8; 0],
+    _marker: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
 #[repr(C)]
 pub struct ag_hook {
     _private: [u8; 0],
@@ -4878,6 +4887,66 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_dropout(out: *mut *mut ag_tensor, x: *const ag_tensor, p: f64, training: i32) -> ag_status;
 
+    /// `ag_graph_record_begin` (ag/replay.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Start recording the ops, backward passes and gradient accumulations that
+    /// the calling thread runs on tensors of `ctx`, until ag_graph_record_end.
+    /// @param ctx  the context of the recorded tensors.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid ctx, the thread
+    ///   records already).
+    /// Thread-safe (each thread records on its own).
+    /// ```
+    pub fn ag_graph_record_begin(ctx: *mut ag_context) -> ag_status;
+
+    /// `ag_graph_record_end` (ag/replay.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Stop recording on the calling thread and hand out what was recorded.
+    /// @param[out] graph  the new graph, released with ag_graph_release; NULL
+    ///   on failure.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL graph, the thread does not
+    ///   record); the status and message of the first call refused while
+    ///   recording (AG_ERR_UNSUPPORTED, AG_ERR_GRAPH): no graph then. The
+    ///   recording ends whatever the status.
+    /// ```
+    pub fn ag_graph_record_end(graph: *mut *mut ag_graph) -> ag_status;
+
+    /// `ag_graph_replay` (ag/replay.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Replay the recorded kernels. First copies values[i] into leaves[i] for
+    /// each i < n (all checked before any is written: same context, dtype and
+    /// shape); then runs the kernels and sets the recorded leaves' .grad.
+    /// @param n       number of leaves to give new values (0: none).
+    /// @param leaves  n tensors to overwrite (usually the graph's leaves); may be
+    ///                NULL when n is 0.
+    /// @param values  n tensors with the new values; may be NULL when n is 0.
+    /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid graph or tensors,
+    ///   n < 0, a replay of the graph running on another thread, a replay while
+    ///   the thread records); AG_ERR_DTYPE, AG_ERR_SHAPE, AG_ERR_CONTEXT (a
+    ///   value that does not fit its leaf: nothing was written);
+    ///   AG_ERR_UNSUPPORTED (a read-only or aliasing leaf).
+    /// Not thread-safe for one graph (see the header comment).
+    /// ```
+    pub fn ag_graph_replay(graph: *mut ag_graph, n: i32, leaves: *const *mut ag_tensor, values: *const *const ag_tensor) -> ag_status;
+
+    /// `ag_graph_num_steps` (ag/replay.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Number of kernel calls one replay makes.
+    /// @return the count; -1 for a NULL or invalid graph.
+    /// ```
+    pub fn ag_graph_num_steps(graph: *const ag_graph) -> i64;
+
+    /// `ag_graph_release` (ag/replay.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Release the graph and what it keeps alive (not while it is replayed).
+    /// NULL is ignored.
+    /// ```
+    pub fn ag_graph_release(graph: *mut ag_graph);
+
     /// `ag_scope_begin` (ag/scope.h, since AG_0.1).
     ///
     /// ```text
@@ -6284,6 +6353,41 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_profile)>(p) })
     }
 
+    /// `ag_graph_record_begin` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_graph_record_begin() -> Option<unsafe extern "C" fn(*mut ag_context) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_graph_record_begin");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_context) -> ag_status>(p) })
+    }
+
+    /// `ag_graph_record_end` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_graph_record_end() -> Option<unsafe extern "C" fn(*mut *mut ag_graph) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_graph_record_end");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_graph) -> ag_status>(p) })
+    }
+
+    /// `ag_graph_replay` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_graph_replay() -> Option<unsafe extern "C" fn(*mut ag_graph, i32, *const *mut ag_tensor, *const *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_graph_replay");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_graph, i32, *const *mut ag_tensor, *const *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_graph_num_steps` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_graph_num_steps() -> Option<unsafe extern "C" fn(*const ag_graph) -> i64> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_graph_num_steps");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_graph) -> i64>(p) })
+    }
+
+    /// `ag_graph_release` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_graph_release() -> Option<unsafe extern "C" fn(*mut ag_graph)> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_graph_release");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_graph)>(p) })
+    }
+
 }
 
 // ---- tables for tests and bindings ----
@@ -6698,6 +6802,11 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_bernoulli_scalar", "AG_0.1"),
     ("ag_op_randint", "AG_0.1"),
     ("ag_op_dropout", "AG_0.1"),
+    ("ag_graph_record_begin", "AG_0.2"),
+    ("ag_graph_record_end", "AG_0.2"),
+    ("ag_graph_replay", "AG_0.2"),
+    ("ag_graph_num_steps", "AG_0.2"),
+    ("ag_graph_release", "AG_0.2"),
     ("ag_scope_begin", "AG_0.1"),
     ("ag_scope_end", "AG_0.1"),
     ("ag_scope_keep", "AG_0.1"),
