@@ -17,9 +17,10 @@ import sys
 
 # Functions the interpreter must not call at random: reference counting and
 # thread state that the program's bookkeeping mirrors (api_program.c drives
-# them), and option initialisers (nothing to fuzz).
+# them), option initialisers (nothing to fuzz), and graph recording (thread
+# state until ag_graph_record_end, which the generic callers cannot reach).
 EXCLUDED = re.compile(r"(_retain|_release|_init)$|^ag_tag_scope_|^ag_set_callback_error$"
-                      r"|^ag_scope_|^ag_grad_mode_set$")
+                      r"|^ag_scope_|^ag_grad_mode_set$|^ag_graph_record_")
 
 ARR = "FZ_ARR"
 
