@@ -110,53 +110,54 @@ constexpr size_t KC() {
 }
 
 // The kc-deep product of a packed MR-row panel of A (ap[r * KC + p]) and a
-// packed NR-column panel of B (bp[p * NR + j]), added into the mr x nr
-// corner of C.
-template <class T>
+// packed panel of NV vectors of B (bp[p * NV * N + j]), added into the
+// mr x nr corner of C. The last panel of B is only as wide as the columns it
+// holds (fewer vectors), so a narrow or ragged C does not pay for padding.
+template <class T, int NV>
 HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp, T* c, int64_t c_rs,
                             size_t mr, size_t nr, T alpha, T beta, bool first) {
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
-  V acc[kMR][kNV];
+  V acc[kMR][NV];
   for (size_t r = 0; r < mr; ++r) __builtin_prefetch(c + static_cast<int64_t>(r) * c_rs);
 #pragma GCC unroll 8
   for (int r = 0; r < kMR; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < kNV; ++v) acc[r][v] = hn::Zero(d);
+    for (int v = 0; v < NV; ++v) acc[r][v] = hn::Zero(d);
   }
   for (size_t p = 0; p < kc; ++p) {
-    V b[kNV];
+    V b[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < kNV; ++v) b[v] = hn::Load(d, bp + v * N);
+    for (int v = 0; v < NV; ++v) b[v] = hn::Load(d, bp + v * N);
 #pragma GCC unroll 8
     for (int r = 0; r < kMR; ++r) {
       const V a = hn::Set(d, ap[r * KC<T>()]);
 #pragma GCC unroll 4
-      for (int v = 0; v < kNV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
     }
     ++ap;
-    bp += kNV * N;
+    bp += NV * N;
   }
-  if (mr == kMR && nr == kNV * N) {  // full tile: straight from the registers
+  if (mr == kMR && nr == NV * N) {  // full tile: straight from the registers
 #pragma GCC unroll 8
     for (int r = 0; r < kMR; ++r) {
 #pragma GCC unroll 4
-      for (int v = 0; v < kNV; ++v) UpdateC(d, acc[r][v], c + r * c_rs + v * N, N, alpha, beta, first);
+      for (int v = 0; v < NV; ++v) UpdateC(d, acc[r][v], c + r * c_rs + v * N, N, alpha, beta, first);
     }
     return;
   }
   // Edge tile: through a buffer, so that the accumulators are only ever
   // indexed by constants (and stay in registers).
-  HWY_ALIGN T tile[kMR * kNV * hn::MaxLanes(d)];
+  HWY_ALIGN T tile[kMR * NV * hn::MaxLanes(d)];
 #pragma GCC unroll 8
   for (int r = 0; r < kMR; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < kNV; ++v) hn::Store(acc[r][v], d, tile + (r * kNV + v) * N);
+    for (int v = 0; v < NV; ++v) hn::Store(acc[r][v], d, tile + (r * NV + v) * N);
   }
   for (size_t r = 0; r < mr; ++r) {
     for (size_t j = 0; j < nr; j += N) {
-      UpdateC(d, hn::Load(d, tile + r * kNV * N + j), c + static_cast<int64_t>(r) * c_rs + j, std::min(N, nr - j),
+      UpdateC(d, hn::Load(d, tile + r * NV * N + j), c + static_cast<int64_t>(r) * c_rs + j, std::min(N, nr - j),
               alpha, beta, first);
     }
   }
@@ -209,24 +210,31 @@ HWY_INLINE void TransposeBlock(const double* src, int64_t cs, double* dst, size_
 }
 #endif
 
-// Rows [0, kc) x cols [0, nc) of B into panels of NR columns, zero-padded:
-// dst[panel][p][j]. Row-major B is read row by row (streaming), anything
-// else column by column.
+// Width of the panel of B that starts at column j of nc: NR, or for the last
+// panel its columns rounded up to whole vectors.
+HWY_INLINE size_t PanelWidth(size_t j, size_t nc, size_t NR, size_t N) {
+  return std::min(NR, (nc - j + N - 1) / N * N);
+}
+
+// Rows [0, kc) x cols [0, nc) of B into panels of NR columns (the last one
+// narrower, see PanelWidth), zero-padded: panel jp at dst + jp * NR * kc,
+// element [p][j] of a panel of width w at p * w + j. Row-major B is read row
+// by row (streaming), anything else column by column.
 template <class T>
 void PackB(const T* b, int64_t rs, int64_t cs, size_t kc, size_t nc, size_t NR, T* HWY_RESTRICT dst) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
   const size_t panels = (nc + NR - 1) / NR;
-  const size_t pad = panels * NR - nc;
-  T* last = dst + (panels - 1) * kc * NR;
+  const size_t j_last = (panels - 1) * NR, w_last = PanelWidth(j_last, nc, NR, N);
+  T* last = dst + j_last * kc;
   if (cs == 1) {
-    const hn::ScalableTag<T> d;
-    const size_t N = hn::Lanes(d);
     for (size_t p = 0; p < kc; ++p) {
       const T* row = b + static_cast<int64_t>(p) * rs;
       for (size_t jp = 0; jp + 1 < panels; ++jp) {
 #pragma GCC unroll 4
         for (int v = 0; v < kNV; ++v) hn::Store(hn::LoadU(d, row + jp * NR + v * N), d, dst + (jp * kc + p) * NR + v * N);
       }
-      std::memcpy(last + p * NR, row + (panels - 1) * NR, sizeof(T) * (NR - pad));
+      std::memcpy(last + p * w_last, row + j_last, sizeof(T) * (nc - j_last));
     }
   } else {
     size_t j = 0;
@@ -235,23 +243,38 @@ void PackB(const T* b, int64_t rs, int64_t cs, size_t kc, size_t nc, size_t NR, 
       constexpr size_t L = 16 / sizeof(T);
       for (; j + L <= nc; j += L) {
         const T* col = b + static_cast<int64_t>(j) * cs;
-        T* out = dst + (j / NR) * kc * NR + j % NR;  // L divides NR: never across panels
+        const size_t w = j < j_last ? NR : w_last;
+        T* out = dst + (j / NR) * kc * NR + j % NR;  // L divides N: never across panels
         size_t p = 0;
-        for (; p + L <= kc; p += L) TransposeBlock(col + p, cs, out + p * NR, NR);
+        for (; p + L <= kc; p += L) TransposeBlock(col + p, cs, out + p * w, w);
         for (; p < kc; ++p) {
-          for (size_t q = 0; q < L; ++q) out[p * NR + q] = col[static_cast<int64_t>(q) * cs + static_cast<int64_t>(p)];
+          for (size_t q = 0; q < L; ++q) out[p * w + q] = col[static_cast<int64_t>(q) * cs + static_cast<int64_t>(p)];
         }
       }
     }
 #endif
     for (; j < nc; ++j) {
       const T* col = b + static_cast<int64_t>(j) * cs;
+      const size_t w = j < j_last ? NR : w_last;
       T* out = dst + (j / NR) * kc * NR + j % NR;
-      for (size_t p = 0; p < kc; ++p) out[p * NR] = col[static_cast<int64_t>(p) * rs];
+      for (size_t p = 0; p < kc; ++p) out[p * w] = col[static_cast<int64_t>(p) * rs];
     }
   }
   for (size_t p = 0; p < kc; ++p) {
-    for (size_t j = NR - pad; j < NR; ++j) last[p * NR + j] = T(0);
+    for (size_t j = nc - j_last; j < w_last; ++j) last[p * w_last + j] = T(0);
+  }
+}
+
+// The micro-kernel for a panel of B of nv vectors.
+template <class T>
+HWY_INLINE void MicroTileN(size_t nv, size_t kc, const T* ap, const T* bp, T* c, int64_t c_rs, size_t mr, size_t nr,
+                           T alpha, T beta, bool first) {
+  static_assert(kNV <= 4, "MicroTileN covers up to 4 vectors");
+  switch (nv) {
+    case 1: return MicroTile<T, 1>(kc, ap, bp, c, c_rs, mr, nr, alpha, beta, first);
+    case 2: return MicroTile<T, HWY_MIN(2, kNV)>(kc, ap, bp, c, c_rs, mr, nr, alpha, beta, first);
+    case 3: return MicroTile<T, HWY_MIN(3, kNV)>(kc, ap, bp, c, c_rs, mr, nr, alpha, beta, first);
+    default: return MicroTile<T, kNV>(kc, ap, bp, c, c_rs, mr, nr, alpha, beta, first);
   }
 }
 
@@ -261,7 +284,8 @@ void PackB(const T* b, int64_t rs, int64_t cs, size_t kc, size_t nc, size_t NR, 
 template <class T>
 void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const hn::ScalableTag<T> d;
-  const size_t NR = kNV * hn::Lanes(d);
+  const size_t N = hn::Lanes(d);
+  const size_t NR = kNV * N;
   const size_t KC = ag::kernels::HWY_NAMESPACE::KC<T>();
   const size_t mc = static_cast<size_t>(i1 - i0), nc = static_cast<size_t>(j1 - j0);
   const size_t a_elems = (mc + kMR - 1) / kMR * kMR * KC;
@@ -278,10 +302,11 @@ void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j
     PackA(A + i0 * g.a_rs + pc * g.a_cs, g.a_rs, g.a_cs, mc, kc, abuf);
     for (size_t jr = 0; jr < nc; jr += NR) {
       const T* bp = bbuf + jr * kc;
+      const size_t nv = PanelWidth(jr, nc, NR, N) / N;
       T* cp = C + i0 * g.c_rs + j0 + static_cast<int64_t>(jr);
       for (size_t ir = 0; ir < mc; ir += kMR) {
-        MicroTile<T>(kc, abuf + ir * KC, bp, cp + static_cast<int64_t>(ir) * g.c_rs, g.c_rs,
-                     std::min<size_t>(kMR, mc - ir), std::min(NR, nc - jr), alpha, beta, pc == 0);
+        MicroTileN<T>(nv, kc, abuf + ir * KC, bp, cp + static_cast<int64_t>(ir) * g.c_rs, g.c_rs,
+                      std::min<size_t>(kMR, mc - ir), std::min(NR, nc - jr), alpha, beta, pc == 0);
       }
     }
   }

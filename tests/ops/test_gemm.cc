@@ -118,6 +118,7 @@ void check_layouts() {
     for (Layout lb : all) {
       check_product<T>(5, 3, 7, la, lb, 1.0, 0.0, rng);     // small path
       check_product<T>(67, 53, 139, la, lb, 1.0, 0.0, rng);  // packed path
+      check_product<T>(67, 80, 139, la, lb, 1.0, 0.0, rng);  // a last panel of B of 2 vectors (AVX-512)
       check_product<T>(37, 1, 1001, la, lb, 1.0, 0.0, rng);  // one column: dot products
       check_product<T>(1, 301, 203, la, lb, 1.0, 0.0, rng);  // one row
     }
