@@ -163,27 +163,6 @@ HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, const T* HWY_RE
   }
 }
 
-// Rows [0, mc) x cols [0, kc) of A into panels of MR rows of KC elements,
-// zero-padded rows: dst[panel][r][p]. Row-major A is a plain copy of rows.
-template <class T>
-void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, T* HWY_RESTRICT dst) {
-  constexpr size_t kc_stride = KC<T>();
-  for (size_t i0 = 0; i0 < mc; i0 += kMR) {
-    const size_t mr = std::min<size_t>(kMR, mc - i0);
-    const T* src = a + static_cast<int64_t>(i0) * rs;
-    if (cs == 1) {
-      for (size_t r = 0; r < mr; ++r) std::memcpy(dst + r * kc_stride, src + static_cast<int64_t>(r) * rs, sizeof(T) * kc);
-    } else {  // column by column: contiguous reads when A is column-major
-      for (size_t p = 0; p < kc; ++p) {
-        const T* col = src + static_cast<int64_t>(p) * cs;
-        for (size_t r = 0; r < mr; ++r) dst[r * kc_stride + p] = col[static_cast<int64_t>(r) * rs];
-      }
-    }
-    for (size_t r = mr; r < kMR; ++r) std::memset(dst + r * kc_stride, 0, sizeof(T) * kc);
-    dst += kMR * kc_stride;
-  }
-}
-
 #if HWY_TARGET != HWY_SCALAR
 // Transposes the 128-bit block of L = 16 / sizeof(T) columns src + q * cs
 // (L elements each) into L rows dst + p * dst_stride.
@@ -209,6 +188,41 @@ HWY_INLINE void TransposeBlock(const double* src, int64_t cs, double* dst, size_
   hn::StoreU(hn::InterleaveUpper(d, r0, r1), d, dst + dst_stride);
 }
 #endif
+
+// Rows [0, mc) x cols [0, kc) of A into panels of MR rows of KC elements,
+// zero-padded rows: dst[panel][r][p]. Row-major A is a plain copy of rows,
+// column-major A (a transposed operand) goes by 128-bit block transposes.
+template <class T>
+void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, T* HWY_RESTRICT dst) {
+  constexpr size_t kc_stride = KC<T>();
+  for (size_t i0 = 0; i0 < mc; i0 += kMR) {
+    const size_t mr = std::min<size_t>(kMR, mc - i0);
+    const T* src = a + static_cast<int64_t>(i0) * rs;
+    if (cs == 1) {
+      for (size_t r = 0; r < mr; ++r) std::memcpy(dst + r * kc_stride, src + static_cast<int64_t>(r) * rs, sizeof(T) * kc);
+    } else {  // column by column: contiguous reads when A is column-major
+      size_t r0 = 0;  // rows [0, r0) done by block transposes
+#if HWY_TARGET != HWY_SCALAR
+      constexpr size_t L = 16 / sizeof(T);
+      if (rs == 1) {
+        for (; r0 + L <= mr; r0 += L) {
+          size_t p = 0;
+          for (; p + L <= kc; p += L) TransposeBlock(src + r0 + static_cast<int64_t>(p) * cs, cs, dst + r0 * kc_stride + p, kc_stride);
+          for (; p < kc; ++p) {
+            for (size_t r = r0; r < r0 + L; ++r) dst[r * kc_stride + p] = src[static_cast<int64_t>(r) + static_cast<int64_t>(p) * cs];
+          }
+        }
+      }
+#endif
+      for (size_t p = 0; p < kc && r0 < mr; ++p) {
+        const T* col = src + static_cast<int64_t>(p) * cs;
+        for (size_t r = r0; r < mr; ++r) dst[r * kc_stride + p] = col[static_cast<int64_t>(r) * rs];
+      }
+    }
+    for (size_t r = mr; r < kMR; ++r) std::memset(dst + r * kc_stride, 0, sizeof(T) * kc);
+    dst += kMR * kc_stride;
+  }
+}
 
 // Width of the panel of B that starts at column j of nc: NR, or for the last
 // panel its columns rounded up to whole vectors.
