@@ -109,20 +109,22 @@ constexpr size_t KC() {
   return kKCBytes / sizeof(T);
 }
 
-// The kc-deep product of a packed MR-row panel of A (ap[r * KC + p]) and a
-// packed panel of NV vectors of B (bp[p * NV * N + j]), added into the
-// mr x nr corner of C. The last panel of B is only as wide as the columns it
-// holds (fewer vectors), so a narrow or ragged C does not pay for padding.
-template <class T, int NV>
-HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp, T* c, int64_t c_rs,
-                            size_t mr, size_t nr, T alpha, T beta, bool first) {
+// The kc-deep product of MR rows of A (ap[r * a_rs + p]: a packed panel, or
+// row-major A read in place) and a packed panel of NV vectors of B
+// (bp[p * NV * N + j]), added into the MR x nr corner of C. Ragged edges take
+// narrower kernels rather than padding: the last panel of B is only as wide
+// as its columns (fewer vectors), and the last rows go by MR of 4, 2 and 1.
+template <class T, int MR, int NV>
+HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, const T* HWY_RESTRICT bp, T* c,
+                            int64_t c_rs, size_t nr, T alpha, T beta, bool first) {
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
-  V acc[kMR][NV];
-  for (size_t r = 0; r < mr; ++r) __builtin_prefetch(c + static_cast<int64_t>(r) * c_rs);
+  V acc[MR][NV];
 #pragma GCC unroll 8
-  for (int r = 0; r < kMR; ++r) {
+  for (int r = 0; r < MR; ++r) __builtin_prefetch(c + r * c_rs);
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[r][v] = hn::Zero(d);
   }
@@ -131,34 +133,67 @@ HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, const T* HWY_RE
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) b[v] = hn::Load(d, bp + v * N);
 #pragma GCC unroll 8
-    for (int r = 0; r < kMR; ++r) {
-      const V a = hn::Set(d, ap[r * KC<T>()]);
+    for (int r = 0; r < MR; ++r) {
+      const V a = hn::Set(d, ap[r * a_rs]);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
     }
     ++ap;
     bp += NV * N;
   }
-  if (mr == kMR && nr == NV * N) {  // full tile: straight from the registers
+  if (nr == NV * N) {  // full width: straight from the registers
 #pragma GCC unroll 8
-    for (int r = 0; r < kMR; ++r) {
+    for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) UpdateC(d, acc[r][v], c + r * c_rs + v * N, N, alpha, beta, first);
     }
     return;
   }
-  // Edge tile: through a buffer, so that the accumulators are only ever
-  // indexed by constants (and stay in registers).
-  HWY_ALIGN T tile[kMR * NV * hn::MaxLanes(d)];
+  // Last vector partial: through a buffer, so that the accumulators are only
+  // ever indexed by constants (and stay in registers).
+  HWY_ALIGN T tile[MR * NV * hn::MaxLanes(d)];
 #pragma GCC unroll 8
-  for (int r = 0; r < kMR; ++r) {
+  for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) hn::Store(acc[r][v], d, tile + (r * NV + v) * N);
   }
-  for (size_t r = 0; r < mr; ++r) {
+  for (int r = 0; r < MR; ++r) {
     for (size_t j = 0; j < nr; j += N) {
-      UpdateC(d, hn::Load(d, tile + r * NV * N + j), c + static_cast<int64_t>(r) * c_rs + j, std::min(N, nr - j),
-              alpha, beta, first);
+      UpdateC(d, hn::Load(d, tile + r * NV * N + j), c + r * c_rs + j, std::min(N, nr - j), alpha, beta, first);
+    }
+  }
+}
+
+// The micro-kernel for mr rows (a full panel of kMR, or fewer split into 4,
+// 2 and 1) and a panel of B of nv vectors.
+template <class T, int MR>
+HWY_INLINE void MicroTileRows(size_t nv, size_t kc, const T* ap, int64_t a_rs, const T* bp, T* c, int64_t c_rs,
+                              size_t nr, T alpha, T beta, bool first) {
+  static_assert(kNV <= 4, "covers up to 4 vectors");
+  switch (nv) {
+    case 1: return MicroTile<T, MR, 1>(kc, ap, a_rs, bp, c, c_rs, nr, alpha, beta, first);
+    case 2: return MicroTile<T, MR, HWY_MIN(2, kNV)>(kc, ap, a_rs, bp, c, c_rs, nr, alpha, beta, first);
+    case 3: return MicroTile<T, MR, HWY_MIN(3, kNV)>(kc, ap, a_rs, bp, c, c_rs, nr, alpha, beta, first);
+    default: return MicroTile<T, MR, kNV>(kc, ap, a_rs, bp, c, c_rs, nr, alpha, beta, first);
+  }
+}
+
+template <class T>
+HWY_INLINE void MicroTileN(size_t mr, size_t nv, size_t kc, const T* ap, int64_t a_rs, const T* bp, T* c, int64_t c_rs,
+                           size_t nr, T alpha, T beta, bool first) {
+  if (mr == kMR) return MicroTileRows<T, kMR>(nv, kc, ap, a_rs, bp, c, c_rs, nr, alpha, beta, first);
+  for (size_t r = 0; r < mr;) {
+    const T* a = ap + static_cast<int64_t>(r) * a_rs;
+    T* cr = c + static_cast<int64_t>(r) * c_rs;
+    if (mr - r >= 4) {
+      MicroTileRows<T, 4>(nv, kc, a, a_rs, bp, cr, c_rs, nr, alpha, beta, first);
+      r += 4;
+    } else if (mr - r >= 2) {
+      MicroTileRows<T, 2>(nv, kc, a, a_rs, bp, cr, c_rs, nr, alpha, beta, first);
+      r += 2;
+    } else {
+      MicroTileRows<T, 1>(nv, kc, a, a_rs, bp, cr, c_rs, nr, alpha, beta, first);
+      r += 1;
     }
   }
 }
@@ -189,8 +224,8 @@ HWY_INLINE void TransposeBlock(const double* src, int64_t cs, double* dst, size_
 }
 #endif
 
-// Rows [0, mc) x cols [0, kc) of A into panels of MR rows of KC elements,
-// zero-padded rows: dst[panel][r][p]. Row-major A is a plain copy of rows,
+// Rows [0, mc) x cols [0, kc) of A into panels of MR rows of KC elements
+// (the last panel's missing rows are never read): dst[panel][r][p]. Row-major A is a plain copy of rows,
 // column-major A (a transposed operand) goes by 128-bit block transposes.
 template <class T>
 void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, T* HWY_RESTRICT dst) {
@@ -219,7 +254,6 @@ void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, T* HWY_REST
         for (size_t r = r0; r < mr; ++r) dst[r * kc_stride + p] = col[static_cast<int64_t>(r) * rs];
       }
     }
-    for (size_t r = mr; r < kMR; ++r) std::memset(dst + r * kc_stride, 0, sizeof(T) * kc);
     dst += kMR * kc_stride;
   }
 }
@@ -248,9 +282,14 @@ void PackB(const T* b, int64_t rs, int64_t cs, size_t kc, size_t nc, size_t NR, 
 #pragma GCC unroll 4
         for (int v = 0; v < kNV; ++v) hn::Store(hn::LoadU(d, row + jp * NR + v * N), d, dst + (jp * kc + p) * NR + v * N);
       }
-      std::memcpy(last + p * w_last, row + j_last, sizeof(T) * (nc - j_last));
+      for (size_t j = j_last; j < nc; j += N) {  // zeros past nc
+        const size_t n = std::min(N, nc - j);
+        hn::Store(n == N ? hn::LoadU(d, row + j) : LoadTail(d, row + j, n), d, last + p * w_last + (j - j_last));
+      }
     }
-  } else {
+    return;  // the tails above wrote the zero padding
+  }
+  {
     size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
     if (rs == 1) {  // column-major (a transposed operand): 128-bit block transposes
@@ -279,19 +318,6 @@ void PackB(const T* b, int64_t rs, int64_t cs, size_t kc, size_t nc, size_t NR, 
   }
 }
 
-// The micro-kernel for a panel of B of nv vectors.
-template <class T>
-HWY_INLINE void MicroTileN(size_t nv, size_t kc, const T* ap, const T* bp, T* c, int64_t c_rs, size_t mr, size_t nr,
-                           T alpha, T beta, bool first) {
-  static_assert(kNV <= 4, "MicroTileN covers up to 4 vectors");
-  switch (nv) {
-    case 1: return MicroTile<T, 1>(kc, ap, bp, c, c_rs, mr, nr, alpha, beta, first);
-    case 2: return MicroTile<T, HWY_MIN(2, kNV)>(kc, ap, bp, c, c_rs, mr, nr, alpha, beta, first);
-    case 3: return MicroTile<T, HWY_MIN(3, kNV)>(kc, ap, bp, c, c_rs, mr, nr, alpha, beta, first);
-    default: return MicroTile<T, kNV>(kc, ap, bp, c, c_rs, mr, nr, alpha, beta, first);
-  }
-}
-
 // The rows [i0, i1) x cols [j0, j1) of C, blocked and packed. The packed
 // block of B (KC x up to kTaskCols) stays in L2, a KC x NR panel of it in L1
 // while the A panels stream by.
@@ -310,17 +336,23 @@ void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j
   const T* B = reinterpret_cast<const T*>(g.b);
   T* C = reinterpret_cast<T*>(g.c);
   const T alpha = static_cast<T>(g.alpha), beta = static_cast<T>(g.beta);
+  // Row-major A is read in place (the micro-kernel's broadcasts stream along
+  // its rows); other layouts are packed per KC block.
+  const bool a_direct = g.a_cs == 1;
   for (int64_t pc = 0; pc < g.k; pc += static_cast<int64_t>(KC)) {
     const size_t kc = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(KC), g.k - pc));
     PackB(B + pc * g.b_rs + j0 * g.b_cs, g.b_rs, g.b_cs, kc, nc, NR, bbuf);
-    PackA(A + i0 * g.a_rs + pc * g.a_cs, g.a_rs, g.a_cs, mc, kc, abuf);
+    const T* a0 = A + i0 * g.a_rs + pc * g.a_cs;
+    if (!a_direct) PackA(a0, g.a_rs, g.a_cs, mc, kc, abuf);
+    const int64_t a_rs = a_direct ? g.a_rs : static_cast<int64_t>(KC);
     for (size_t jr = 0; jr < nc; jr += NR) {
       const T* bp = bbuf + jr * kc;
       const size_t nv = PanelWidth(jr, nc, NR, N) / N;
       T* cp = C + i0 * g.c_rs + j0 + static_cast<int64_t>(jr);
       for (size_t ir = 0; ir < mc; ir += kMR) {
-        MicroTileN<T>(nv, kc, abuf + ir * KC, bp, cp + static_cast<int64_t>(ir) * g.c_rs, g.c_rs,
-                      std::min<size_t>(kMR, mc - ir), std::min(NR, nc - jr), alpha, beta, pc == 0);
+        const T* ap = a_direct ? a0 + static_cast<int64_t>(ir) * g.a_rs : abuf + ir * KC;
+        MicroTileN<T>(std::min<size_t>(kMR, mc - ir), nv, kc, ap, a_rs, bp, cp + static_cast<int64_t>(ir) * g.c_rs,
+                      g.c_rs, std::min(NR, nc - jr), alpha, beta, pc == 0);
       }
     }
   }
