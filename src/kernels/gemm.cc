@@ -83,11 +83,12 @@ constexpr int kNV = 2;
 #endif
 
 // c[0, n) = alpha * acc + beta * c on the first block of k (c not read when
-// beta is 0), c + alpha * acc on later ones. Separate multiply and add (no
-// FMA) so that full and partial tiles round alike.
+// beta is 0), c + alpha * acc on later ones, then relu on the last block
+// when asked (as the relu kernel: x > 0 ? x : +0, NaN stays). Separate
+// multiply and add (no FMA) so that full and partial tiles round alike.
 template <class D>
 HWY_INLINE void UpdateC(D d, hn::Vec<D> acc, hn::TFromD<D>* c, size_t n, hn::TFromD<D> alpha,
-                        hn::TFromD<D> beta, bool first) {
+                        hn::TFromD<D> beta, bool first, bool relu) {
   using T = hn::TFromD<D>;
   const bool full = n == hn::Lanes(d);
   if (alpha != T(1)) acc = hn::Mul(hn::Set(d, alpha), acc);
@@ -96,6 +97,7 @@ HWY_INLINE void UpdateC(D d, hn::Vec<D> acc, hn::TFromD<D>* c, size_t n, hn::TFr
     if (first && beta != T(1)) old = hn::Mul(hn::Set(d, beta), old);
     acc = hn::Add(old, acc);
   }
+  if (relu) acc = hn::IfThenZeroElse(hn::Le(acc, hn::Zero(d)), acc);
   if (full) {
     hn::StoreU(acc, d, c);
   } else {
@@ -115,8 +117,8 @@ constexpr size_t KC() {
 // narrower kernels rather than padding: the last panel of B is only as wide
 // as its columns (fewer vectors), and the last rows go by MR of 4, 2 and 1.
 template <class T, int MR, int NV>
-HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, const T* HWY_RESTRICT bp, T* c,
-                            int64_t c_rs, size_t nr, T alpha, T beta, bool first) {
+HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, int64_t a_cs, const T* HWY_RESTRICT bp,
+                            T* c, int64_t c_rs, size_t nr, T alpha, T beta, bool first, bool relu) {
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
@@ -138,14 +140,14 @@ HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, c
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
     }
-    ++ap;
+    ap += a_cs;
     bp += NV * N;
   }
   if (nr == NV * N) {  // full width: straight from the registers
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) UpdateC(d, acc[r][v], c + r * c_rs + v * N, N, alpha, beta, first);
+      for (int v = 0; v < NV; ++v) UpdateC(d, acc[r][v], c + r * c_rs + v * N, N, alpha, beta, first, relu);
     }
     return;
   }
@@ -159,7 +161,8 @@ HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, c
   }
   for (int r = 0; r < MR; ++r) {
     for (size_t j = 0; j < nr; j += N) {
-      UpdateC(d, hn::Load(d, tile + r * NV * N + j), c + r * c_rs + j, std::min(N, nr - j), alpha, beta, first);
+      UpdateC(d, hn::Load(d, tile + r * NV * N + j), c + r * c_rs + j, std::min(N, nr - j), alpha, beta, first,
+              relu);
     }
   }
 }
@@ -167,32 +170,32 @@ HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, c
 // The micro-kernel for mr rows (a full panel of kMR, or fewer split into 4,
 // 2 and 1) and a panel of B of nv vectors.
 template <class T, int MR>
-HWY_INLINE void MicroTileRows(size_t nv, size_t kc, const T* ap, int64_t a_rs, const T* bp, T* c, int64_t c_rs,
-                              size_t nr, T alpha, T beta, bool first) {
+HWY_INLINE void MicroTileRows(size_t nv, size_t kc, const T* ap, int64_t a_rs, int64_t a_cs, const T* bp, T* c, int64_t c_rs,
+                              size_t nr, T alpha, T beta, bool first, bool relu) {
   static_assert(kNV <= 4, "covers up to 4 vectors");
   switch (nv) {
-    case 1: return MicroTile<T, MR, 1>(kc, ap, a_rs, bp, c, c_rs, nr, alpha, beta, first);
-    case 2: return MicroTile<T, MR, HWY_MIN(2, kNV)>(kc, ap, a_rs, bp, c, c_rs, nr, alpha, beta, first);
-    case 3: return MicroTile<T, MR, HWY_MIN(3, kNV)>(kc, ap, a_rs, bp, c, c_rs, nr, alpha, beta, first);
-    default: return MicroTile<T, MR, kNV>(kc, ap, a_rs, bp, c, c_rs, nr, alpha, beta, first);
+    case 1: return MicroTile<T, MR, 1>(kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
+    case 2: return MicroTile<T, MR, HWY_MIN(2, kNV)>(kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
+    case 3: return MicroTile<T, MR, HWY_MIN(3, kNV)>(kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
+    default: return MicroTile<T, MR, kNV>(kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
   }
 }
 
 template <class T>
-HWY_INLINE void MicroTileN(size_t mr, size_t nv, size_t kc, const T* ap, int64_t a_rs, const T* bp, T* c, int64_t c_rs,
-                           size_t nr, T alpha, T beta, bool first) {
-  if (mr == kMR) return MicroTileRows<T, kMR>(nv, kc, ap, a_rs, bp, c, c_rs, nr, alpha, beta, first);
+HWY_INLINE void MicroTileN(size_t mr, size_t nv, size_t kc, const T* ap, int64_t a_rs, int64_t a_cs, const T* bp, T* c, int64_t c_rs,
+                           size_t nr, T alpha, T beta, bool first, bool relu) {
+  if (mr == kMR) return MicroTileRows<T, kMR>(nv, kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
   for (size_t r = 0; r < mr;) {
     const T* a = ap + static_cast<int64_t>(r) * a_rs;
     T* cr = c + static_cast<int64_t>(r) * c_rs;
     if (mr - r >= 4) {
-      MicroTileRows<T, 4>(nv, kc, a, a_rs, bp, cr, c_rs, nr, alpha, beta, first);
+      MicroTileRows<T, 4>(nv, kc, a, a_rs, a_cs, bp, cr, c_rs, nr, alpha, beta, first, relu);
       r += 4;
     } else if (mr - r >= 2) {
-      MicroTileRows<T, 2>(nv, kc, a, a_rs, bp, cr, c_rs, nr, alpha, beta, first);
+      MicroTileRows<T, 2>(nv, kc, a, a_rs, a_cs, bp, cr, c_rs, nr, alpha, beta, first, relu);
       r += 2;
     } else {
-      MicroTileRows<T, 1>(nv, kc, a, a_rs, bp, cr, c_rs, nr, alpha, beta, first);
+      MicroTileRows<T, 1>(nv, kc, a, a_rs, a_cs, bp, cr, c_rs, nr, alpha, beta, first, relu);
       r += 1;
     }
   }
@@ -224,39 +227,28 @@ HWY_INLINE void TransposeBlock(const double* src, int64_t cs, double* dst, size_
 }
 #endif
 
-// Rows [0, mc) x cols [0, kc) of A into panels of MR rows of KC elements
-// (the last panel's missing rows are never read): dst[panel][r][p]. Row-major A is a plain copy of rows,
-// column-major A (a transposed operand) goes by 128-bit block transposes.
+// Rows [0, mc) x cols [0, kc) of A (any layout but row-major, which is read
+// in place) into panels of MR rows, interleaved: dst[panel][p][r], panels
+// MR * KC apart (the last panel's missing rows are never read). Column-major
+// A (a transposed operand) is a copy of MR contiguous elements per column.
 template <class T>
 void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, T* HWY_RESTRICT dst) {
-  constexpr size_t kc_stride = KC<T>();
+  constexpr size_t panel = kMR * KC<T>();
   for (size_t i0 = 0; i0 < mc; i0 += kMR) {
     const size_t mr = std::min<size_t>(kMR, mc - i0);
     const T* src = a + static_cast<int64_t>(i0) * rs;
-    if (cs == 1) {
-      for (size_t r = 0; r < mr; ++r) std::memcpy(dst + r * kc_stride, src + static_cast<int64_t>(r) * rs, sizeof(T) * kc);
-    } else {  // column by column: contiguous reads when A is column-major
-      size_t r0 = 0;  // rows [0, r0) done by block transposes
-#if HWY_TARGET != HWY_SCALAR
-      constexpr size_t L = 16 / sizeof(T);
-      if (rs == 1) {
-        for (; r0 + L <= mr; r0 += L) {
-          size_t p = 0;
-          for (; p + L <= kc; p += L) TransposeBlock(src + r0 + static_cast<int64_t>(p) * cs, cs, dst + r0 * kc_stride + p, kc_stride);
-          for (; p < kc; ++p) {
-            for (size_t r = r0; r < r0 + L; ++r) dst[r * kc_stride + p] = src[static_cast<int64_t>(r) + static_cast<int64_t>(p) * cs];
-          }
-        }
-      }
-#endif
-      for (size_t p = 0; p < kc && r0 < mr; ++p) {
-        const T* col = src + static_cast<int64_t>(p) * cs;
-        for (size_t r = r0; r < mr; ++r) dst[r * kc_stride + p] = col[static_cast<int64_t>(r) * rs];
+    T* out = dst + i0 / kMR * panel;
+    for (size_t p = 0; p < kc; ++p) {
+      const T* col = src + static_cast<int64_t>(p) * cs;
+      if (rs == 1 && mr == kMR) {
+        std::memcpy(out + p * kMR, col, sizeof(T) * kMR);
+      } else {
+        for (size_t r = 0; r < mr; ++r) out[p * kMR + r] = col[static_cast<int64_t>(r) * rs];
       }
     }
-    dst += kMR * kc_stride;
   }
 }
+
 
 // Width of the panel of B that starts at column j of nc: NR, or for the last
 // panel its columns rounded up to whole vectors.
@@ -344,15 +336,16 @@ void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j
     PackB(B + pc * g.b_rs + j0 * g.b_cs, g.b_rs, g.b_cs, kc, nc, NR, bbuf);
     const T* a0 = A + i0 * g.a_rs + pc * g.a_cs;
     if (!a_direct) PackA(a0, g.a_rs, g.a_cs, mc, kc, abuf);
-    const int64_t a_rs = a_direct ? g.a_rs : static_cast<int64_t>(KC);
+    const int64_t a_rs = a_direct ? g.a_rs : 1, a_cs = a_direct ? 1 : kMR;
     for (size_t jr = 0; jr < nc; jr += NR) {
       const T* bp = bbuf + jr * kc;
       const size_t nv = PanelWidth(jr, nc, NR, N) / N;
       T* cp = C + i0 * g.c_rs + j0 + static_cast<int64_t>(jr);
       for (size_t ir = 0; ir < mc; ir += kMR) {
         const T* ap = a_direct ? a0 + static_cast<int64_t>(ir) * g.a_rs : abuf + ir * KC;
-        MicroTileN<T>(std::min<size_t>(kMR, mc - ir), nv, kc, ap, a_rs, bp, cp + static_cast<int64_t>(ir) * g.c_rs,
-                      g.c_rs, std::min(NR, nc - jr), alpha, beta, pc == 0);
+        MicroTileN<T>(std::min<size_t>(kMR, mc - ir), nv, kc, ap, a_rs, a_cs, bp, cp + static_cast<int64_t>(ir) * g.c_rs,
+                      g.c_rs, std::min(NR, nc - jr), alpha, beta, pc == 0,
+                      g.relu && pc + static_cast<int64_t>(kc) == g.k);
       }
     }
   }
@@ -386,7 +379,7 @@ void SmallGemm(const GemmArgs& g) {
         }
         acc = hn::MulAdd(hn::Set(d, arow[p * g.a_cs]), bv, acc);
       }
-      UpdateC(d, acc, crow + j, nn, alpha, beta, true);
+      UpdateC(d, acc, crow + j, nn, alpha, beta, true, g.relu);
     }
   }
 }
@@ -431,6 +424,7 @@ void DotRows(const GemmArgs& g) {
     T* c = reinterpret_cast<T*>(g.c) + i * g.c_rs;
     T y = alpha == T(1) ? lane[0] : alpha * lane[0];
     if (beta != T(0)) y = (beta == T(1) ? *c : beta * *c) + y;
+    if (g.relu && y <= T(0)) y = T(0);
     *c = y;
   }
 }
