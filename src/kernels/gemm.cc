@@ -328,15 +328,16 @@ void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j
   const T* B = reinterpret_cast<const T*>(g.b);
   T* C = reinterpret_cast<T*>(g.c);
   const T alpha = static_cast<T>(g.alpha), beta = static_cast<T>(g.beta);
-  // Row-major A is read in place (the micro-kernel's broadcasts stream along
-  // its rows); other layouts are packed per KC block.
-  const bool a_direct = g.a_cs == 1;
+  // Row- or column-major A is read in place (the micro-kernel's broadcasts
+  // stream along its rows, or take MR contiguous elements per column);
+  // other layouts are packed per KC block.
+  const bool a_direct = g.a_cs == 1 || g.a_rs == 1;
   for (int64_t pc = 0; pc < g.k; pc += static_cast<int64_t>(KC)) {
     const size_t kc = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(KC), g.k - pc));
     PackB(B + pc * g.b_rs + j0 * g.b_cs, g.b_rs, g.b_cs, kc, nc, NR, bbuf);
     const T* a0 = A + i0 * g.a_rs + pc * g.a_cs;
     if (!a_direct) PackA(a0, g.a_rs, g.a_cs, mc, kc, abuf);
-    const int64_t a_rs = a_direct ? g.a_rs : 1, a_cs = a_direct ? 1 : kMR;
+    const int64_t a_rs = a_direct ? g.a_rs : 1, a_cs = a_direct ? g.a_cs : kMR;
     for (size_t jr = 0; jr < nc; jr += NR) {
       const T* bp = bbuf + jr * kc;
       const size_t nv = PanelWidth(jr, nc, NR, N) / N;
