@@ -87,6 +87,8 @@ const (
 	ScatterReduceMean          = 2
 	ScatterReduceAmax          = 3
 	ScatterReduceAmin          = 4
+	ActivationNone             = 0
+	ActivationRelu             = 1
 	ReductionNone              = 0
 	ReductionMean              = 1
 	ReductionSum               = 2
@@ -159,6 +161,8 @@ var constantTable = []struct {
 	{"AG_SCATTER_REDUCE_MEAN", uint64(2)},
 	{"AG_SCATTER_REDUCE_AMAX", uint64(3)},
 	{"AG_SCATTER_REDUCE_AMIN", uint64(4)},
+	{"AG_ACTIVATION_NONE", uint64(0)},
+	{"AG_ACTIVATION_RELU", uint64(1)},
 	{"AG_REDUCTION_NONE", uint64(0)},
 	{"AG_REDUCTION_MEAN", uint64(1)},
 	{"AG_REDUCTION_SUM", uint64(2)},

@@ -164,6 +164,15 @@ func c_ag_op_linear(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag
 	return nil
 }
 
+// c_ag_op_linear_act calls ag_op_linear_act.
+func c_ag_op_linear_act(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_linear_act(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_linear_act", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_matmul calls ag_op_matmul.
 func c_ag_op_matmul(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	var e C.agx_err

@@ -368,6 +368,32 @@ func (x *Tensor) Linear(weight *Tensor, bias *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// LinearAct calls ag_op_linear_act: activation(x weight^T + bias): ag_op_linear followed by an activation, AG_ACTIVATION_NONE or AG_ACTIVATION_RELU, in one op.
+func (x *Tensor) LinearAct(weight *Tensor, bias *Tensor, activation int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_linear_act", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_linear_act", "weight", weight, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_linear_act", "bias", bias, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_linear_act(&_a0, _a1, _a2, _a3, (C.int32_t)(activation))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(weight)
+	runtime.KeepAlive(bias)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Matmul calls ag_op_matmul: Matrix product with NumPy / torch.matmul semantics: - 1-D x 1-D (k) and (k): the dot product, 0-dim; - 2-D x 2-D (m, k) and (k, n): (m, n); - a 1-D a (k) is taken as a row (1, k), a 1-D b (k) as a column (k, 1), and that added dim is removed from the result; - with more than 2 dims, the leading (batch) dims broadcast: (..., m, k) x (..., k, n) gives (broadcast batch..., m, n).
 func (a *Tensor) Matmul(b *Tensor) (*Tensor, error) {
 	var _err error

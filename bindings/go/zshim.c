@@ -86,6 +86,7 @@
 #pragma weak ag_op_masked_scatter
 #pragma weak ag_op_masked_select
 #pragma weak ag_op_take_along_dim
+#pragma weak ag_op_linear_act
 #pragma weak ag_op_trace
 #pragma weak ag_op_diagonal
 #pragma weak ag_op_diag_embed
@@ -278,6 +279,7 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_op_masked_scatter") == 0) return ag_op_masked_scatter != NULL;
   if (strcmp(name, "ag_op_masked_select") == 0) return ag_op_masked_select != NULL;
   if (strcmp(name, "ag_op_take_along_dim") == 0) return ag_op_take_along_dim != NULL;
+  if (strcmp(name, "ag_op_linear_act") == 0) return ag_op_linear_act != NULL;
   if (strcmp(name, "ag_op_trace") == 0) return ag_op_trace != NULL;
   if (strcmp(name, "ag_op_diagonal") == 0) return ag_op_diagonal != NULL;
   if (strcmp(name, "ag_op_diag_embed") == 0) return ag_op_diag_embed != NULL;
@@ -1963,6 +1965,16 @@ ag_status agx_ag_op_bmm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, co
 
 ag_status agx_ag_op_linear(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *weight, const ag_tensor *bias) {
   ag_status agx_s = ag_op_linear(out, x, weight, bias);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_linear_act(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *weight, const ag_tensor *bias, int32_t activation) {
+  if (!ag_op_linear_act) {
+    agx_missing(agx_e, "ag_op_linear_act");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_linear_act(out, x, weight, bias, activation);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }

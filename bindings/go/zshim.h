@@ -257,6 +257,7 @@ ag_status agx_ag_op_clamp_(agx_err *agx_e, ag_tensor *self, double min, double m
 ag_status agx_ag_op_matmul(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_bmm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_linear(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *weight, const ag_tensor *bias);
+ag_status agx_ag_op_linear_act(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *weight, const ag_tensor *bias, int32_t activation);
 ag_status agx_ag_op_outer(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_dot(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_trace(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);

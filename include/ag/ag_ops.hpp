@@ -669,6 +669,10 @@ inline Tensor triplet_margin_loss(const Tensor &anchor, const Tensor &positive, 
 inline Tensor linear(const Tensor &x, const Tensor &weight, const Tensor &bias = Tensor()) {
   return detail::op(ag_op_linear, x.get(), weight.get(), bias.get());
 }
+inline Tensor linear_act(const Tensor &x, const Tensor &weight, const Tensor &bias = Tensor(),
+                         int32_t activation = AG_ACTIVATION_RELU) {
+  return detail::op(ag_op_linear_act, x.get(), weight.get(), bias.get(), activation);
+}
 
 inline Tensor diagonal(const Tensor &x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) {
   return detail::op(ag_op_diagonal, x.get(), offset, dim1, dim2);

@@ -57,6 +57,25 @@ AG_API ag_status ag_op_bmm(ag_tensor **out, const ag_tensor *a, const ag_tensor 
 AG_API ag_status ag_op_linear(ag_tensor **out, const ag_tensor *x, const ag_tensor *weight,
                               const ag_tensor *bias) AG_NOEXCEPT;
 
+/** ag_op_linear_act: no activation (the result of ag_op_linear). */
+#define AG_ACTIVATION_NONE 0
+/** ag_op_linear_act: relu, max(y, 0) (+0 for y <= 0, NaN stays NaN). */
+#define AG_ACTIVATION_RELU 1
+
+/**
+ * activation(x weight^T + bias): ag_op_linear followed by an activation,
+ * AG_ACTIVATION_NONE or AG_ACTIVATION_RELU, in one op. The activation is
+ * applied where the product writes its result (no second pass), with the
+ * bits of ag_op_linear then ag_op_relu. Backward computes relu's mask and
+ * the bias gradient in one pass over the incoming gradient; dx and dweight
+ * have the bits of the unfused ops, dbias is summed row by row in order and
+ * may differ from the unfused sum in the last bits. Shapes, bias (NULL for
+ * none) and errors as ag_op_linear; AG_ERR_INVALID_ARGUMENT for another
+ * activation.
+ */
+AG_API ag_status ag_op_linear_act(ag_tensor **out, const ag_tensor *x, const ag_tensor *weight,
+                                  const ag_tensor *bias, int32_t activation) AG_NOEXCEPT;
+
 /**
  * Outer product of vectors: a (n) and b (m) give y (n, m), y[i][j] = a[i] b[j].
  * AG_ERR_SHAPE if an operand is not 1-D. Also INVALID_ARGUMENT, DTYPE, CONTEXT.

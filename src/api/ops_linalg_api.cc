@@ -1,4 +1,4 @@
-// C entry point of linear (family CUSTOM in ops.def); matmul, bmm, outer and
+// C entry points of linear and linear_act (family CUSTOM in ops.def); matmul, bmm, outer and
 // dot are BINARY (ops_api.cc).
 #include "api/guard.h"
 #include "ops/ops.h"
@@ -14,6 +14,19 @@ AG_API ag_status ag_op_linear(ag_tensor** out, const ag_tensor* x, const ag_tens
     api::Borrowed tx(x, "x"), tw(weight, "weight");
     const Tensor tb = api::optional_tensor(bias, "bias");
     *out = api::to_handle(ops::linear(tx, tw, tb));
+  });
+}
+
+AG_API ag_status ag_op_linear_act(ag_tensor** out, const ag_tensor* x, const ag_tensor* weight, const ag_tensor* bias,
+                                  int32_t activation) noexcept {
+  return api::call("ag_op_linear_act", [&] {
+    api::check_out(out);
+    api::Borrowed tx(x, "x"), tw(weight, "weight");
+    const Tensor tb = api::optional_tensor(bias, "bias");
+    if (activation != AG_ACTIVATION_NONE && activation != AG_ACTIVATION_RELU) {
+      fail(AG_ERR_INVALID_ARGUMENT, "activation ", activation, " is none of AG_ACTIVATION_NONE (0), AG_ACTIVATION_RELU (1)");
+    }
+    *out = api::to_handle(ops::linear_act(tx, tw, tb, activation));
   });
 }
 

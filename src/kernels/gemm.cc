@@ -83,11 +83,12 @@ constexpr int kNV = 2;
 #endif
 
 // c[0, n) = alpha * acc + beta * c on the first block of k (c not read when
-// beta is 0), c + alpha * acc on later ones. Separate multiply and add (no
-// FMA) so that full and partial tiles round alike.
+// beta is 0), c + alpha * acc on later ones, then relu on the last block
+// when asked (as the relu kernel: x > 0 ? x : +0, NaN stays). Separate
+// multiply and add (no FMA) so that full and partial tiles round alike.
 template <class D>
 HWY_INLINE void UpdateC(D d, hn::Vec<D> acc, hn::TFromD<D>* c, size_t n, hn::TFromD<D> alpha,
-                        hn::TFromD<D> beta, bool first) {
+                        hn::TFromD<D> beta, bool first, bool relu) {
   using T = hn::TFromD<D>;
   const bool full = n == hn::Lanes(d);
   if (alpha != T(1)) acc = hn::Mul(hn::Set(d, alpha), acc);
@@ -96,6 +97,7 @@ HWY_INLINE void UpdateC(D d, hn::Vec<D> acc, hn::TFromD<D>* c, size_t n, hn::TFr
     if (first && beta != T(1)) old = hn::Mul(hn::Set(d, beta), old);
     acc = hn::Add(old, acc);
   }
+  if (relu) acc = hn::IfThenZeroElse(hn::Le(acc, hn::Zero(d)), acc);
   if (full) {
     hn::StoreU(acc, d, c);
   } else {
@@ -109,77 +111,93 @@ constexpr size_t KC() {
   return kKCBytes / sizeof(T);
 }
 
-// The kc-deep product of a packed MR-row panel of A (ap[r * KC + p]) and a
-// packed NR-column panel of B (bp[p * NR + j]), added into the mr x nr
-// corner of C.
-template <class T>
-HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp, T* c, int64_t c_rs,
-                            size_t mr, size_t nr, T alpha, T beta, bool first) {
+// The kc-deep product of MR rows of A (ap[r * a_rs + p]: a packed panel, or
+// row-major A read in place) and a packed panel of NV vectors of B
+// (bp[p * NV * N + j]), added into the MR x nr corner of C. Ragged edges take
+// narrower kernels rather than padding: the last panel of B is only as wide
+// as its columns (fewer vectors), and the last rows go by MR of 4, 2 and 1.
+template <class T, int MR, int NV>
+HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, int64_t a_cs, const T* HWY_RESTRICT bp,
+                            T* c, int64_t c_rs, size_t nr, T alpha, T beta, bool first, bool relu) {
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
-  V acc[kMR][kNV];
-  for (size_t r = 0; r < mr; ++r) __builtin_prefetch(c + static_cast<int64_t>(r) * c_rs);
+  V acc[MR][NV];
 #pragma GCC unroll 8
-  for (int r = 0; r < kMR; ++r) {
+  for (int r = 0; r < MR; ++r) __builtin_prefetch(c + r * c_rs);
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < kNV; ++v) acc[r][v] = hn::Zero(d);
+    for (int v = 0; v < NV; ++v) acc[r][v] = hn::Zero(d);
   }
   for (size_t p = 0; p < kc; ++p) {
-    V b[kNV];
+    V b[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < kNV; ++v) b[v] = hn::Load(d, bp + v * N);
+    for (int v = 0; v < NV; ++v) b[v] = hn::Load(d, bp + v * N);
 #pragma GCC unroll 8
-    for (int r = 0; r < kMR; ++r) {
-      const V a = hn::Set(d, ap[r * KC<T>()]);
+    for (int r = 0; r < MR; ++r) {
+      const V a = hn::Set(d, ap[r * a_rs]);
 #pragma GCC unroll 4
-      for (int v = 0; v < kNV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
     }
-    ++ap;
-    bp += kNV * N;
+    ap += a_cs;
+    bp += NV * N;
   }
-  if (mr == kMR && nr == kNV * N) {  // full tile: straight from the registers
+  if (nr == NV * N) {  // full width: straight from the registers
 #pragma GCC unroll 8
-    for (int r = 0; r < kMR; ++r) {
+    for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
-      for (int v = 0; v < kNV; ++v) UpdateC(d, acc[r][v], c + r * c_rs + v * N, N, alpha, beta, first);
+      for (int v = 0; v < NV; ++v) UpdateC(d, acc[r][v], c + r * c_rs + v * N, N, alpha, beta, first, relu);
     }
     return;
   }
-  // Edge tile: through a buffer, so that the accumulators are only ever
-  // indexed by constants (and stay in registers).
-  HWY_ALIGN T tile[kMR * kNV * hn::MaxLanes(d)];
+  // Last vector partial: through a buffer, so that the accumulators are only
+  // ever indexed by constants (and stay in registers).
+  HWY_ALIGN T tile[MR * NV * hn::MaxLanes(d)];
 #pragma GCC unroll 8
-  for (int r = 0; r < kMR; ++r) {
+  for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < kNV; ++v) hn::Store(acc[r][v], d, tile + (r * kNV + v) * N);
+    for (int v = 0; v < NV; ++v) hn::Store(acc[r][v], d, tile + (r * NV + v) * N);
   }
-  for (size_t r = 0; r < mr; ++r) {
+  for (int r = 0; r < MR; ++r) {
     for (size_t j = 0; j < nr; j += N) {
-      UpdateC(d, hn::Load(d, tile + r * kNV * N + j), c + static_cast<int64_t>(r) * c_rs + j, std::min(N, nr - j),
-              alpha, beta, first);
+      UpdateC(d, hn::Load(d, tile + r * NV * N + j), c + r * c_rs + j, std::min(N, nr - j), alpha, beta, first,
+              relu);
     }
   }
 }
 
-// Rows [0, mc) x cols [0, kc) of A into panels of MR rows of KC elements,
-// zero-padded rows: dst[panel][r][p]. Row-major A is a plain copy of rows.
+// The micro-kernel for mr rows (a full panel of kMR, or fewer split into 4,
+// 2 and 1) and a panel of B of nv vectors.
+template <class T, int MR>
+HWY_INLINE void MicroTileRows(size_t nv, size_t kc, const T* ap, int64_t a_rs, int64_t a_cs, const T* bp, T* c, int64_t c_rs,
+                              size_t nr, T alpha, T beta, bool first, bool relu) {
+  static_assert(kNV <= 4, "covers up to 4 vectors");
+  switch (nv) {
+    case 1: return MicroTile<T, MR, 1>(kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
+    case 2: return MicroTile<T, MR, HWY_MIN(2, kNV)>(kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
+    case 3: return MicroTile<T, MR, HWY_MIN(3, kNV)>(kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
+    default: return MicroTile<T, MR, kNV>(kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
+  }
+}
+
 template <class T>
-void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, T* HWY_RESTRICT dst) {
-  constexpr size_t kc_stride = KC<T>();
-  for (size_t i0 = 0; i0 < mc; i0 += kMR) {
-    const size_t mr = std::min<size_t>(kMR, mc - i0);
-    const T* src = a + static_cast<int64_t>(i0) * rs;
-    if (cs == 1) {
-      for (size_t r = 0; r < mr; ++r) std::memcpy(dst + r * kc_stride, src + static_cast<int64_t>(r) * rs, sizeof(T) * kc);
-    } else {  // column by column: contiguous reads when A is column-major
-      for (size_t p = 0; p < kc; ++p) {
-        const T* col = src + static_cast<int64_t>(p) * cs;
-        for (size_t r = 0; r < mr; ++r) dst[r * kc_stride + p] = col[static_cast<int64_t>(r) * rs];
-      }
+HWY_INLINE void MicroTileN(size_t mr, size_t nv, size_t kc, const T* ap, int64_t a_rs, int64_t a_cs, const T* bp, T* c, int64_t c_rs,
+                           size_t nr, T alpha, T beta, bool first, bool relu) {
+  if (mr == kMR) return MicroTileRows<T, kMR>(nv, kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
+  for (size_t r = 0; r < mr;) {
+    const T* a = ap + static_cast<int64_t>(r) * a_rs;
+    T* cr = c + static_cast<int64_t>(r) * c_rs;
+    if (mr - r >= 4) {
+      MicroTileRows<T, 4>(nv, kc, a, a_rs, a_cs, bp, cr, c_rs, nr, alpha, beta, first, relu);
+      r += 4;
+    } else if (mr - r >= 2) {
+      MicroTileRows<T, 2>(nv, kc, a, a_rs, a_cs, bp, cr, c_rs, nr, alpha, beta, first, relu);
+      r += 2;
+    } else {
+      MicroTileRows<T, 1>(nv, kc, a, a_rs, a_cs, bp, cr, c_rs, nr, alpha, beta, first, relu);
+      r += 1;
     }
-    for (size_t r = mr; r < kMR; ++r) std::memset(dst + r * kc_stride, 0, sizeof(T) * kc);
-    dst += kMR * kc_stride;
   }
 }
 
@@ -209,49 +227,86 @@ HWY_INLINE void TransposeBlock(const double* src, int64_t cs, double* dst, size_
 }
 #endif
 
-// Rows [0, kc) x cols [0, nc) of B into panels of NR columns, zero-padded:
-// dst[panel][p][j]. Row-major B is read row by row (streaming), anything
-// else column by column.
+// Rows [0, mc) x cols [0, kc) of A (any layout but row-major, which is read
+// in place) into panels of MR rows, interleaved: dst[panel][p][r], panels
+// MR * KC apart (the last panel's missing rows are never read). Column-major
+// A (a transposed operand) is a copy of MR contiguous elements per column.
+template <class T>
+void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, T* HWY_RESTRICT dst) {
+  constexpr size_t panel = kMR * KC<T>();
+  for (size_t i0 = 0; i0 < mc; i0 += kMR) {
+    const size_t mr = std::min<size_t>(kMR, mc - i0);
+    const T* src = a + static_cast<int64_t>(i0) * rs;
+    T* out = dst + i0 / kMR * panel;
+    for (size_t p = 0; p < kc; ++p) {
+      const T* col = src + static_cast<int64_t>(p) * cs;
+      if (rs == 1 && mr == kMR) {
+        std::memcpy(out + p * kMR, col, sizeof(T) * kMR);
+      } else {
+        for (size_t r = 0; r < mr; ++r) out[p * kMR + r] = col[static_cast<int64_t>(r) * rs];
+      }
+    }
+  }
+}
+
+
+// Width of the panel of B that starts at column j of nc: NR, or for the last
+// panel its columns rounded up to whole vectors.
+HWY_INLINE size_t PanelWidth(size_t j, size_t nc, size_t NR, size_t N) {
+  return std::min(NR, (nc - j + N - 1) / N * N);
+}
+
+// Rows [0, kc) x cols [0, nc) of B into panels of NR columns (the last one
+// narrower, see PanelWidth), zero-padded: panel jp at dst + jp * NR * kc,
+// element [p][j] of a panel of width w at p * w + j. Row-major B is read row
+// by row (streaming), anything else column by column.
 template <class T>
 void PackB(const T* b, int64_t rs, int64_t cs, size_t kc, size_t nc, size_t NR, T* HWY_RESTRICT dst) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
   const size_t panels = (nc + NR - 1) / NR;
-  const size_t pad = panels * NR - nc;
-  T* last = dst + (panels - 1) * kc * NR;
+  const size_t j_last = (panels - 1) * NR, w_last = PanelWidth(j_last, nc, NR, N);
+  T* last = dst + j_last * kc;
   if (cs == 1) {
-    const hn::ScalableTag<T> d;
-    const size_t N = hn::Lanes(d);
     for (size_t p = 0; p < kc; ++p) {
       const T* row = b + static_cast<int64_t>(p) * rs;
       for (size_t jp = 0; jp + 1 < panels; ++jp) {
 #pragma GCC unroll 4
         for (int v = 0; v < kNV; ++v) hn::Store(hn::LoadU(d, row + jp * NR + v * N), d, dst + (jp * kc + p) * NR + v * N);
       }
-      std::memcpy(last + p * NR, row + (panels - 1) * NR, sizeof(T) * (NR - pad));
+      for (size_t j = j_last; j < nc; j += N) {  // zeros past nc
+        const size_t n = std::min(N, nc - j);
+        hn::Store(n == N ? hn::LoadU(d, row + j) : LoadTail(d, row + j, n), d, last + p * w_last + (j - j_last));
+      }
     }
-  } else {
+    return;  // the tails above wrote the zero padding
+  }
+  {
     size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
     if (rs == 1) {  // column-major (a transposed operand): 128-bit block transposes
       constexpr size_t L = 16 / sizeof(T);
       for (; j + L <= nc; j += L) {
         const T* col = b + static_cast<int64_t>(j) * cs;
-        T* out = dst + (j / NR) * kc * NR + j % NR;  // L divides NR: never across panels
+        const size_t w = j < j_last ? NR : w_last;
+        T* out = dst + (j / NR) * kc * NR + j % NR;  // L divides N: never across panels
         size_t p = 0;
-        for (; p + L <= kc; p += L) TransposeBlock(col + p, cs, out + p * NR, NR);
+        for (; p + L <= kc; p += L) TransposeBlock(col + p, cs, out + p * w, w);
         for (; p < kc; ++p) {
-          for (size_t q = 0; q < L; ++q) out[p * NR + q] = col[static_cast<int64_t>(q) * cs + static_cast<int64_t>(p)];
+          for (size_t q = 0; q < L; ++q) out[p * w + q] = col[static_cast<int64_t>(q) * cs + static_cast<int64_t>(p)];
         }
       }
     }
 #endif
     for (; j < nc; ++j) {
       const T* col = b + static_cast<int64_t>(j) * cs;
+      const size_t w = j < j_last ? NR : w_last;
       T* out = dst + (j / NR) * kc * NR + j % NR;
-      for (size_t p = 0; p < kc; ++p) out[p * NR] = col[static_cast<int64_t>(p) * rs];
+      for (size_t p = 0; p < kc; ++p) out[p * w] = col[static_cast<int64_t>(p) * rs];
     }
   }
   for (size_t p = 0; p < kc; ++p) {
-    for (size_t j = NR - pad; j < NR; ++j) last[p * NR + j] = T(0);
+    for (size_t j = nc - j_last; j < w_last; ++j) last[p * w_last + j] = T(0);
   }
 }
 
@@ -261,7 +316,8 @@ void PackB(const T* b, int64_t rs, int64_t cs, size_t kc, size_t nc, size_t NR, 
 template <class T>
 void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const hn::ScalableTag<T> d;
-  const size_t NR = kNV * hn::Lanes(d);
+  const size_t N = hn::Lanes(d);
+  const size_t NR = kNV * N;
   const size_t KC = ag::kernels::HWY_NAMESPACE::KC<T>();
   const size_t mc = static_cast<size_t>(i1 - i0), nc = static_cast<size_t>(j1 - j0);
   const size_t a_elems = (mc + kMR - 1) / kMR * kMR * KC;
@@ -272,16 +328,25 @@ void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j
   const T* B = reinterpret_cast<const T*>(g.b);
   T* C = reinterpret_cast<T*>(g.c);
   const T alpha = static_cast<T>(g.alpha), beta = static_cast<T>(g.beta);
+  // Row- or column-major A is read in place (the micro-kernel's broadcasts
+  // stream along its rows, or take MR contiguous elements per column);
+  // other layouts are packed per KC block.
+  const bool a_direct = g.a_cs == 1 || g.a_rs == 1;
   for (int64_t pc = 0; pc < g.k; pc += static_cast<int64_t>(KC)) {
     const size_t kc = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(KC), g.k - pc));
     PackB(B + pc * g.b_rs + j0 * g.b_cs, g.b_rs, g.b_cs, kc, nc, NR, bbuf);
-    PackA(A + i0 * g.a_rs + pc * g.a_cs, g.a_rs, g.a_cs, mc, kc, abuf);
+    const T* a0 = A + i0 * g.a_rs + pc * g.a_cs;
+    if (!a_direct) PackA(a0, g.a_rs, g.a_cs, mc, kc, abuf);
+    const int64_t a_rs = a_direct ? g.a_rs : 1, a_cs = a_direct ? g.a_cs : kMR;
     for (size_t jr = 0; jr < nc; jr += NR) {
       const T* bp = bbuf + jr * kc;
+      const size_t nv = PanelWidth(jr, nc, NR, N) / N;
       T* cp = C + i0 * g.c_rs + j0 + static_cast<int64_t>(jr);
       for (size_t ir = 0; ir < mc; ir += kMR) {
-        MicroTile<T>(kc, abuf + ir * KC, bp, cp + static_cast<int64_t>(ir) * g.c_rs, g.c_rs,
-                     std::min<size_t>(kMR, mc - ir), std::min(NR, nc - jr), alpha, beta, pc == 0);
+        const T* ap = a_direct ? a0 + static_cast<int64_t>(ir) * g.a_rs : abuf + ir * KC;
+        MicroTileN<T>(std::min<size_t>(kMR, mc - ir), nv, kc, ap, a_rs, a_cs, bp, cp + static_cast<int64_t>(ir) * g.c_rs,
+                      g.c_rs, std::min(NR, nc - jr), alpha, beta, pc == 0,
+                      g.relu && pc + static_cast<int64_t>(kc) == g.k);
       }
     }
   }
@@ -315,7 +380,7 @@ void SmallGemm(const GemmArgs& g) {
         }
         acc = hn::MulAdd(hn::Set(d, arow[p * g.a_cs]), bv, acc);
       }
-      UpdateC(d, acc, crow + j, nn, alpha, beta, true);
+      UpdateC(d, acc, crow + j, nn, alpha, beta, true, g.relu);
     }
   }
 }
@@ -360,6 +425,7 @@ void DotRows(const GemmArgs& g) {
     T* c = reinterpret_cast<T*>(g.c) + i * g.c_rs;
     T y = alpha == T(1) ? lane[0] : alpha * lane[0];
     if (beta != T(0)) y = (beta == T(1) ? *c : beta * *c) + y;
+    if (g.relu && y <= T(0)) y = T(0);
     *c = y;
   }
 }

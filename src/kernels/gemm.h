@@ -32,6 +32,9 @@ struct GemmArgs {
   // (as long as each task keeps enough work), so that every thread count
   // up to the machine's gets an even share.
   int64_t threads = 1;
+  // C = relu(alpha * A * B + beta * C), relu as the relu kernel's (x > 0 ? x
+  // : +0, NaN stays): the same bits as the product followed by relu.
+  bool relu = false;
 };
 
 // Number of tasks of the product (at least 1).

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "ag/ops_linalg.h"
 #include "kernels/gemm.h"
 #include "ops/op_common.h"
 
@@ -33,9 +34,10 @@ Dims batch_of(const Dims& shape) { return Dims(shape.data(), shape.size() - 2); 
 constexpr double kChunkFlops = 2e6;
 
 // y = a @ b over broadcast batch dims (a and b at least 2-D, inner dims
-// checked), plus `bias` (a vector of n) added to every row when given, into
-// `out` of the broadcast shape. No graph.
-void batched_product_into(const Tensor& a, const Tensor& b, const TensorImpl* bias, TensorImpl& out) {
+// checked), plus `bias` (a vector of n) added to every row when given, then
+// relu when asked (in the GEMM's epilogue), into `out` of the broadcast
+// shape. No graph.
+void batched_product_into(const Tensor& a, const Tensor& b, const TensorImpl* bias, TensorImpl& out, bool relu) {
   const int na = a->ndim(), nb = b->ndim();
   const int64_t m = a->shape()[na - 2], k = a->shape()[na - 1], n = b->shape()[nb - 1];
   const Dims ba = batch_of(a->shape()), bb = batch_of(b->shape());
@@ -85,6 +87,7 @@ void batched_product_into(const Tensor& a, const Tensor& b, const TensorImpl* bi
     }
   }
   g.threads = a->context()->concurrency();
+  g.relu = relu;
   const int64_t tasks = kernels::gemm_tasks(g);
   const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(kChunkFlops / std::max(1.0, kernels::gemm_task_flops(g))));
   for_ranges(a->context(), products * tasks, chunk, [&](int64_t t0, int64_t t1) {
@@ -101,13 +104,13 @@ void batched_product_into(const Tensor& a, const Tensor& b, const TensorImpl* bi
   });
 }
 
-Tensor batched_product(const Tensor& a, const Tensor& b, const TensorImpl* bias) {
+Tensor batched_product(const Tensor& a, const Tensor& b, const TensorImpl* bias, bool relu = false) {
   const int na = a->ndim(), nb = b->ndim();
   const Dims batch = broadcast_shapes(batch_of(a->shape()), batch_of(b->shape()));
   Tensor y = empty(a->context(), a->dtype(), with_dims(batch, a->shape()[na - 2], b->shape()[nb - 1]));
-  batched_product_into(a, b, bias, *y);
-  trace(*y, [a, b, bias = Tensor::share(const_cast<TensorImpl*>(bias)), y] {
-    batched_product_into(a, b, bias.get(), *y);
+  batched_product_into(a, b, bias, *y, relu);
+  trace(*y, [a, b, bias = Tensor::share(const_cast<TensorImpl*>(bias)), y, relu] {
+    batched_product_into(a, b, bias.get(), *y, relu);
   });
   return y;
 }
@@ -160,17 +163,55 @@ Tensor product(const Tensor& a, const Tensor& b) {
   return y;
 }
 
-// linear on a matrix x (at least 2-D): y = x @ w^T + bias; dx = g @ w,
-// dw = g^T @ x summed over batch dims, dbias = g summed to (out).
-struct LinearBackward final : SavingNode<2> {
-  explicit LinearBackward(bool has_bias) : bias(has_bias) {}
-  const char* name() const override { return "LinearBackward"; }
-  void apply(TensorList& g, TensorList& out) override {
-    if (needs_input_grad(0)) out[0] = product(g[0], saved[1].unpack(*this));
-    if (needs_input_grad(1)) out[1] = reduce_to(product(transpose_last2(g[0]), saved[0].unpack(*this)), input_shape(1));
-    if (bias && needs_input_grad(2)) out[2] = reduce_to(g[0], input_shape(2));
+// relu's gradient and the column sums of it in one pass over g (rows x cols,
+// contiguous), y the relu's output: dz = 0 where y <= 0, else g (a NaN y
+// passes g, as relu's backward); db[j] = sum over rows of dz[., j], in row
+// order.
+template <class T>
+void relu_grad_colsum(const T* g, const T* y, T* dz, T* db, int64_t rows, int64_t cols) {
+  std::fill(db, db + cols, T(0));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const T v = y[r * cols + j] <= T(0) ? T(0) : g[r * cols + j];
+      dz[r * cols + j] = v;
+      db[j] += v;
+    }
   }
-  bool bias;
+}
+
+// linear on a matrix x (at least 2-D): y = act(z), z = x @ w^T + bias;
+// dz = act'(g), dx = dz @ w, dw = dz^T @ x summed over batch dims, dbias =
+// dz summed to (out). With relu and no graph to record (no create_graph),
+// dz and dbias come from one pass over g.
+struct LinearBackward final : SavingNode<3> {
+  LinearBackward(bool has_bias, bool has_relu) : bias(has_bias), relu(has_relu) {}
+  const char* name() const override { return relu ? "LinearReluBackward" : "LinearBackward"; }
+  void apply(TensorList& g, TensorList& out) override {
+    Tensor dz = g[0], db;
+    const bool want_db = bias && needs_input_grad(2);
+    if (relu) {
+      const Tensor y = saved[2].unpack(*this);
+      if (grad_enabled()) {  // differentiable: create_graph
+        dz = zero_where(le(y, scalar_like(y, 0.0)), g[0]);
+      } else {
+        const Tensor gc = contiguous_data(g[0]), yc = contiguous_data(y);
+        const int64_t cols = y->shape()[y->ndim() - 1], rows = cols == 0 ? 0 : y->numel() / cols;
+        dz = empty(y->context(), y->dtype(), y->shape());
+        db = empty(y->context(), y->dtype(), Dims{cols});
+        if (y->dtype() == DType::F64) {
+          relu_grad_colsum(gc->data_as<double>(), yc->data_as<double>(),
+                           dz->data_as<double>(), db->data_as<double>(), rows, cols);
+        } else {
+          relu_grad_colsum(gc->data_as<float>(), yc->data_as<float>(),
+                           dz->data_as<float>(), db->data_as<float>(), rows, cols);
+        }
+      }
+    }
+    if (needs_input_grad(0)) out[0] = product(dz, saved[1].unpack(*this));
+    if (needs_input_grad(1)) out[1] = reduce_to(product(transpose_last2(dz), saved[0].unpack(*this)), input_shape(1));
+    if (want_db) out[2] = db ? db : reduce_to(dz, input_shape(2));
+  }
+  bool bias, relu;
 };
 
 }  // namespace
@@ -221,9 +262,10 @@ Tensor outer(const Tensor& a, const Tensor& b) {
   return product(reshape(a, Dims{a->shape()[0], 1}), reshape(b, Dims{1, b->shape()[0]}));
 }
 
-// linear: y = x @ w^T + bias with w (out, in), x (..., in), bias (out) or
-// none; the bias initializes y and the product adds to it (one pass over y).
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
+// linear_act: y = act(x @ w^T + bias) with w (out, in), x (..., in), bias
+// (out) or none; the bias initializes y and the product adds to it (one pass
+// over y), relu is applied where the product writes.
+Tensor linear_act(const Tensor& x, const Tensor& w, const Tensor& bias, int32_t activation) {
   check_same(*x, *w);
   check_floating(*x);
   if (bias) check_same(*x, *bias);
@@ -238,21 +280,25 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
     fail(AG_ERR_SHAPE, "bias shape ", shape_str(bias->shape()), " does not fit weight shape ", shape_str(w->shape()),
          ": expected (", out, ")");
   }
+  const bool relu = activation == AG_ACTIVATION_RELU;
   const Tensor x2 = x->ndim() == 1 ? reshape(x, Dims{1, in}) : x;
   Tensor wt;
   {
     GradModeGuard no_graph(false);  // the node below records the whole product
     wt = transpose_last2(w);
   }
-  Tensor y = batched_product(x2, wt, bias.get());
+  Tensor y = batched_product(x2, wt, bias.get(), relu);
   const bool record_it = bias ? should_record({x2.get(), w.get(), bias.get()}) : should_record({x2.get(), w.get()});
   if (record_it) {
-    auto n = bias ? record<LinearBackward>({x2.get(), w.get(), bias.get()}, y, true)
-                  : record<LinearBackward>({x2.get(), w.get()}, y, false);
+    auto n = bias ? record<LinearBackward>({x2.get(), w.get(), bias.get()}, y, true, relu)
+                  : record<LinearBackward>({x2.get(), w.get()}, y, false, relu);
     if (n->needs_input_grad(1)) n->saved[0].save(x2, false);
     if (n->needs_input_grad(0)) n->saved[1].save(w, false);
+    if (relu) n->saved[2].save(y, true);
   }
   return x->ndim() == 1 ? reshape(y, Dims{out}) : y;
 }
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) { return linear_act(x, w, bias, AG_ACTIVATION_NONE); }
 
 }  // namespace ag::ops

@@ -84,6 +84,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices);
 Tensor one_hot(const Tensor& indices, int64_t num_classes);
 // ---- linear algebra (ops/linalg.cc) ----
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);  // bias may be null
+// activation: AG_ACTIVATION_NONE or AG_ACTIVATION_RELU (checked by the C entry)
+Tensor linear_act(const Tensor& x, const Tensor& weight, const Tensor& bias, int32_t activation);
 // (ops/linalg_struct.cc, ops/linalg_decomp.cc)
 Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2);
 Tensor diag_embed(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2);

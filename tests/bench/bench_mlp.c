@@ -8,7 +8,10 @@
  *   backward; with grad mode off: p -= 0.01 * p.grad; p.grad = none
  *
  * Variant `linear` stores each W as [out, in] (the same numbers, transposed)
- * and uses ag_op_linear, whose bias add is fused into the product.
+ * and uses ag_op_linear, whose bias add is fused into the product; variant
+ * `linear_act` (layout 2) is `linear` with ag_op_linear_act for the hidden
+ * layers (relu in the product's epilogue, relu's mask and the bias gradient
+ * in one pass in backward).
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE 1
@@ -59,6 +62,10 @@ static void mlp_params(ag_tensor **ps, int linear_layout) {
 /* One layer, x @ W + b or linear(x, W, b), then relu unless it is the last. */
 static ag_tensor *mlp_layer(ag_tensor *x, ag_tensor *w, ag_tensor *b, int linear_layout, int last) {
   ag_tensor *y;
+  if (linear_layout == 2 && !last) {
+    CK(ag_op_linear_act(&y, x, w, b, AG_ACTIVATION_RELU));
+    return y;
+  }
   if (linear_layout) {
     CK(ag_op_linear(&y, x, w, b));
   } else {
@@ -149,7 +156,7 @@ void bench_mlp(void *vp) {
   }
   sbuf s = {0};
   sb_printf(&s, "\"workload\": \"d_mlp_step\", \"case\": \"B=64 784-256-256-10 %s\", \"series\": ",
-            linear_layout ? "linear" : "matmul");
+            linear_layout == 2 ? "linear_act" : linear_layout ? "linear" : "matmul");
   series_t ss[] = {{"step", &tot}, {"fwd", &fw}, {"bwd", &bw}, {"update", &up}};
   sb_series(&s, ss, 4);
   sb_printf(&s, ", ");

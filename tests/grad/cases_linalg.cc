@@ -65,6 +65,28 @@ Cases cases_linear() {
   return c;
 }
 
+// linear_act with relu: the pre-activations of these inputs stay away from
+// relu's kink (finite differences straddling it would disagree).
+Cases cases_linear_act() {
+  Cases c;
+  auto relu_bias = [](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+    return ag_op_linear_act(out, x[0], x[1], x[2], AG_ACTIVATION_RELU);
+  };
+  auto relu_no_bias = [](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+    return ag_op_linear_act(out, x[0], x[1], nullptr, AG_ACTIVATION_RELU);
+  };
+  auto none_bias = [](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+    return ag_op_linear_act(out, x[0], x[1], x[2], AG_ACTIVATION_NONE);
+  };
+  c.push_back({"linear_act(relu)", {Input{{3, 4}}, Input{{5, 4}}, Input{{5}}}, relu_bias});
+  c.push_back({"linear_act(relu, batch)", {Input{{2, 3, 4}}, Input{{5, 4}}, Input{{5}}}, relu_bias});
+  c.push_back({"linear_act(relu, 1-D x)", {Input{{4}}, Input{{5, 4}}, Input{{5}}}, relu_bias});
+  c.push_back({"linear_act(relu, no bias)", {Input{{3, 4}}, Input{{2, 4}}}, relu_no_bias});
+  c.push_back({"linear_act(relu, packed)", {Input{{40, 30}, -1, 1}, Input{{31, 30}, -1, 1}, Input{{31}, -1, 1}}, relu_bias});
+  c.push_back({"linear_act(none)", {Input{{3, 4}}, Input{{5, 4}}, Input{{5}}}, none_bias});
+  return c;
+}
+
 Cases cases_outer() {
   Cases c;
   c.push_back(binary_case("outer", ag_op_outer, {3}, {4}));

@@ -2,7 +2,7 @@
 // supports, against a naive triple loop in long double: odd and prime sizes
 // (edge tiles), the small and the packed paths, row-major, column-major and
 // strided operands read in place, single rows and columns (the dot-product
-// path), alpha/beta, k = 0; and the same bits
+// path), alpha/beta, k = 0, the relu epilogue; and the same bits
 // whether the tasks run on 1 or 2 threads.
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -118,6 +119,7 @@ void check_layouts() {
     for (Layout lb : all) {
       check_product<T>(5, 3, 7, la, lb, 1.0, 0.0, rng);     // small path
       check_product<T>(67, 53, 139, la, lb, 1.0, 0.0, rng);  // packed path
+      check_product<T>(67, 80, 139, la, lb, 1.0, 0.0, rng);  // a last panel of B of 2 vectors (AVX-512)
       check_product<T>(37, 1, 1001, la, lb, 1.0, 0.0, rng);  // one column: dot products
       check_product<T>(1, 301, 203, la, lb, 1.0, 0.0, rng);  // one row
     }
@@ -157,6 +159,44 @@ TEST_P(GemmOnTarget, EmptyInnerDim) {
     }
   }
 }
+
+// The relu epilogue gives the bits of the product followed by relu (x > 0 ?
+// x : +0, NaN stays NaN), on the small, dot, packed and multi-KC-block
+// paths, with beta = 1 (a bias in C, as linear uses it).
+template <class T>
+void check_relu_epilogue() {
+  std::mt19937_64 rng(53);
+  struct Sizes {
+    int64_t m, n, k;
+  };
+  for (const Sizes& z : {Sizes{5, 3, 7}, Sizes{37, 1, 301}, Sizes{67, 53, 139}, Sizes{64, 10, 784}, Sizes{70, 90, 600}}) {
+    for (Layout lb : {Layout::RowMajor, Layout::ColMajor}) {
+      const Matrix<T> a(z.m, z.k, Layout::RowMajor, rng), b(z.k, z.n, lb, rng);
+      std::vector<T> bias(static_cast<size_t>(z.m * z.n));
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      for (T& x : bias) x = static_cast<T>(u(rng));
+      bias[0] = std::numeric_limits<T>::quiet_NaN();
+      std::vector<T> plain = bias, fused = bias;
+      GemmArgs g{dtype_of<T>(), z.m, z.n, z.k, 1.0, reinterpret_cast<const char*>(a.data.data()), a.rs, a.cs,
+                 reinterpret_cast<const char*>(b.data.data()), b.rs, b.cs, 1.0, reinterpret_cast<char*>(plain.data()), z.n};
+      run_all(g);
+      g.c = reinterpret_cast<char*>(fused.data());
+      g.relu = true;
+      run_all(g);
+      int64_t zeros = 0;
+      for (size_t i = 0; i < plain.size(); ++i) {
+        const T want = plain[i] > T(0) || std::isnan(plain[i]) ? plain[i] : T(0);
+        zeros += want == T(0);
+        ASSERT_EQ(0, std::memcmp(&want, &fused[i], sizeof(T))) << z.m << "x" << z.n << "x" << z.k << " at " << i;
+      }
+      EXPECT_GT(zeros, 0);
+      ASSERT_TRUE(std::isnan(fused[0]));
+    }
+  }
+}
+
+TEST_P(GemmOnTarget, ReluEpilogueF32) { check_relu_epilogue<float>(); }
+TEST_P(GemmOnTarget, ReluEpilogueF64) { check_relu_epilogue<double>(); }
 
 // beta = 0 never reads C: NaN in C does not leak into the result.
 TEST_P(GemmOnTarget, BetaZeroIgnoresC) {

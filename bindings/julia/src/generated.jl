@@ -57,6 +57,8 @@ const AG_SCATTER_REDUCE_PROD = 1
 const AG_SCATTER_REDUCE_MEAN = 2
 const AG_SCATTER_REDUCE_AMAX = 3
 const AG_SCATTER_REDUCE_AMIN = 4
+const AG_ACTIVATION_NONE = 0
+const AG_ACTIVATION_RELU = 1
 const AG_REDUCTION_NONE = 0
 const AG_REDUCTION_MEAN = 1
 const AG_REDUCTION_SUM = 2
@@ -2301,6 +2303,19 @@ x other than in_features, bias not of shape (out_features). Also
 INVALID_ARGUMENT (NULL x or weight), DTYPE, CONTEXT."""
 function ag_op_linear(out, x, weight, bias)
     ccall((:ag_op_linear, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, x, weight, bias)
+end
+
+"""activation(x weight^T + bias): ag_op_linear followed by an activation,
+AG_ACTIVATION_NONE or AG_ACTIVATION_RELU, in one op. The activation is
+applied where the product writes its result (no second pass), with the
+bits of ag_op_linear then ag_op_relu. Backward computes relu's mask and
+the bias gradient in one pass over the incoming gradient; dx and dweight
+have the bits of the unfused ops, dbias is summed row by row in order and
+may differ from the unfused sum in the last bits. Shapes, bias (NULL for
+none) and errors as ag_op_linear; AG_ERR_INVALID_ARGUMENT for another
+activation."""
+function ag_op_linear_act(out, x, weight, bias, activation)
+    ccall((:ag_op_linear_act, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_tensor}, Int32), out, x, weight, bias, activation)
 end
 
 """Outer product of vectors: a (n) and b (m) give y (n, m), y[i][j] = a[i] b[j].

@@ -229,6 +229,8 @@ pub const AG_SCATTER_REDUCE_PROD: i32 = 1;
 pub const AG_SCATTER_REDUCE_MEAN: i32 = 2;
 pub const AG_SCATTER_REDUCE_AMAX: i32 = 3;
 pub const AG_SCATTER_REDUCE_AMIN: i32 = 4;
+pub const AG_ACTIVATION_NONE: i32 = 0;
+pub const AG_ACTIVATION_RELU: i32 = 1;
 pub const AG_REDUCTION_NONE: i32 = 0;
 pub const AG_REDUCTION_MEAN: i32 = 1;
 pub const AG_REDUCTION_SUM: i32 = 2;
@@ -3109,6 +3111,21 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_linear(out: *mut *mut ag_tensor, x: *const ag_tensor, weight: *const ag_tensor, bias: *const ag_tensor) -> ag_status;
 
+    /// `ag_op_linear_act` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// activation(x weight^T + bias): ag_op_linear followed by an activation,
+    /// AG_ACTIVATION_NONE or AG_ACTIVATION_RELU, in one op. The activation is
+    /// applied where the product writes its result (no second pass), with the
+    /// bits of ag_op_linear then ag_op_relu. Backward computes relu's mask and
+    /// the bias gradient in one pass over the incoming gradient; dx and dweight
+    /// have the bits of the unfused ops, dbias is summed row by row in order and
+    /// may differ from the unfused sum in the last bits. Shapes, bias (NULL for
+    /// none) and errors as ag_op_linear; AG_ERR_INVALID_ARGUMENT for another
+    /// activation.
+    /// ```
+    pub fn ag_op_linear_act(out: *mut *mut ag_tensor, x: *const ag_tensor, weight: *const ag_tensor, bias: *const ag_tensor, activation: i32) -> ag_status;
+
     /// `ag_op_outer` (ag/ops_linalg.h, since AG_0.1).
     ///
     /// ```text
@@ -5674,6 +5691,13 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
     }
 
+    /// `ag_op_linear_act` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_linear_act() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_linear_act");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, i32) -> ag_status>(p) })
+    }
+
     /// `ag_op_trace` (since AG_0.2), or `None` when the loaded libag lacks it.
     pub fn ag_op_trace() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_trace");
@@ -6641,6 +6665,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_matmul", "AG_0.1"),
     ("ag_op_bmm", "AG_0.1"),
     ("ag_op_linear", "AG_0.1"),
+    ("ag_op_linear_act", "AG_0.2"),
     ("ag_op_outer", "AG_0.1"),
     ("ag_op_dot", "AG_0.1"),
     ("ag_op_trace", "AG_0.2"),
@@ -6874,6 +6899,7 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("matmul", "BINARY", "ag_op_matmul"),
     ("bmm", "BINARY", "ag_op_bmm"),
     ("linear", "CUSTOM", "ag_op_linear"),
+    ("linear_act", "CUSTOM", "ag_op_linear_act"),
     ("outer", "BINARY", "ag_op_outer"),
     ("dot", "BINARY", "ag_op_dot"),
     ("softmax", "DIM", "ag_op_softmax"),
@@ -7145,6 +7171,8 @@ pub const CONSTANT_VALUES: &[(&str, i64)] = &[
     ("AG_SCATTER_REDUCE_MEAN", AG_SCATTER_REDUCE_MEAN as i64),
     ("AG_SCATTER_REDUCE_AMAX", AG_SCATTER_REDUCE_AMAX as i64),
     ("AG_SCATTER_REDUCE_AMIN", AG_SCATTER_REDUCE_AMIN as i64),
+    ("AG_ACTIVATION_NONE", AG_ACTIVATION_NONE as i64),
+    ("AG_ACTIVATION_RELU", AG_ACTIVATION_RELU as i64),
     ("AG_REDUCTION_NONE", AG_REDUCTION_NONE as i64),
     ("AG_REDUCTION_MEAN", AG_REDUCTION_MEAN as i64),
     ("AG_REDUCTION_SUM", AG_REDUCTION_SUM as i64),

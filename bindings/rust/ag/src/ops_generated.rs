@@ -1857,6 +1857,24 @@ impl Tensor {
         check(unsafe { sys::ag_op_linear(&mut out_out, self.as_ptr(), weight.as_ptr(), crate::tensor::opt_ptr(bias)) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
+    /// `ag_op_linear_act`: activation(x weight^T + bias): ag_op_linear followed by an activation, AG_ACTIVATION_NONE or AG_ACTIVATION_RELU, in one op. The activation is applied where the product writes its result (no second pass), with the bits of ag_op_linear then ag_op_relu. Backward computes relu's mask and the bias gradient in one pass over the incoming gradient; dx and dweight have the bits of the unfused ops, dbias is summed row by row in order and may differ from the unfused sum in the last bits. Shapes, bias (NULL for none) and errors as ag_op_linear; AG_ERR_INVALID_ARGUMENT for another activation.
+    ///
+    /// ```text
+    /// activation(x weight^T + bias): ag_op_linear followed by an activation,
+    /// AG_ACTIVATION_NONE or AG_ACTIVATION_RELU, in one op. The activation is
+    /// applied where the product writes its result (no second pass), with the
+    /// bits of ag_op_linear then ag_op_relu. Backward computes relu's mask and
+    /// the bias gradient in one pass over the incoming gradient; dx and dweight
+    /// have the bits of the unfused ops, dbias is summed row by row in order and
+    /// may differ from the unfused sum in the last bits. Shapes, bias (NULL for
+    /// none) and errors as ag_op_linear; AG_ERR_INVALID_ARGUMENT for another
+    /// activation.
+    /// ```
+    pub fn linear_act(&self, weight: &Tensor, bias: &Tensor, activation: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_linear_act(&mut out_out, self.as_ptr(), weight.as_ptr(), bias.as_ptr(), activation) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
     /// `ag_op_outer`: Outer product of vectors: a (n) and b (m) give y (n, m), y\[i\]\[j\] = a\[i\] b\[j\]. AG_ERR_SHAPE if an operand is not 1-D. Also INVALID_ARGUMENT, DTYPE, CONTEXT.
     ///
     /// ```text
