@@ -214,6 +214,11 @@ NULLS_OF(gaussian_nll_loss, 3, ag_op_gaussian_nll_loss(out, T(0), T(1), T(2), 0,
 NULLS_OF(margin_ranking_loss, 3, ag_op_margin_ranking_loss(out, T(0), T(1), T(2), 0.0, 1))
 NULLS_OF(cosine_embedding_loss, 3, ag_op_cosine_embedding_loss(out, T(0), T(1), T(2), 0.0, 1))
 NULLS_OF(triplet_margin_loss, 3, ag_op_triplet_margin_loss(out, T(0), T(1), T(2), 1.0, 2.0, 1e-6, 0, 1))
+NULLS_CALL(eigh, 1, ag_tensor *v = SENT_T; return ag_op_eigh(out, &v, T(0), 0);)
+NULLS_OF(eigvalsh, 1, ag_op_eigvalsh(out, T(0), 0))
+NULLS_CALL(svd, 1, ag_tensor *s = SENT_T, *vh = SENT_T; return ag_op_svd(out, &s, &vh, T(0), 0);)
+NULLS_CALL(qr, 1, ag_tensor *r = SENT_T; return ag_op_qr(out, &r, T(0), 0);)
+NULLS_OF(pinv, 1, ag_op_pinv(out, T(0), 0.0, 0.0, 0))
 
 typedef struct {
   const char *name;
