@@ -318,10 +318,11 @@ AG_API ag_status ag_op_svdvals(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
  * QR decomposition A = Q R (torch.linalg.qr) by Householder reflections with
  * LAPACK's sign convention (R's diagonal signs are those of PyTorch's CPU
  * results). mode: AG_QR_REDUCED, AG_QR_COMPLETE or AG_QR_R. Either
- * out-parameter may be NULL, not both. Gradient (PyTorch's, for m >= n and
- * R of full rank): (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q and
- * copyltu(M) = tril(M) + tril(M, -1)^T. Backward is AG_ERR_UNSUPPORTED for
- * m < n, for AG_QR_COMPLETE with m > n and for AG_QR_R.
+ * out-parameter may be NULL, not both. Gradient (PyTorch's, for R of full
+ * rank): m >= n: (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q and
+ * copyltu(M) = tril(M) + tril(M, -1)^T; m < n: A = [X | Y] split, X taking
+ * the square formula. Backward is AG_ERR_UNSUPPORTED for AG_QR_COMPLETE
+ * with m > n and for AG_QR_R (as PyTorch).
  */
 AG_API ag_status ag_op_qr(ag_tensor **q, ag_tensor **r, const ag_tensor *a, int32_t mode) AG_NOEXCEPT;
 

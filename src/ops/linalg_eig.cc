@@ -125,25 +125,39 @@ Tensor svd_packed(const Tensor& a) {
 }
 
 // ---- qr ----
-// A = Q R (m >= n); gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q
-// and copyltu(M) = tril(M) + tril(M, -1)^T: the gradient PyTorch computes
-// (defined for R of full rank). Not defined for m < n (ag) nor for the
-// complete Q of m > n (PyTorch neither); mode 'r' has no Q to differentiate.
-struct QrBackward final : SavingNode<1> {
+// A = Q R, m >= n: gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q
+// and copyltu(M) = tril(M) + tril(M, -1)^T (for R of full rank). m < n:
+// A = [X | Y], R = [U | V] with X = Q U, V = Q^T Y: gY = Q gV and X takes
+// the square formula with gQ + Y gV^T (PyTorch's split). Not defined for
+// the complete Q of m > n (PyTorch neither) nor for mode 'r' (no Q).
+Tensor qr_square_backward(const Tensor& q, const Tensor& r, const Tensor& gq, const Tensor& gr) {
+  const Tensor mm = sub(matmul(r, mT(gr)), matmul(mT(gq), q));
+  const Tensor x = add(gq, matmul(q, add(tril(mm, 0), mT(tril(mm, -1)))));
+  return mT(solve_triangular(r, mT(x), true, true, false));  // x R^-T
+}
+
+struct QrBackward final : SavingNode<2> {
   QrBackward(int64_t m_, int64_t n_, QrMode mode_) : m(m_), n(n_), mode(mode_) {}
   const char* name() const override { return "QrBackward"; }
   void apply(TensorList& g, TensorList& out) override {
     if (mode == QrMode::R) fail(AG_ERR_UNSUPPORTED, "qr: no gradient with mode AG_QR_R (Q is not computed)");
-    if (m < n) fail(AG_ERR_UNSUPPORTED, "qr: no gradient for m < n (A is ", m, " x ", n, ")");
     if (mode == QrMode::Complete && m > n) {
       fail(AG_ERR_UNSUPPORTED, "qr: no gradient with mode AG_QR_COMPLETE for m > n (A is ", m, " x ", n, ")");
     }
-    const Tensor p = saved[0].unpack(*this);
+    const Tensor a = saved[0].unpack(*this), p = saved[1].unpack(*this);
+    if (m == 0 || n == 0) {
+      out[0] = mul(a, scalar_like(a, 0.0));
+      return;
+    }
     const Tensor q = mT(narrow(p, -1, 0, m)), r = narrow(p, -1, m, n);
     const Tensor gq = mT(narrow(g[0], -1, 0, m)), gr = narrow(g[0], -1, m, n);
-    const Tensor mm = sub(matmul(r, mT(gr)), matmul(mT(gq), q));
-    const Tensor x = add(gq, matmul(q, add(tril(mm, 0), mT(tril(mm, -1)))));
-    out[0] = mT(solve_triangular(r, mT(x), true, true, false));  // x R^-T
+    if (m >= n) {
+      out[0] = qr_square_backward(q, r, gq, gr);
+      return;
+    }
+    const Tensor y = narrow(a, -1, m, n - m), gv = narrow(gr, -1, m, n - m);
+    const Tensor gx = qr_square_backward(q, narrow(r, -1, 0, m), add(gq, matmul(y, mT(gv))), narrow(gr, -1, 0, m));
+    out[0] = concat({gx, matmul(q, gv)}, -1);
   }
   int64_t m, n;
   QrMode mode;
@@ -197,7 +211,11 @@ std::pair<Tensor, Tensor> qr(const Tensor& a, QrMode mode) {
     return int64_t{-1};
   });
   p = to_dtype(p, a->dtype());
-  if (should_record({a.get()})) record<QrBackward>({a.get()}, p, m, n, mode)->saved[0].save(p, true);
+  if (should_record({a.get()})) {
+    auto node = record<QrBackward>({a.get()}, p, m, n, mode);
+    node->saved[0].save(a, false);
+    node->saved[1].save(p, true);
+  }
   const Tensor r = narrow(p, -1, m, n);
   if (mode == QrMode::R) return {empty(a->context(), a->dtype(), Dims{0}), r};
   return {mT(narrow(p, -1, 0, m)), r};

@@ -124,7 +124,11 @@ Tensor pinv(const Tensor& a, double atol, double rtol, bool hermitian) {
   }
   if (std::isnan(atol)) atol = 0.0;
   Tensor y;
-  {
+  if (std::min(m, n) == 0) {
+    Dims ys = a->shape();
+    std::swap(ys[ys.size() - 1], ys[ys.size() - 2]);
+    y = full(a->context(), a->dtype(), ys, 0.0);
+  } else {
     GradModeGuard no_graph(false);
     Tensor left, vals, right;  // A = left diag(vals) right
     if (hermitian) {
@@ -140,7 +144,6 @@ Tensor pinv(const Tensor& a, double atol, double rtol, bool hermitian) {
     const Tensor safe = where(keep, vals, scalar_like(vals, 1.0));
     const Tensor inv_vals = where(keep, reciprocal(safe), scalar_like(vals, 0.0));
     y = matmul(mul(mT(right), unsqueeze(inv_vals, -2)), mT(left));
-    if (m == 0 || n == 0) y = full(a->context(), a->dtype(), Dims(y->shape()), 0.0);
   }
   if (should_record({a.get()})) {
     auto node = record<PinvBackward>({a.get()}, y);

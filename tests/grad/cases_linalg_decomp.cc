@@ -312,7 +312,9 @@ Cases cases_qr() {
   };
   return {{"qr(Q, tall)", {Input{{4, 3}}}, part(0, AG_QR_REDUCED)},
           {"qr(R, tall, batch)", {Input{{2, 4, 2}}}, part(1, AG_QR_REDUCED)},
-          {"qr(Q, square, complete)", {Input{{3, 3}}}, part(0, AG_QR_COMPLETE)}};
+          {"qr(Q, square, complete)", {Input{{3, 3}}}, part(0, AG_QR_COMPLETE)},
+          {"qr(Q, wide)", {Input{{2, 4}}}, part(0, AG_QR_REDUCED)},
+          {"qr(R, wide, batch)", {Input{{2, 2, 3}}}, part(1, AG_QR_REDUCED)}};
 }
 
 Cases cases_matrix_norm() {
