@@ -87,6 +87,11 @@ const (
 	ScatterReduceMean          = 2
 	ScatterReduceAmax          = 3
 	ScatterReduceAmin          = 4
+	QrReduced                  = 0
+	QrComplete                 = 1
+	QrR                        = 2
+	NormFro                    = 1000000
+	NormNuc                    = 1000001
 	ReductionNone              = 0
 	ReductionMean              = 1
 	ReductionSum               = 2
@@ -154,6 +159,11 @@ var constantTable = []struct {
 	{"AG_SCATTER_REDUCE_MEAN", uint64(2)},
 	{"AG_SCATTER_REDUCE_AMAX", uint64(3)},
 	{"AG_SCATTER_REDUCE_AMIN", uint64(4)},
+	{"AG_QR_REDUCED", uint64(0)},
+	{"AG_QR_COMPLETE", uint64(1)},
+	{"AG_QR_R", uint64(2)},
+	{"AG_NORM_FRO", uint64(1000000)},
+	{"AG_NORM_NUC", uint64(1000001)},
 	{"AG_REDUCTION_NONE", uint64(0)},
 	{"AG_REDUCTION_MEAN", uint64(1)},
 	{"AG_REDUCTION_SUM", uint64(2)},
