@@ -74,6 +74,15 @@ func c_ag_op_cholesky_solve(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, 
 	return nil
 }
 
+// c_ag_op_cond calls ag_op_cond.
+func c_ag_op_cond(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_cond(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_cond", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_cross calls ag_op_cross.
 func c_ag_op_cross(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.int64_t) error {
 	var e C.agx_err
@@ -128,6 +137,24 @@ func c_ag_op_dot(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_eigh calls ag_op_eigh.
+func c_ag_op_eigh(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor, a3 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_eigh(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_eigh", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_eigvalsh calls ag_op_eigvalsh.
+func c_ag_op_eigvalsh(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_eigvalsh(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_eigvalsh", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_einsum calls ag_op_einsum.
 func c_ag_op_einsum(a0 **C.ag_tensor, a1 *C.char, a2 **C.ag_tensor, a3 C.int32_t) error {
 	var e C.agx_err
@@ -155,6 +182,15 @@ func c_ag_op_kron(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_linalg_norm calls ag_op_linalg_norm.
+func c_ag_op_linalg_norm(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t, a4 C.int32_t, a5 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_linalg_norm(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_linalg_norm", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_linear calls ag_op_linear.
 func c_ag_op_linear(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor) error {
 	var e C.agx_err
@@ -178,6 +214,15 @@ func c_ag_op_matmul(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_matmul(&e, a0, a1, a2); st != 0 {
 		return takeError("ag_op_matmul", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_matrix_norm calls ag_op_matrix_norm.
+func c_ag_op_matrix_norm(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.int64_t, a3 C.int32_t, a4 C.int32_t, a5 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_matrix_norm(&e, a0, a1, a2, a3, a4, a5); st != 0 {
+		return takeError("ag_op_matrix_norm", st, &e)
 	}
 	return nil
 }
@@ -218,6 +263,24 @@ func c_ag_op_outer(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_pinv calls ag_op_pinv.
+func c_ag_op_pinv(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 C.double, a3 C.double, a4 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_pinv(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_pinv", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_qr calls ag_op_qr.
+func c_ag_op_qr(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor, a3 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_qr(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_qr", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_slogdet calls ag_op_slogdet.
 func c_ag_op_slogdet(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 *C.ag_tensor) error {
 	var e C.agx_err
@@ -241,6 +304,24 @@ func c_ag_op_solve_triangular(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor
 	var e C.agx_err
 	if st := C.agx_ag_op_solve_triangular(&e, a0, a1, a2, a3, a4, a5); st != 0 {
 		return takeError("ag_op_solve_triangular", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_svd calls ag_op_svd.
+func c_ag_op_svd(a0 **C.ag_tensor, a1 **C.ag_tensor, a2 **C.ag_tensor, a3 *C.ag_tensor, a4 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_svd(&e, a0, a1, a2, a3, a4); st != 0 {
+		return takeError("ag_op_svd", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_svdvals calls ag_op_svdvals.
+func c_ag_op_svdvals(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_svdvals(&e, a0, a1); st != 0 {
+		return takeError("ag_op_svdvals", st, &e)
 	}
 	return nil
 }

@@ -177,6 +177,22 @@ func (b *Tensor) CholeskySolve(l *Tensor, upper int32) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Cond calls ag_op_cond: Condition number (torch.linalg.cond): p NaN (None) or 2: S_max / S_min of the singular values, -2: S_min / S_max (inf for singular matrices as the ratio gives); p AG_NORM_FRO, AG_NORM_NUC, 1, -1, INFINITY, -INFINITY: matrix_norm(A, p) * matrix_norm(A^-1, p) for square A (a singular A is AG_ERR_INVALID_ARGUMENT, where PyTorch returns inf).
+func (a *Tensor) Cond(p float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_cond", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_cond(&_a0, _a1, (C.double)(p))
+	runtime.KeepAlive(a)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Cross calls ag_op_cross: Cross product of 3-vectors along `dim` (torch.linalg.cross, default dim -1): a and b have the same number of dims, size 3 at dim, and their other dims broadcast.
 func (a *Tensor) Cross(b *Tensor, dim int64) (*Tensor, error) {
 	var _err error
@@ -283,6 +299,39 @@ func (a *Tensor) Dot(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Eigh calls ag_op_eigh: Eigenvalues (ascending, shape (..., n)) and eigenvectors (columns, shape (..., n, n)) of symmetric matrices (torch.linalg.eigh): only the lower (upper != 0: the upper) triangle of A is read.
+func (a *Tensor) Eigh(upper int32) (*Tensor, *Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_eigh", "a", a, false)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	_err = c_ag_op_eigh(&_a0, &_a1, _a2, (C.int32_t)(upper))
+	runtime.KeepAlive(a)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), nil
+}
+
+// Eigvalsh calls ag_op_eigvalsh: Eigenvalues (ascending) of symmetric matrices (torch.linalg.eigvalsh): ag_op_eigh's first output.
+func (a *Tensor) Eigvalsh(upper int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_eigvalsh", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_eigvalsh(&_a0, _a1, (C.int32_t)(upper))
+	runtime.KeepAlive(a)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Einsum calls ag_op_einsum: Einstein summation (torch.einsum) of the n tensors operands[0..n) by `equation`: comma-separated subscripts per operand (letters a-z, A-Z, and one "..." per operand for its leading dims, which broadcast), then optionally "->" and the output's subscripts; without "->" the output has the ellipsis dims and then the letters seen once, in order A-Z, a-z.
 func Einsum(equation string, operands []*Tensor) (*Tensor, error) {
 	var _err error
@@ -336,6 +385,31 @@ func (a *Tensor) Kron(b *Tensor) (*Tensor, error) {
 	_err = c_ag_op_kron(&_a0, _a1, _a2)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// LinalgNorm calls ag_op_linalg_norm: torch.linalg.norm: one dim: the vector norm of ord (NaN: 2) as ag_op_norm_dims; two dims: ag_op_matrix_norm (ord NaN: AG_NORM_FRO); no dims (NULL, 0): ord NaN gives the 2-norm of all elements, otherwise x must have 1 or 2 dims.
+func (x *Tensor) LinalgNorm(dims []int64, keepdim int32, ord float64) (*Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_linalg_norm", "dims", len(dims))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_linalg_norm", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := int64sArg("ag_op_linalg_norm", "dims", dims, 0, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_linalg_norm(&_a0, _a1, _a2, C.int32_t(_n_ndims), (C.int32_t)(keepdim), (C.double)(ord))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(dims)
 	if _err != nil {
 		return nil, _err
 	}
@@ -409,6 +483,31 @@ func (a *Tensor) Matmul(b *Tensor) (*Tensor, error) {
 	_err = c_ag_op_matmul(&_a0, _a1, _a2)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// MatrixNorm calls ag_op_matrix_norm: Matrix norm over the 2 dims `dims` (NULL with ndims 0: the last two) (torch.linalg.matrix_norm): ord AG_NORM_FRO, AG_NORM_NUC, 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column sum of |x|), INFINITY / -INFINITY (max / min row sum).
+func (x *Tensor) MatrixNorm(dims []int64, keepdim int32, ord float64) (*Tensor, error) {
+	var _err error
+	_n_ndims, _err := sliceCount("ag_op_matrix_norm", "dims", len(dims))
+	if _err != nil {
+		return nil, _err
+	}
+	_a1, _err := tensorArg("ag_op_matrix_norm", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := int64sArg("ag_op_matrix_norm", "dims", dims, 0, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_matrix_norm(&_a0, _a1, _a2, C.int32_t(_n_ndims), (C.int32_t)(keepdim), (C.double)(ord))
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(dims)
 	if _err != nil {
 		return nil, _err
 	}
@@ -494,6 +593,39 @@ func (a *Tensor) Outer(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// Pinv calls ag_op_pinv: Moore-Penrose pseudo-inverse (torch.linalg.pinv): the singular values (hermitian != 0: the eigenvalues of the symmetric A, lower triangle read) of magnitude above max(atol, rtol * largest) are inverted, the others dropped.
+func (a *Tensor) Pinv(atol float64, rtol float64, hermitian int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_pinv", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_pinv(&_a0, _a1, (C.double)(atol), (C.double)(rtol), (C.int32_t)(hermitian))
+	runtime.KeepAlive(a)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Qr calls ag_op_qr: QR decomposition A = Q R (torch.linalg.qr) by Householder reflections with LAPACK's sign convention (R's diagonal signs are those of PyTorch's CPU results).
+func (a *Tensor) Qr(mode int32) (*Tensor, *Tensor, error) {
+	var _err error
+	_a2, _err := tensorArg("ag_op_qr", "a", a, false)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	_err = c_ag_op_qr(&_a0, &_a1, _a2, (C.int32_t)(mode))
+	runtime.KeepAlive(a)
+	if _err != nil {
+		return nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), nil
+}
+
 // Slogdet calls ag_op_slogdet: Sign (+1, -1, or 0 for a singular matrix) and log |det| (-inf for a singular matrix) of the determinant (torch.linalg.slogdet), each of shape A's batch dims.
 func (a *Tensor) Slogdet() (*Tensor, *Tensor, error) {
 	var _err error
@@ -547,6 +679,40 @@ func (a *Tensor) SolveTriangular(b *Tensor, upper int32, left int32, unitriangul
 	_err = c_ag_op_solve_triangular(&_a0, _a1, _a2, (C.int32_t)(upper), (C.int32_t)(left), (C.int32_t)(unitriangular))
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// Svd calls ag_op_svd: Singular value decomposition A = U diag(S) Vh (torch.linalg.svd with full_matrices = 0): U (..., m, k), S (..., k) descending, Vh (..., k, n), k = min(m, n).
+func (a *Tensor) Svd(fullMatrices int32) (*Tensor, *Tensor, *Tensor, error) {
+	var _err error
+	_a3, _err := tensorArg("ag_op_svd", "a", a, false)
+	if _err != nil {
+		return nil, nil, nil, _err
+	}
+	var _a0 *C.ag_tensor
+	var _a1 *C.ag_tensor
+	var _a2 *C.ag_tensor
+	_err = c_ag_op_svd(&_a0, &_a1, &_a2, _a3, (C.int32_t)(fullMatrices))
+	runtime.KeepAlive(a)
+	if _err != nil {
+		return nil, nil, nil, _err
+	}
+	return wrapTensor(_a0), wrapTensor(_a1), wrapTensor(_a2), nil
+}
+
+// Svdvals calls ag_op_svdvals: Singular values, descending, shape (..., min(m, n)) (torch.linalg.svdvals).
+func (x *Tensor) Svdvals() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_svdvals", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_svdvals(&_a0, _a1)
+	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
 	}

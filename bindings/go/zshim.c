@@ -111,6 +111,15 @@
 #pragma weak ag_op_cholesky
 #pragma weak ag_op_solve_triangular
 #pragma weak ag_op_cholesky_solve
+#pragma weak ag_op_eigh
+#pragma weak ag_op_eigvalsh
+#pragma weak ag_op_svd
+#pragma weak ag_op_svdvals
+#pragma weak ag_op_qr
+#pragma weak ag_op_matrix_norm
+#pragma weak ag_op_linalg_norm
+#pragma weak ag_op_pinv
+#pragma weak ag_op_cond
 #pragma weak ag_op_scaled_dot_product_attention
 #pragma weak ag_op_kl_div
 #pragma weak ag_op_poisson_nll_loss
@@ -304,6 +313,15 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_op_cholesky") == 0) return ag_op_cholesky != NULL;
   if (strcmp(name, "ag_op_solve_triangular") == 0) return ag_op_solve_triangular != NULL;
   if (strcmp(name, "ag_op_cholesky_solve") == 0) return ag_op_cholesky_solve != NULL;
+  if (strcmp(name, "ag_op_eigh") == 0) return ag_op_eigh != NULL;
+  if (strcmp(name, "ag_op_eigvalsh") == 0) return ag_op_eigvalsh != NULL;
+  if (strcmp(name, "ag_op_svd") == 0) return ag_op_svd != NULL;
+  if (strcmp(name, "ag_op_svdvals") == 0) return ag_op_svdvals != NULL;
+  if (strcmp(name, "ag_op_qr") == 0) return ag_op_qr != NULL;
+  if (strcmp(name, "ag_op_matrix_norm") == 0) return ag_op_matrix_norm != NULL;
+  if (strcmp(name, "ag_op_linalg_norm") == 0) return ag_op_linalg_norm != NULL;
+  if (strcmp(name, "ag_op_pinv") == 0) return ag_op_pinv != NULL;
+  if (strcmp(name, "ag_op_cond") == 0) return ag_op_cond != NULL;
   if (strcmp(name, "ag_op_scaled_dot_product_attention") == 0) return ag_op_scaled_dot_product_attention != NULL;
   if (strcmp(name, "ag_op_kl_div") == 0) return ag_op_kl_div != NULL;
   if (strcmp(name, "ag_op_poisson_nll_loss") == 0) return ag_op_poisson_nll_loss != NULL;
@@ -2227,6 +2245,96 @@ ag_status agx_ag_op_cholesky_solve(agx_err *agx_e, ag_tensor * *out, const ag_te
     return AG_ERR_UNSUPPORTED;
   }
   ag_status agx_s = ag_op_cholesky_solve(out, b, l, upper);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_eigh(agx_err *agx_e, ag_tensor * *eigenvalues, ag_tensor * *eigenvectors, const ag_tensor *a, int32_t upper) {
+  if (!ag_op_eigh) {
+    agx_missing(agx_e, "ag_op_eigh");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_eigh(eigenvalues, eigenvectors, a, upper);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_eigvalsh(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, int32_t upper) {
+  if (!ag_op_eigvalsh) {
+    agx_missing(agx_e, "ag_op_eigvalsh");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_eigvalsh(out, a, upper);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_svd(agx_err *agx_e, ag_tensor * *u, ag_tensor * *s, ag_tensor * *vh, const ag_tensor *a, int32_t full_matrices) {
+  if (!ag_op_svd) {
+    agx_missing(agx_e, "ag_op_svd");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_svd(u, s, vh, a, full_matrices);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_svdvals(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_svdvals) {
+    agx_missing(agx_e, "ag_op_svdvals");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_svdvals(out, x);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_qr(agx_err *agx_e, ag_tensor * *q, ag_tensor * *r, const ag_tensor *a, int32_t mode) {
+  if (!ag_op_qr) {
+    agx_missing(agx_e, "ag_op_qr");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_qr(q, r, a, mode);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_matrix_norm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *dims, int32_t ndims, int32_t keepdim, double ord) {
+  if (!ag_op_matrix_norm) {
+    agx_missing(agx_e, "ag_op_matrix_norm");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_matrix_norm(out, x, dims, ndims, keepdim, ord);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_linalg_norm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *dims, int32_t ndims, int32_t keepdim, double ord) {
+  if (!ag_op_linalg_norm) {
+    agx_missing(agx_e, "ag_op_linalg_norm");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_linalg_norm(out, x, dims, ndims, keepdim, ord);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_pinv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, double atol, double rtol, int32_t hermitian) {
+  if (!ag_op_pinv) {
+    agx_missing(agx_e, "ag_op_pinv");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_pinv(out, a, atol, rtol, hermitian);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_cond(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, double p) {
+  if (!ag_op_cond) {
+    agx_missing(agx_e, "ag_op_cond");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_cond(out, a, p);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }

@@ -284,6 +284,15 @@ ag_status agx_ag_op_solve(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, 
 ag_status agx_ag_op_cholesky(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, int32_t upper);
 ag_status agx_ag_op_solve_triangular(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b, int32_t upper, int32_t left, int32_t unitriangular);
 ag_status agx_ag_op_cholesky_solve(agx_err *agx_e, ag_tensor * *out, const ag_tensor *b, const ag_tensor *l, int32_t upper);
+ag_status agx_ag_op_eigh(agx_err *agx_e, ag_tensor * *eigenvalues, ag_tensor * *eigenvectors, const ag_tensor *a, int32_t upper);
+ag_status agx_ag_op_eigvalsh(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, int32_t upper);
+ag_status agx_ag_op_svd(agx_err *agx_e, ag_tensor * *u, ag_tensor * *s, ag_tensor * *vh, const ag_tensor *a, int32_t full_matrices);
+ag_status agx_ag_op_svdvals(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
+ag_status agx_ag_op_qr(agx_err *agx_e, ag_tensor * *q, ag_tensor * *r, const ag_tensor *a, int32_t mode);
+ag_status agx_ag_op_matrix_norm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *dims, int32_t ndims, int32_t keepdim, double ord);
+ag_status agx_ag_op_linalg_norm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *dims, int32_t ndims, int32_t keepdim, double ord);
+ag_status agx_ag_op_pinv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, double atol, double rtol, int32_t hermitian);
+ag_status agx_ag_op_cond(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, double p);
 ag_status agx_ag_op_softmax(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim);
 ag_status agx_ag_op_log_softmax(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim);
 ag_status agx_ag_op_softmax_backward(agx_err *agx_e, ag_tensor * *out, const ag_tensor *grad, const ag_tensor *y, int64_t dim);

@@ -24,6 +24,7 @@
 #define AG_AG_OPS_HPP
 
 #include <limits>
+#include <tuple>
 
 #include "ag/ag.hpp"
 
@@ -397,6 +398,8 @@ AG_HPP_VALUES_INDICES(median_dim)
 AG_HPP_VALUES_INDICES(nanmedian_dim)
 AG_HPP_QUANTILE(quantile)
 AG_HPP_QUANTILE(nanquantile)
+AG_HPP_UNARY(svdvals)
+AG_HPP_UNARY_SCALAR(cond)
 /* END generated */
 
 #undef AG_HPP_UNARY
@@ -705,6 +708,42 @@ inline Tensor solve_triangular(const Tensor &a, const Tensor &b, bool upper, boo
 }
 inline Tensor cholesky_solve(const Tensor &b, const Tensor &l, bool upper = false) {
   return detail::op(ag_op_cholesky_solve, b.get(), l.get(), upper ? 1 : 0);
+}
+/** (eigenvalues, eigenvectors) as (values, indices). */
+inline ValuesIndices eigh(const Tensor &a, bool upper = false) {
+  ag_tensor *l = nullptr, *v = nullptr;
+  detail::check(ag_op_eigh(&l, &v, a.get(), upper ? 1 : 0));
+  return detail::values_indices(l, v);
+}
+inline Tensor eigvalsh(const Tensor &a, bool upper = false) { return detail::op(ag_op_eigvalsh, a.get(), upper ? 1 : 0); }
+/** (U, S, Vh) of the thin SVD. */
+inline std::tuple<Tensor, Tensor, Tensor> svd(const Tensor &a, bool full_matrices = false) {
+  ag_tensor *u = nullptr, *s = nullptr, *vh = nullptr;
+  detail::check(ag_op_svd(&u, &s, &vh, a.get(), full_matrices ? 1 : 0));
+  return {Tensor::adopt(u), Tensor::adopt(s), Tensor::adopt(vh)};
+}
+/** (Q, R) as (values, indices). */
+inline ValuesIndices qr(const Tensor &a, int32_t mode = AG_QR_REDUCED) {
+  ag_tensor *q = nullptr, *r = nullptr;
+  detail::check(ag_op_qr(&q, &r, a.get(), mode));
+  return detail::values_indices(q, r);
+}
+/** dims {}: the last two; ord AG_NORM_FRO, AG_NORM_NUC or a number. */
+inline Tensor matrix_norm(const Tensor &x, double ord = AG_NORM_FRO, const std::vector<int64_t> &dims = {},
+                          bool keepdim = false) {
+  return detail::op(ag_op_matrix_norm, x.get(), detail::data_or_null(dims), detail::count_of(dims), keepdim ? 1 : 0,
+                    ord);
+}
+/** ord NaN: PyTorch's None; dims {}: None. */
+inline Tensor linalg_norm(const Tensor &x, double ord = std::numeric_limits<double>::quiet_NaN(),
+                          const std::vector<int64_t> &dims = {}, bool keepdim = false) {
+  return detail::op(ag_op_linalg_norm, x.get(), detail::data_or_null(dims), detail::count_of(dims), keepdim ? 1 : 0,
+                    ord);
+}
+/** atol, rtol NaN: PyTorch's None (defaults). */
+inline Tensor pinv(const Tensor &a, double atol = std::numeric_limits<double>::quiet_NaN(),
+                   double rtol = std::numeric_limits<double>::quiet_NaN(), bool hermitian = false) {
+  return detail::op(ag_op_pinv, a.get(), atol, rtol, hermitian ? 1 : 0);
 }
 
 /* ---- softmax gradients and losses (ag/ops_nn.h) ---- */

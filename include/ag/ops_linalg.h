@@ -281,6 +281,112 @@ AG_API ag_status ag_op_solve_triangular(ag_tensor **out, const ag_tensor *a, con
 AG_API ag_status ag_op_cholesky_solve(ag_tensor **out, const ag_tensor *b, const ag_tensor *l,
                                       int32_t upper) AG_NOEXCEPT;
 
+/* ---- eigendecomposition, SVD, QR, matrix norms, pseudo-inverse ----
+ * Batched over leading dims, f32 and f64, computed in f64 by Jacobi
+ * iterations (eigh, svd) and Householder reflections (qr). Input with NaN
+ * or inf entries, on which the iterations do not converge, is
+ * AG_ERR_INVALID_ARGUMENT naming the batch element. Gradients are
+ * PyTorch's formulas written in ops (higher derivatives work); where they
+ * divide by eigenvalue or singular-value gaps they are inf/NaN at equal
+ * values, as PyTorch's. */
+
+#define AG_QR_REDUCED 0  /* Q (m, k), R (k, n), k = min(m, n) */
+#define AG_QR_COMPLETE 1 /* Q (m, m), R (m, n) */
+#define AG_QR_R 2        /* R (k, n) only; Q is an empty tensor of shape (0) */
+
+/* Matrix-norm orders given as the double `ord` beside the numeric ones. */
+#define AG_NORM_FRO 1000000 /* Frobenius: sqrt(sum x^2) ('fro') */
+#define AG_NORM_NUC 1000001 /* nuclear: the sum of the singular values ('nuc') */
+
+/**
+ * Eigenvalues (ascending, shape (..., n)) and eigenvectors (columns, shape
+ * (..., n, n)) of symmetric matrices (torch.linalg.eigh): only the lower
+ * (upper != 0: the upper) triangle of A is read. Each eigenvector is
+ * normalized with its component of largest magnitude positive (LAPACK's
+ * signs are arbitrary: compare sign-invariant quantities across libraries).
+ * Either out-parameter may be NULL, not both (AG_ERR_INVALID_ARGUMENT).
+ * Gradient (PyTorch's): V (skew(V^T gV) / E + diag(gL)) V^T with
+ * skew(X) = (X - X^T) / 2, E_ij = L_j - L_i; it needs distinct eigenvalues
+ * when the eigenvectors receive a gradient.
+ */
+AG_API ag_status ag_op_eigh(ag_tensor **eigenvalues, ag_tensor **eigenvectors, const ag_tensor *a,
+                            int32_t upper) AG_NOEXCEPT;
+
+/** Eigenvalues (ascending) of symmetric matrices (torch.linalg.eigvalsh):
+ * ag_op_eigh's first output. Gradient V diag(g) V^T. */
+AG_API ag_status ag_op_eigvalsh(ag_tensor **out, const ag_tensor *a, int32_t upper) AG_NOEXCEPT;
+
+/**
+ * Singular value decomposition A = U diag(S) Vh (torch.linalg.svd with
+ * full_matrices = 0): U (..., m, k), S (..., k) descending, Vh (..., k, n),
+ * k = min(m, n). full_matrices != 0 is AG_ERR_UNSUPPORTED unless m = n (the
+ * same result then). Signs: each column of U has its component of largest
+ * magnitude positive, Vh's rows follow; left vectors of zero singular
+ * values complete an orthonormal basis. Any out-parameter may be NULL, not
+ * all. Gradient (PyTorch's): needs distinct singular values when U or Vh
+ * receive a gradient, and nonzero ones for m != n.
+ */
+AG_API ag_status ag_op_svd(ag_tensor **u, ag_tensor **s, ag_tensor **vh, const ag_tensor *a,
+                           int32_t full_matrices) AG_NOEXCEPT;
+
+/** Singular values, descending, shape (..., min(m, n)) (torch.linalg.svdvals).
+ * Gradient U diag(g) Vh. */
+AG_API ag_status ag_op_svdvals(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+
+/**
+ * QR decomposition A = Q R (torch.linalg.qr) by Householder reflections with
+ * LAPACK's sign convention (R's diagonal signs are those of PyTorch's CPU
+ * results). mode: AG_QR_REDUCED, AG_QR_COMPLETE or AG_QR_R. Either
+ * out-parameter may be NULL, not both. Gradient (PyTorch's, for R of full
+ * rank): m >= n: (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q and
+ * copyltu(M) = tril(M) + tril(M, -1)^T; m < n: A = [X | Y] split, X taking
+ * the square formula. Backward is AG_ERR_UNSUPPORTED for AG_QR_COMPLETE
+ * with m > n and for AG_QR_R (as PyTorch).
+ */
+AG_API ag_status ag_op_qr(ag_tensor **q, ag_tensor **r, const ag_tensor *a, int32_t mode) AG_NOEXCEPT;
+
+/**
+ * Matrix norm over the 2 dims `dims` (NULL with ndims 0: the last two)
+ * (torch.linalg.matrix_norm): ord AG_NORM_FRO, AG_NORM_NUC, 2 / -2 (largest
+ * / smallest singular value), 1 / -1 (max / min column sum of |x|),
+ * INFINITY / -INFINITY (max / min row sum). Gradients: of the
+ * compositions (sums, |x| with subgradient 0 at 0, ties of max / min share
+ * the gradient evenly as amax's, singular values as ag_op_svdvals).
+ */
+AG_API ag_status ag_op_matrix_norm(ag_tensor **out, const ag_tensor *x, const int64_t *dims, int32_t ndims,
+                                   int32_t keepdim, double ord) AG_NOEXCEPT;
+
+/**
+ * torch.linalg.norm: one dim: the vector norm of ord (NaN: 2) as
+ * ag_op_norm_dims; two dims: ag_op_matrix_norm (ord NaN: AG_NORM_FRO); no
+ * dims (NULL, 0): ord NaN gives the 2-norm of all elements, otherwise x
+ * must have 1 or 2 dims. AG_NORM_FRO / AG_NORM_NUC over one dim are
+ * AG_ERR_INVALID_ARGUMENT.
+ */
+AG_API ag_status ag_op_linalg_norm(ag_tensor **out, const ag_tensor *x, const int64_t *dims, int32_t ndims,
+                                   int32_t keepdim, double ord) AG_NOEXCEPT;
+
+/**
+ * Moore-Penrose pseudo-inverse (torch.linalg.pinv): the singular values
+ * (hermitian != 0: the eigenvalues of the symmetric A, lower triangle read)
+ * of magnitude above max(atol, rtol * largest) are inverted, the others
+ * dropped. atol NaN: 0 (None); rtol NaN: eps * max(m, n) if atol is NaN
+ * too, else 0 (PyTorch's defaults). torch.pinverse(A, rcond) is atol 0,
+ * rtol rcond. Gradient (PyTorch's, valid where the rank is locally
+ * constant): written in A and pinv(A) alone.
+ */
+AG_API ag_status ag_op_pinv(ag_tensor **out, const ag_tensor *a, double atol, double rtol,
+                            int32_t hermitian) AG_NOEXCEPT;
+
+/**
+ * Condition number (torch.linalg.cond): p NaN (None) or 2: S_max / S_min
+ * of the singular values, -2: S_min / S_max (inf for singular matrices as
+ * the ratio gives); p AG_NORM_FRO, AG_NORM_NUC, 1, -1, INFINITY, -INFINITY:
+ * matrix_norm(A, p) * matrix_norm(A^-1, p) for square A (a singular A is
+ * AG_ERR_INVALID_ARGUMENT, where PyTorch returns inf).
+ */
+AG_API ag_status ag_op_cond(ag_tensor **out, const ag_tensor *a, double p) AG_NOEXCEPT;
+
 AG_END_DECLS
 
 #endif /* AG_OPS_LINALG_H */

@@ -115,3 +115,61 @@ AG_API ag_status ag_op_cholesky_solve(ag_tensor** out, const ag_tensor* b, const
 }
 
 }  // extern "C"
+
+// Eigendecomposition, SVD, QR, pinv (ops/linalg_eig.cc, ops/linalg_norm.cc).
+static_assert(AG_QR_REDUCED == static_cast<int>(ops::QrMode::Reduced) && AG_QR_R == static_cast<int>(ops::QrMode::R));
+static_assert(AG_NORM_FRO == ops::kNormFro && AG_NORM_NUC == ops::kNormNuc);
+
+extern "C" {
+
+AG_API ag_status ag_op_eigh(ag_tensor** eigenvalues, ag_tensor** eigenvectors, const ag_tensor* a,
+                            int32_t upper) noexcept {
+  return api::call("ag_op_eigh", [&] {
+    if (eigenvalues == nullptr && eigenvectors == nullptr) {
+      fail(AG_ERR_INVALID_ARGUMENT, "eigenvalues and eigenvectors are both NULL");
+    }
+    std::pair<Tensor, Tensor> r = ops::eigh(api::Borrowed(a, "a"), upper != 0);
+    if (eigenvalues) *eigenvalues = api::to_handle(r.first);
+    if (eigenvectors) *eigenvectors = api::to_handle(r.second);
+  });
+}
+
+AG_API ag_status ag_op_eigvalsh(ag_tensor** out, const ag_tensor* a, int32_t upper) noexcept {
+  return api::call("ag_op_eigvalsh", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::eigvalsh(api::Borrowed(a, "a"), upper != 0));
+  });
+}
+
+AG_API ag_status ag_op_svd(ag_tensor** u, ag_tensor** s, ag_tensor** vh, const ag_tensor* a,
+                           int32_t full_matrices) noexcept {
+  return api::call("ag_op_svd", [&] {
+    if (u == nullptr && s == nullptr && vh == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "u, s and vh are all NULL");
+    std::tuple<Tensor, Tensor, Tensor> r = ops::svd(api::Borrowed(a, "a"), full_matrices != 0);
+    if (u) *u = api::to_handle(std::get<0>(r));
+    if (s) *s = api::to_handle(std::get<1>(r));
+    if (vh) *vh = api::to_handle(std::get<2>(r));
+  });
+}
+
+AG_API ag_status ag_op_qr(ag_tensor** q, ag_tensor** r, const ag_tensor* a, int32_t mode) noexcept {
+  return api::call("ag_op_qr", [&] {
+    if (q == nullptr && r == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "q and r are both NULL");
+    if (mode != AG_QR_REDUCED && mode != AG_QR_COMPLETE && mode != AG_QR_R) {
+      fail(AG_ERR_INVALID_ARGUMENT, "mode must be AG_QR_REDUCED, AG_QR_COMPLETE or AG_QR_R, got ", mode);
+    }
+    std::pair<Tensor, Tensor> res = ops::qr(api::Borrowed(a, "a"), static_cast<ops::QrMode>(mode));
+    if (q) *q = api::to_handle(res.first);
+    if (r) *r = api::to_handle(res.second);
+  });
+}
+
+AG_API ag_status ag_op_pinv(ag_tensor** out, const ag_tensor* a, double atol, double rtol,
+                            int32_t hermitian) noexcept {
+  return api::call("ag_op_pinv", [&] {
+    api::check_out(out);
+    *out = api::to_handle(ops::pinv(api::Borrowed(a, "a"), atol, rtol, hermitian != 0));
+  });
+}
+
+}  // extern "C"

@@ -8,58 +8,13 @@
 #include <vector>
 
 #include "kernels/linalg_decomp.h"
-#include "ops/op_common.h"
+#include "ops/linalg_common.h"
 
 namespace ag::ops {
 
+using namespace linalg;
+
 namespace {
-
-Tensor mT(const Tensor& x) { return transpose(x, -2, -1); }
-
-// A contiguous f64 copy of x (no graph).
-Tensor f64_copy(const Tensor& x) {
-  Tensor y = empty(x->context(), DType::F64, x->shape());
-  if (y->numel() > 0) kernels::copy(x->dtype(), x->shape(), view_of(*x), DType::F64, y->data(), y->strides());
-  return y;
-}
-
-// y (contiguous f64) in dtype dt (no graph).
-Tensor to_dtype(const Tensor& y, DType dt) {
-  if (dt == DType::F64) return y;
-  Tensor r = empty(y->context(), dt, y->shape());
-  if (r->numel() > 0) kernels::copy(DType::F64, y->shape(), view_of(*y), dt, r->data(), r->strides());
-  return r;
-}
-
-void check_square(const Tensor& a, const char* what) {
-  check_floating(*a);
-  const int nd = a->ndim();
-  if (nd < 2 || a->shape()[nd - 1] != a->shape()[nd - 2]) {
-    fail(AG_ERR_SHAPE, what, " must be square matrices (..., n, n), got shape ", shape_str(a->shape()));
-  }
-}
-
-Dims batch_of(const Dims& s) { return Dims(s.data(), s.size() - 2); }
-
-// Runs fn(b) for each of `count` matrices of size n, in parallel chunks of
-// about 1e5 flops; returns the first b for which fn returned >= 0 with that
-// value in *what, or -1 (the ops turn it into their message, outside the
-// parallel region).
-template <class F>
-int64_t for_matrices(Context* ctx, int64_t count, int64_t n, int64_t* what, F&& fn) {
-  std::vector<int64_t> bad(static_cast<size_t>(count), -1);
-  const int64_t chunk = std::max<int64_t>(1, 100000 / std::max<int64_t>(1, n * n * n));
-  for_ranges(ctx, count, chunk, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) bad[b] = fn(b);
-  });
-  for (int64_t b = 0; b < count; ++b) {
-    if (bad[b] >= 0) {
-      *what = bad[b];
-      return b;
-    }
-  }
-  return -1;
-}
 
 // A and B expanded to their broadcast batch dims: A (..., n, n), B (..., n, k).
 void broadcast_batch(const Tensor& a, const Tensor& b, Tensor& ea, Tensor& eb) {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <string>
+#include <tuple>
 #include <vector>
 #include <utility>
 
@@ -96,6 +97,14 @@ std::pair<Tensor, Tensor> slogdet(const Tensor& a);  // (sign, logabsdet)
 Tensor cholesky(const Tensor& a, bool upper);
 Tensor solve_triangular(const Tensor& a, const Tensor& b, bool upper, bool left, bool unitriangular);
 Tensor cholesky_solve(const Tensor& b, const Tensor& l, bool upper);
+// Decompositions and norms of linalg_eig.cc, linalg_norm.cc.
+enum class QrMode : int32_t { Reduced = 0, Complete = 1, R = 2 };  // the AG_QR_* values
+constexpr double kNormFro = 1000000.0, kNormNuc = 1000001.0;        // AG_NORM_FRO, AG_NORM_NUC
+std::pair<Tensor, Tensor> eigh(const Tensor& a, bool upper);        // (eigenvalues, eigenvectors)
+Tensor eigvalsh(const Tensor& a, bool upper);
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& a, bool full_matrices);  // (U, S, Vh)
+std::pair<Tensor, Tensor> qr(const Tensor& a, QrMode mode);         // (Q, R); Q empty for QrMode::R
+Tensor pinv(const Tensor& a, double atol, double rtol, bool hermitian);  // NaN: PyTorch's None
 // ---- losses (ops/losses.cc) ----
 // Checks a C reduction argument.
 Reduction reduction_arg(int32_t r);

@@ -227,6 +227,11 @@ NULLS_OF(normalize, 1, ag_op_normalize(out, T(0), 2.0, 0, 1e-12))
 NULLS_CALL(sort, 1, ag_tensor *ix = SENT_T; return ag_op_sort(out, &ix, T(0), 0, 0, 0);)
 NULLS_CALL(topk, 1, ag_tensor *ix = SENT_T; return ag_op_topk(out, &ix, T(0), 1, 0, 1, 1);)
 NULLS_CALL(kthvalue, 1, ag_tensor *ix = SENT_T; return ag_op_kthvalue(out, &ix, T(0), 1, 0, 0);)
+NULLS_CALL(eigh, 1, ag_tensor *v = SENT_T; return ag_op_eigh(out, &v, T(0), 0);)
+NULLS_OF(eigvalsh, 1, ag_op_eigvalsh(out, T(0), 0))
+NULLS_CALL(svd, 1, ag_tensor *s = SENT_T, *vh = SENT_T; return ag_op_svd(out, &s, &vh, T(0), 0);)
+NULLS_CALL(qr, 1, ag_tensor *r = SENT_T; return ag_op_qr(out, &r, T(0), 0);)
+NULLS_OF(pinv, 1, ag_op_pinv(out, T(0), 0.0, 0.0, 0))
 
 typedef struct {
   const char *name;

@@ -4,6 +4,8 @@
 // get well-conditioned inputs built inside the call: M M^T + n I for
 // symmetric positive-definite ones, M + n I for invertible ones, so that the
 // finite differences explore the op around a safe point.
+#include <cmath>
+
 #include "gradcheck.h"
 
 namespace gradcheck {
@@ -65,6 +67,39 @@ ag_tensor* spd(ag_tensor* m, Temps& tmp) {
 ag_tensor* invertible(ag_tensor* m, Temps& tmp) {
   return plus_identity(m, static_cast<double>(last_dim(m)), tmp);
 }
+
+// x + E with E (m x n) zero but for E_jj = 3 (n - j): singular values (and,
+// with symmetric, x + x^T + E's eigenvalues) well apart, so that the
+// gradients of the vectors, which divide by their gaps, are well conditioned.
+ag_tensor* separated(ag_tensor* x, bool symmetric, Temps& tmp) {
+  int64_t dims[AG_MAX_DIMS] = {};
+  const int32_t nd = ag_tensor_ndim(x);
+  ag_context* ctx = nullptr;
+  if (nd < 2 || ag_tensor_shape(x, dims, AG_MAX_DIMS) != AG_OK || ag_tensor_context(&ctx, x) != AG_OK) return nullptr;
+  const int64_t m = dims[nd - 2], n = dims[nd - 1];
+  const ag_dtype dt = ag_tensor_dtype(x);
+  ag_tensor *eye = nullptr, *w = nullptr, *e = nullptr, *t = nullptr, *y = nullptr;
+  ag_status st = ag_op_eye(&eye, ctx, dt, m, n);
+  if (st == AG_OK) st = ag_op_arange(&w, ctx, dt, 3.0 * static_cast<double>(n), 0.0, -3.0);
+  ag_context_release(ctx);
+  if (st != AG_OK) return nullptr;
+  tmp.keep(eye), tmp.keep(w);
+  if (ag_op_mul(&e, eye, w) != AG_OK) return nullptr;
+  tmp.keep(e);
+  ag_tensor* base = x;
+  if (symmetric) {
+    if (ag_op_transpose(&t, x, -2, -1) != AG_OK) return nullptr;
+    tmp.keep(t);
+    if (ag_op_add(&y, x, t) != AG_OK) return nullptr;
+    base = tmp.keep(y);
+    y = nullptr;
+  }
+  if (ag_op_add(&y, base, e) != AG_OK) return nullptr;
+  return tmp.keep(y);
+}
+
+ag_tensor* separated_general(ag_tensor* x, Temps& tmp) { return separated(x, false, tmp); }
+ag_tensor* separated_symmetric(ag_tensor* x, Temps& tmp) { return separated(x, true, tmp); }
 
 // A case on one input made well conditioned by `prep` first.
 template <class Prep, class F>
@@ -229,6 +264,101 @@ Cases cases_cholesky_solve() {
   };
   return {{"cholesky_solve", {Input{{3, 2}}, Input{{3, 3}, -1.0, 1.0}}, cs(0)},
           {"cholesky_solve(upper)", {Input{{3, 2}}, Input{{3, 3}, -1.0, 1.0}}, cs(1)}};
+}
+
+// Eigenvectors and singular vectors are checked through ag's sign
+// convention (largest component positive), which is locally constant.
+Cases cases_eigh() {
+  auto values = [](int32_t upper) {
+    return [upper](ag_tensor** out, ag_tensor* a) { return ag_op_eigh(out, nullptr, a, upper); };
+  };
+  auto vectors = [](int32_t upper) {
+    return [upper](ag_tensor** out, ag_tensor* a) { return ag_op_eigh(nullptr, out, a, upper); };
+  };
+  return {prepared("eigh(values)", {3, 3}, separated_symmetric, values(0)),
+          prepared("eigh(vectors)", {3, 3}, separated_symmetric, vectors(0)),
+          prepared("eigh(vectors, upper, batch)", {2, 4, 4}, separated_symmetric, vectors(1))};
+}
+
+Cases cases_eigvalsh() {
+  auto f = [](ag_tensor** out, ag_tensor* a) { return ag_op_eigvalsh(out, a, 0); };
+  return {prepared("eigvalsh(batch)", {2, 3, 3}, separated_symmetric, f)};
+}
+
+Cases cases_svd() {
+  auto part = [](int which) {
+    return [which](ag_tensor** out, ag_tensor* a) {
+      return ag_op_svd(which == 0 ? out : nullptr, which == 1 ? out : nullptr, which == 2 ? out : nullptr, a, 0);
+    };
+  };
+  return {prepared("svd(U, tall)", {4, 3}, separated_general, part(0)),
+          prepared("svd(S, wide)", {3, 5}, separated_general, part(1)),
+          prepared("svd(Vh, wide, batch)", {2, 2, 4}, separated_general, part(2)),
+          prepared("svd(U, wide)", {2, 3}, separated_general, part(0)),
+          prepared("svd(Vh, tall)", {4, 2}, separated_general, part(2)),
+          prepared("svd(U, square)", {3, 3}, separated_general, part(0))};
+}
+
+Cases cases_svdvals() {
+  auto f = [](ag_tensor** out, ag_tensor* a) { return ag_op_svdvals(out, a); };
+  return {prepared("svdvals", {4, 3}, separated_general, f)};
+}
+
+Cases cases_qr() {
+  auto part = [](int which, int32_t mode) {
+    return [which, mode](ag_tensor** out, const X& x) {
+      return ag_op_qr(which == 0 ? out : nullptr, which == 1 ? out : nullptr, x[0], mode);
+    };
+  };
+  return {{"qr(Q, tall)", {Input{{4, 3}}}, part(0, AG_QR_REDUCED)},
+          {"qr(R, tall, batch)", {Input{{2, 4, 2}}}, part(1, AG_QR_REDUCED)},
+          {"qr(Q, square, complete)", {Input{{3, 3}}}, part(0, AG_QR_COMPLETE)},
+          {"qr(Q, wide)", {Input{{2, 4}}}, part(0, AG_QR_REDUCED)},
+          {"qr(R, wide, batch)", {Input{{2, 2, 3}}}, part(1, AG_QR_REDUCED)}};
+}
+
+Cases cases_matrix_norm() {
+  auto norm = [](double ord, std::vector<int64_t> dims, int32_t keepdim) {
+    return [=](ag_tensor** out, ag_tensor* a) {
+      return ag_op_matrix_norm(out, a, dims.data(), static_cast<int32_t>(dims.size()), keepdim, ord);
+    };
+  };
+  const double inf = HUGE_VAL;
+  return {prepared("matrix_norm(fro)", {2, 3, 4}, separated_general, norm(AG_NORM_FRO, {}, 0)),
+          prepared("matrix_norm(nuc, dims 0 2, keepdim)", {3, 2, 4}, separated_general, norm(AG_NORM_NUC, {0, 2}, 1)),
+          prepared("matrix_norm(2)", {3, 4}, separated_general, norm(2.0, {}, 0)),
+          prepared("matrix_norm(-2, batch)", {2, 4, 3}, separated_general, norm(-2.0, {}, 0)),
+          prepared("matrix_norm(1)", {3, 4}, separated_general, norm(1.0, {}, 0)),
+          prepared("matrix_norm(-1, keepdim)", {3, 4}, separated_general, norm(-1.0, {-1, -2}, 1)),
+          prepared("matrix_norm(inf)", {4, 3}, separated_general, norm(inf, {}, 0)),
+          prepared("matrix_norm(-inf)", {4, 3}, separated_general, norm(-inf, {}, 0))};
+}
+
+Cases cases_linalg_norm() {
+  auto norm = [](double ord, std::vector<int64_t> dims, int32_t keepdim) {
+    return [=](ag_tensor** out, const X& x) {
+      return ag_op_linalg_norm(out, x[0], dims.data(), static_cast<int32_t>(dims.size()), keepdim, ord);
+    };
+  };
+  return {{"linalg_norm(all elements)", {Input{{2, 3}}}, norm(NAN, {}, 0)},
+          {"linalg_norm(vector 3)", {Input{{4}}}, norm(3.0, {}, 1)},
+          {"linalg_norm(dim 1)", {Input{{2, 3}}}, norm(NAN, {1}, 0)},
+          {"linalg_norm(dims, fro)", {Input{{2, 3, 2}}}, norm(NAN, {0, 2}, 0)},
+          {"linalg_norm(matrix 1)", {Input{{3, 3}}}, norm(1.0, {}, 0)}};
+}
+
+Cases cases_pinv() {
+  auto p = [](int32_t hermitian) {
+    return [hermitian](ag_tensor** out, ag_tensor* a) { return ag_op_pinv(out, a, NAN, NAN, hermitian); };
+  };
+  return {prepared("pinv(tall)", {4, 3}, separated_general, p(0)), prepared("pinv(wide)", {2, 3}, separated_general, p(0)),
+          prepared("pinv(hermitian, batch)", {2, 3, 3}, separated_symmetric, p(1))};
+}
+
+Cases cases_cond() {
+  auto c = [](double p) { return [p](ag_tensor** out, ag_tensor* a) { return ag_op_cond(out, a, p); }; };
+  return {prepared("cond", {3, 3}, separated_general, c(NAN)), prepared("cond(-2, tall)", {4, 3}, separated_general, c(-2.0)),
+          prepared("cond(fro)", {3, 3}, invertible, c(AG_NORM_FRO)), prepared("cond(inf)", {3, 3}, invertible, c(HUGE_VAL))};
 }
 
 }  // namespace gradcheck

@@ -886,6 +886,140 @@ ADAPTERS_REDUCE_MORE = {
     "nn.functional.pdist": pdist,
 }
 
+# ---- adapters of linear algebra round 2: eigh, svd, qr, matrix norms, pinv, cond ----
+NORM_CODES = {"fro": 1000000.0, "nuc": 1000001.0}  # AG_NORM_FRO, AG_NORM_NUC
+
+
+def ord_arg(v, none=float("nan")):
+    if v is None:
+        return F(none)
+    return F(NORM_CODES[v]) if isinstance(v, str) else F(v)
+
+
+def eigh_like(fn):
+    def f(s):
+        b = bind(s, ["UPLO"], {"UPLO": "L"})
+        return fn, [T(s.input), I(b["UPLO"] == "U")]
+    return f
+
+
+def square_or_thin(s, full):
+    if full and s.input.shape[-1] != s.input.shape[-2]:
+        raise Skip("full_matrices of a non-square matrix (ag computes the thin SVD)")
+
+
+def linalg_svd(s):
+    b = bind(s, ["full_matrices", "driver"], {"full_matrices": True, "driver": None})
+    square_or_thin(s, b["full_matrices"])
+    return "ag_op_svd", [T(s.input), I(b["full_matrices"])]
+
+
+def svd(s):
+    b = bind(s, ["some", "compute_uv"], {"some": True, "compute_uv": True})
+    if not b["compute_uv"]:
+        raise Skip("compute_uv=False (zero-filled U and V)")
+    square_or_thin(s, not b["some"])
+    return "ag_op_svd", [T(s.input), I(not b["some"])]
+
+
+def svdvals(s):
+    bind(s, ["driver"])
+    return "ag_op_svdvals", [T(s.input)]
+
+
+def linalg_qr(s):
+    b = bind(s, ["mode"], {"mode": "reduced"})
+    return "ag_op_qr", [T(s.input), I({"reduced": 0, "complete": 1, "r": 2}[b["mode"]])]
+
+
+def qr(s):
+    b = bind(s, ["some"], {"some": True})
+    return "ag_op_qr", [T(s.input), I(0 if b["some"] else 1)]
+
+
+def matrix_norm(s):
+    b = bind(s, ["ord", "dim", "keepdim"], {"ord": "fro", "dim": (-2, -1), "keepdim": False})
+    return "ag_op_matrix_norm", [T(s.input), dims(b["dim"]), I(b["keepdim"]), ord_arg(b["ord"])]
+
+
+def linalg_norm(s):
+    b = bind(s, ["ord", "dim", "keepdim"], {"ord": None, "dim": None, "keepdim": False})
+    return "ag_op_linalg_norm", [T(s.input), dims(b["dim"]), I(b["keepdim"]), ord_arg(b["ord"])]
+
+
+def torch_norm(s):
+    """torch.norm: 'nuc' a matrix norm; 'fro' and numbers vector norms over dim (all elements for None)."""
+    b = bind(s, ["p", "dim", "keepdim"], {"p": "fro", "dim": None, "keepdim": False})
+    if b["p"] == "nuc":
+        return "ag_op_matrix_norm", [T(s.input), dims(b["dim"]), I(b["keepdim"]), ord_arg("nuc")]
+    return "ag_op_norm_dims", [T(s.input), dims(b["dim"]), I(b["keepdim"]), F(2.0 if b["p"] == "fro" else b["p"])]
+
+
+def pinv(s):
+    b = bind(s, ["rcond", "hermitian", "atol", "rtol"], {"rcond": None, "hermitian": False, "atol": None, "rtol": None})
+    rtol = b["rtol"] if b["rcond"] is None else b["rcond"]
+    return "ag_op_pinv", [T(s.input), ord_arg(b["atol"]), ord_arg(rtol), I(b["hermitian"])]
+
+
+def pinverse(s):
+    b = bind(s, ["rcond"], {"rcond": 1e-15})
+    return "ag_op_pinv", [T(s.input), F(0.0), F(b["rcond"]), I(0)]
+
+
+def cond(s):
+    b = bind(s, ["p"], {"p": None})
+    return "ag_op_cond", [T(s.input), ord_arg(b["p"])]
+
+
+ADAPTERS_LINALG2 = {
+    "linalg.eigh": eigh_like("ag_op_eigh"),
+    "linalg.eigvalsh": eigh_like("ag_op_eigvalsh"),
+    "linalg.svd": linalg_svd,
+    "svd": svd,
+    "linalg.svdvals": svdvals,
+    "linalg.qr": linalg_qr,
+    "qr": qr,
+    "linalg.matrix_norm": matrix_norm,
+    "linalg.norm": linalg_norm,
+    "norm": torch_norm,
+    "norm.fro": torch_norm,
+    "norm.nuc": torch_norm,
+    "norm.inf": torch_norm,
+    "linalg.pinv": pinv,
+    "linalg.pinv.singular": pinv,
+    "linalg.pinv.hermitian": pinv,
+    "pinverse": pinverse,
+    "linalg.cond": cond,
+}
+
+
+def largest_positive(u):
+    """+-1 per column of u making its component of largest magnitude positive: ag's sign convention."""
+    d = u.detach()
+    if d.shape[-2] == 0:
+        return torch.ones(d.shape[:-2] + (1, d.shape[-1]), dtype=d.dtype)
+    sg = torch.sign(torch.gather(d, -2, d.abs().argmax(dim=-2, keepdim=True)))
+    return torch.where(sg == 0, torch.ones_like(sg), sg)
+
+
+# Eigen- and singular vectors are defined up to sign (LAPACK's choice is
+# arbitrary): PyTorch's outputs are flipped to ag's convention (a constant
+# factor, so PyTorch's gradients of the flipped outputs are ag's to
+# compare). torch.svd's V becomes ag's Vh.
+def _svd_signs(out, v_given):
+    u, sv, v = out
+    sg = largest_positive(u)
+    v = v * sg if v_given else v * sg.transpose(-2, -1)
+    return [u * sg, sv, v.transpose(-2, -1) if v_given else v]
+
+
+NORMALIZE = {
+    "linalg.eigh": lambda out: [out[0], out[1] * largest_positive(out[1])],
+    "linalg.svd": lambda out: _svd_signs(out, False),
+    "svd": lambda out: _svd_signs(out, True),
+}
+
+
 NULL_ARRAY = ("A", None)  # a nullable int64 array passed as NULL
 
 ADAPTERS = {
@@ -982,6 +1116,7 @@ ADAPTERS = {
     **ADAPTERS_SHAPE_INDEX,
     **ADAPTERS_NN_MORE,
     **ADAPTERS_REDUCE_MORE,
+    **ADAPTERS_LINALG2,
 }
 
 
@@ -1065,6 +1200,8 @@ def flat_outputs(r):
 def reference(op, s, tensors, seed):
     """PyTorch's outputs, cotangents, gradients, second-order w and products."""
     out = flat_outputs(op(s.input, *s.args, **s.kwargs))
+    if full_name(op) in NORMALIZE:
+        out = NORMALIZE[full_name(op)](out)
     gen = torch.Generator().manual_seed(seed)
     rnd = lambda shape: torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1  # noqa: E731
     diff = [t for t in tensors if t.requires_grad]

@@ -25,6 +25,21 @@ def linalg_cases(Case, R):
     def lower(x, lib):
         return lib.tril(inv_ready(x, lib), 0) if lib is ag else torch.tril(inv_ready(x, lib))
 
+    def sym(x, lib):
+        return x + lib.transpose(x, -2, -1)
+
+    def signs(u):
+        d = u.detach()
+        sg = torch.sign(torch.gather(d, -2, d.abs().argmax(dim=-2, keepdim=True)))
+        return torch.where(sg == 0, torch.ones_like(sg), sg)
+
+    def signed_eigh(r):
+        return r[0], r[1] * signs(r[1])
+
+    def signed_svd(r):
+        sg = signs(r[0])
+        return r[0] * sg, r[1], r[2] * sg.transpose(-2, -1)
+
     tl = torch.linalg if torch else None
     return {
         "trace": Case([R(4, 4)], ag.trace, torch.trace),
@@ -67,4 +82,21 @@ def linalg_cases(Case, R):
                                  rtol=1e-6),
         "cholesky_solve": Case([R(3, 2), R(3, 3, lo=-1, hi=1)], lambda b, l: ag.cholesky_solve(b, lower(l, ag), 0),
                                lambda b, l: torch.cholesky_solve(b, lower(l, torch)), rtol=1e-6),
+        # eigenvectors and singular vectors: torch's flipped to ag's sign convention
+        # (each column's component of largest magnitude positive)
+        "eigh": Case([R(2, 3, 3)], lambda x: ag.eigh(sym(x, ag), 0),
+                     lambda x: signed_eigh(tl.eigh(sym(x, torch))), rtol=1e-6, atol=1e-8),
+        "eigvalsh": Case([R(3, 3)], lambda x: ag.eigvalsh(sym(x, ag), 1),
+                         lambda x: tl.eigvalsh(sym(x, torch), UPLO="U"), rtol=1e-6),
+        "svd": Case([R(4, 3)], lambda x: ag.svd(x, 0), lambda x: signed_svd(tl.svd(x, full_matrices=False)),
+                    rtol=1e-6, atol=1e-8),
+        "svdvals": Case([R(2, 3, 5)], ag.svdvals, tl.svdvals, rtol=1e-6),
+        "qr": Case([R(4, 3)], lambda x: ag.qr(x, 0), tl.qr, rtol=1e-6, atol=1e-8),
+        "matrix_norm": Case([R(2, 3, 4)], lambda x: ag.matrix_norm(x, [], False, 1000001.0),
+                            lambda x: tl.matrix_norm(x, "nuc"), rtol=1e-6),
+        "linalg_norm": Case([R(3, 4)], lambda x: ag.linalg_norm(x, [], False, float("inf")),
+                            lambda x: tl.norm(x, float("inf")), rtol=1e-6),
+        "pinv": Case([R(4, 3)], lambda x: ag.pinv(x, float("nan"), float("nan"), 0), tl.pinv, rtol=1e-6, atol=1e-8),
+        "cond": Case([R(3, 3)], lambda x: ag.cond(inv_ready(x, ag), float("nan")),
+                     lambda x: tl.cond(inv_ready(x, torch)), rtol=1e-6),
     }

@@ -2182,6 +2182,143 @@ impl Tensor {
         check(unsafe { sys::ag_op_cholesky_solve(&mut out_out, self.as_ptr(), l.as_ptr(), upper) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
+    /// `ag_op_eigh`: Eigenvalues (ascending, shape (..., n)) and eigenvectors (columns, shape (..., n, n)) of symmetric matrices (torch.linalg.eigh): only the lower (upper != 0: the upper) triangle of A is read. Each eigenvector is normalized with its component of largest magnitude positive (LAPACK's signs are arbitrary: compare sign-invariant quantities across libraries). Either out-parameter may be NULL, not both (AG_ERR_INVALID_ARGUMENT). Gradient (PyTorch's): V (skew(V^T gV) / E + diag(gL)) V^T with skew(X) = (X - X^T) / 2, E_ij = L_j - L_i; it needs distinct eigenvalues when the eigenvectors receive a gradient.
+    ///
+    /// ```text
+    /// Eigenvalues (ascending, shape (..., n)) and eigenvectors (columns, shape
+    /// (..., n, n)) of symmetric matrices (torch.linalg.eigh): only the lower
+    /// (upper != 0: the upper) triangle of A is read. Each eigenvector is
+    /// normalized with its component of largest magnitude positive (LAPACK's
+    /// signs are arbitrary: compare sign-invariant quantities across libraries).
+    /// Either out-parameter may be NULL, not both (AG_ERR_INVALID_ARGUMENT).
+    /// Gradient (PyTorch's): V (skew(V^T gV) / E + diag(gL)) V^T with
+    /// skew(X) = (X - X^T) / 2, E_ij = L_j - L_i; it needs distinct eigenvalues
+    /// when the eigenvectors receive a gradient.
+    /// ```
+    pub fn eigh(&self, upper: i32) -> Result<(Tensor, Tensor)> {
+        let mut out_eigenvalues: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_eigenvectors: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_eigh(&mut out_eigenvalues, &mut out_eigenvectors, self.as_ptr(), upper) })?;
+        Ok(unsafe { (Tensor::from_raw(out_eigenvalues), Tensor::from_raw(out_eigenvectors)) })
+    }
+    /// `ag_op_eigvalsh`: Eigenvalues (ascending) of symmetric matrices (torch.linalg.eigvalsh): ag_op_eigh's first output. Gradient V diag(g) V^T.
+    ///
+    /// ```text
+    /// Eigenvalues (ascending) of symmetric matrices (torch.linalg.eigvalsh):
+    /// ag_op_eigh's first output. Gradient V diag(g) V^T.
+    /// ```
+    pub fn eigvalsh(&self, upper: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_eigvalsh(&mut out_out, self.as_ptr(), upper) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_svd`: Singular value decomposition A = U diag(S) Vh (torch.linalg.svd with full_matrices = 0): U (..., m, k), S (..., k) descending, Vh (..., k, n), k = min(m, n). full_matrices != 0 is AG_ERR_UNSUPPORTED unless m = n (the same result then). Signs: each column of U has its component of largest magnitude positive, Vh's rows follow; left vectors of zero singular values complete an orthonormal basis. Any out-parameter may be NULL, not all. Gradient (PyTorch's): needs distinct singular values when U or Vh receive a gradient, and nonzero ones for m != n.
+    ///
+    /// ```text
+    /// Singular value decomposition A = U diag(S) Vh (torch.linalg.svd with
+    /// full_matrices = 0): U (..., m, k), S (..., k) descending, Vh (..., k, n),
+    /// k = min(m, n). full_matrices != 0 is AG_ERR_UNSUPPORTED unless m = n (the
+    /// same result then). Signs: each column of U has its component of largest
+    /// magnitude positive, Vh's rows follow; left vectors of zero singular
+    /// values complete an orthonormal basis. Any out-parameter may be NULL, not
+    /// all. Gradient (PyTorch's): needs distinct singular values when U or Vh
+    /// receive a gradient, and nonzero ones for m != n.
+    /// ```
+    pub fn svd(&self, full_matrices: i32) -> Result<(Tensor, Tensor, Tensor)> {
+        let mut out_u: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_s: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_vh: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_svd(&mut out_u, &mut out_s, &mut out_vh, self.as_ptr(), full_matrices) })?;
+        Ok(unsafe { (Tensor::from_raw(out_u), Tensor::from_raw(out_s), Tensor::from_raw(out_vh)) })
+    }
+    /// `ag_op_svdvals`: Singular values, descending, shape (..., min(m, n)) (torch.linalg.svdvals). Gradient U diag(g) Vh.
+    ///
+    /// ```text
+    /// Singular values, descending, shape (..., min(m, n)) (torch.linalg.svdvals).
+    /// Gradient U diag(g) Vh.
+    /// ```
+    pub fn svdvals(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_svdvals(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_qr`: QR decomposition A = Q R (torch.linalg.qr) by Householder reflections with LAPACK's sign convention (R's diagonal signs are those of PyTorch's CPU results). mode: AG_QR_REDUCED, AG_QR_COMPLETE or AG_QR_R. Either out-parameter may be NULL, not both. Gradient (PyTorch's, for R of full rank): m >= n: (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q and copyltu(M) = tril(M) + tril(M, -1)^T; m \< n: A = \[X | Y\] split, X taking the square formula. Backward is AG_ERR_UNSUPPORTED for AG_QR_COMPLETE with m > n and for AG_QR_R (as PyTorch).
+    ///
+    /// ```text
+    /// QR decomposition A = Q R (torch.linalg.qr) by Householder reflections with
+    /// LAPACK's sign convention (R's diagonal signs are those of PyTorch's CPU
+    /// results). mode: AG_QR_REDUCED, AG_QR_COMPLETE or AG_QR_R. Either
+    /// out-parameter may be NULL, not both. Gradient (PyTorch's, for R of full
+    /// rank): m >= n: (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q and
+    /// copyltu(M) = tril(M) + tril(M, -1)^T; m < n: A = [X | Y] split, X taking
+    /// the square formula. Backward is AG_ERR_UNSUPPORTED for AG_QR_COMPLETE
+    /// with m > n and for AG_QR_R (as PyTorch).
+    /// ```
+    pub fn qr(&self, mode: i32) -> Result<(Tensor, Tensor)> {
+        let mut out_q: *mut sys::ag_tensor = core::ptr::null_mut();
+        let mut out_r: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_qr(&mut out_q, &mut out_r, self.as_ptr(), mode) })?;
+        Ok(unsafe { (Tensor::from_raw(out_q), Tensor::from_raw(out_r)) })
+    }
+    /// `ag_op_matrix_norm`: Matrix norm over the 2 dims `dims` (NULL with ndims 0: the last two) (torch.linalg.matrix_norm): ord AG_NORM_FRO, AG_NORM_NUC, 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column sum of |x|), INFINITY / -INFINITY (max / min row sum). Gradients: of the compositions (sums, |x| with subgradient 0 at 0, ties of max / min share the gradient evenly as amax's, singular values as ag_op_svdvals).
+    ///
+    /// ```text
+    /// Matrix norm over the 2 dims `dims` (NULL with ndims 0: the last two)
+    /// (torch.linalg.matrix_norm): ord AG_NORM_FRO, AG_NORM_NUC, 2 / -2 (largest
+    /// / smallest singular value), 1 / -1 (max / min column sum of |x|),
+    /// INFINITY / -INFINITY (max / min row sum). Gradients: of the
+    /// compositions (sums, |x| with subgradient 0 at 0, ties of max / min share
+    /// the gradient evenly as amax's, singular values as ag_op_svdvals).
+    /// ```
+    pub fn matrix_norm(&self, dims: &[i64], keepdim: i32, ord: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_matrix_norm(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim, ord) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_linalg_norm`: torch.linalg.norm: one dim: the vector norm of ord (NaN: 2) as ag_op_norm_dims; two dims: ag_op_matrix_norm (ord NaN: AG_NORM_FRO); no dims (NULL, 0): ord NaN gives the 2-norm of all elements, otherwise x must have 1 or 2 dims. AG_NORM_FRO / AG_NORM_NUC over one dim are AG_ERR_INVALID_ARGUMENT.
+    ///
+    /// ```text
+    /// torch.linalg.norm: one dim: the vector norm of ord (NaN: 2) as
+    /// ag_op_norm_dims; two dims: ag_op_matrix_norm (ord NaN: AG_NORM_FRO); no
+    /// dims (NULL, 0): ord NaN gives the 2-norm of all elements, otherwise x
+    /// must have 1 or 2 dims. AG_NORM_FRO / AG_NORM_NUC over one dim are
+    /// AG_ERR_INVALID_ARGUMENT.
+    /// ```
+    pub fn linalg_norm(&self, dims: &[i64], keepdim: i32, ord: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_linalg_norm(&mut out_out, self.as_ptr(), dims.as_ptr(), crate::error::count::<i32>(dims.len())?, keepdim, ord) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_pinv`: Moore-Penrose pseudo-inverse (torch.linalg.pinv): the singular values (hermitian != 0: the eigenvalues of the symmetric A, lower triangle read) of magnitude above max(atol, rtol * largest) are inverted, the others dropped. atol NaN: 0 (None); rtol NaN: eps * max(m, n) if atol is NaN too, else 0 (PyTorch's defaults). torch.pinverse(A, rcond) is atol 0, rtol rcond. Gradient (PyTorch's, valid where the rank is locally constant): written in A and pinv(A) alone.
+    ///
+    /// ```text
+    /// Moore-Penrose pseudo-inverse (torch.linalg.pinv): the singular values
+    /// (hermitian != 0: the eigenvalues of the symmetric A, lower triangle read)
+    /// of magnitude above max(atol, rtol * largest) are inverted, the others
+    /// dropped. atol NaN: 0 (None); rtol NaN: eps * max(m, n) if atol is NaN
+    /// too, else 0 (PyTorch's defaults). torch.pinverse(A, rcond) is atol 0,
+    /// rtol rcond. Gradient (PyTorch's, valid where the rank is locally
+    /// constant): written in A and pinv(A) alone.
+    /// ```
+    pub fn pinv(&self, atol: f64, rtol: f64, hermitian: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_pinv(&mut out_out, self.as_ptr(), atol, rtol, hermitian) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_cond`: Condition number (torch.linalg.cond): p NaN (None) or 2: S_max / S_min of the singular values, -2: S_min / S_max (inf for singular matrices as the ratio gives); p AG_NORM_FRO, AG_NORM_NUC, 1, -1, INFINITY, -INFINITY: matrix_norm(A, p) * matrix_norm(A^-1, p) for square A (a singular A is AG_ERR_INVALID_ARGUMENT, where PyTorch returns inf).
+    ///
+    /// ```text
+    /// Condition number (torch.linalg.cond): p NaN (None) or 2: S_max / S_min
+    /// of the singular values, -2: S_min / S_max (inf for singular matrices as
+    /// the ratio gives); p AG_NORM_FRO, AG_NORM_NUC, 1, -1, INFINITY, -INFINITY:
+    /// matrix_norm(A, p) * matrix_norm(A^-1, p) for square A (a singular A is
+    /// AG_ERR_INVALID_ARGUMENT, where PyTorch returns inf).
+    /// ```
+    pub fn cond(&self, p: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_cond(&mut out_out, self.as_ptr(), p) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
     /// `ag_op_softmax`: y = exp(x) / sum(exp(x)) along `dim` (same shape as x), computed as exp(x - max) / sum(exp(x - max)) so that large inputs do not overflow. -inf inputs give 0; a row that is all -inf, or holds +inf or NaN, gives NaN (as in PyTorch). Empty tensors give empty results. Gradient: ag_op_softmax_backward(grad, y, dim). @return AG_ERR_INVALID_ARGUMENT (NULL, dim out of range), AG_ERR_DTYPE         (not f32/f64).
     ///
     /// ```text
