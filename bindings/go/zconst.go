@@ -89,6 +89,11 @@ const (
 	ScatterReduceAmin          = 4
 	ActivationNone             = 0
 	ActivationRelu             = 1
+	QrReduced                  = 0
+	QrComplete                 = 1
+	QrR                        = 2
+	NormFro                    = 1000000
+	NormNuc                    = 1000001
 	ReductionNone              = 0
 	ReductionMean              = 1
 	ReductionSum               = 2
@@ -163,6 +168,11 @@ var constantTable = []struct {
 	{"AG_SCATTER_REDUCE_AMIN", uint64(4)},
 	{"AG_ACTIVATION_NONE", uint64(0)},
 	{"AG_ACTIVATION_RELU", uint64(1)},
+	{"AG_QR_REDUCED", uint64(0)},
+	{"AG_QR_COMPLETE", uint64(1)},
+	{"AG_QR_R", uint64(2)},
+	{"AG_NORM_FRO", uint64(1000000)},
+	{"AG_NORM_NUC", uint64(1000001)},
 	{"AG_REDUCTION_NONE", uint64(0)},
 	{"AG_REDUCTION_MEAN", uint64(1)},
 	{"AG_REDUCTION_SUM", uint64(2)},

@@ -59,6 +59,11 @@ const AG_SCATTER_REDUCE_AMAX = 3
 const AG_SCATTER_REDUCE_AMIN = 4
 const AG_ACTIVATION_NONE = 0
 const AG_ACTIVATION_RELU = 1
+const AG_QR_REDUCED = 0
+const AG_QR_COMPLETE = 1
+const AG_QR_R = 2
+const AG_NORM_FRO = 1000000
+const AG_NORM_NUC = 1000001
 const AG_REDUCTION_NONE = 0
 const AG_REDUCTION_MEAN = 1
 const AG_REDUCTION_SUM = 2
@@ -2513,6 +2518,94 @@ l l^T of the whole l (so it has entries in the other triangle too):
 dB = cholesky_solve(g, l), S = dB X^T + X dB^T, dl = -S l (upper: -l S)."""
 function ag_op_cholesky_solve(out, b, l, upper)
     ccall((:ag_op_cholesky_solve, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Int32), out, b, l, upper)
+end
+
+"""Eigenvalues (ascending, shape (..., n)) and eigenvectors (columns, shape
+(..., n, n)) of symmetric matrices (torch.linalg.eigh): only the lower
+(upper != 0: the upper) triangle of A is read. Each eigenvector is
+normalized with its component of largest magnitude positive (LAPACK's
+signs are arbitrary: compare sign-invariant quantities across libraries).
+Either out-parameter may be NULL, not both (AG_ERR_INVALID_ARGUMENT).
+Gradient (PyTorch's): V (skew(V^T gV) / E + diag(gL)) V^T with
+skew(X) = (X - X^T) / 2, E_ij = L_j - L_i; it needs distinct eigenvalues
+when the eigenvectors receive a gradient."""
+function ag_op_eigh(eigenvalues, eigenvectors, a, upper)
+    ccall((:ag_op_eigh, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int32), eigenvalues, eigenvectors, a, upper)
+end
+
+"""Eigenvalues (ascending) of symmetric matrices (torch.linalg.eigvalsh):
+ag_op_eigh's first output. Gradient V diag(g) V^T."""
+function ag_op_eigvalsh(out, a, upper)
+    ccall((:ag_op_eigvalsh, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int32), out, a, upper)
+end
+
+"""Singular value decomposition A = U diag(S) Vh (torch.linalg.svd with
+full_matrices = 0): U (..., m, k), S (..., k) descending, Vh (..., k, n),
+k = min(m, n). full_matrices != 0 is AG_ERR_UNSUPPORTED unless m = n (the
+same result then). Signs: each column of U has its component of largest
+magnitude positive, Vh's rows follow; left vectors of zero singular
+values complete an orthonormal basis. Any out-parameter may be NULL, not
+all. Gradient (PyTorch's): needs distinct singular values when U or Vh
+receive a gradient, and nonzero ones for m != n."""
+function ag_op_svd(u, s, vh, a, full_matrices)
+    ccall((:ag_op_svd, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int32), u, s, vh, a, full_matrices)
+end
+
+"""Singular values, descending, shape (..., min(m, n)) (torch.linalg.svdvals).
+Gradient U diag(g) Vh."""
+function ag_op_svdvals(out, x)
+    ccall((:ag_op_svdvals, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
+"""QR decomposition A = Q R (torch.linalg.qr) by Householder reflections with
+LAPACK's sign convention (R's diagonal signs are those of PyTorch's CPU
+results). mode: AG_QR_REDUCED, AG_QR_COMPLETE or AG_QR_R. Either
+out-parameter may be NULL, not both. Gradient (PyTorch's, for R of full
+rank): m >= n: (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q and
+copyltu(M) = tril(M) + tril(M, -1)^T; m < n: A = [X | Y] split, X taking
+the square formula. Backward is AG_ERR_UNSUPPORTED for AG_QR_COMPLETE
+with m > n and for AG_QR_R (as PyTorch)."""
+function ag_op_qr(q, r, a, mode)
+    ccall((:ag_op_qr, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int32), q, r, a, mode)
+end
+
+"""Matrix norm over the 2 dims `dims` (NULL with ndims 0: the last two)
+(torch.linalg.matrix_norm): ord AG_NORM_FRO, AG_NORM_NUC, 2 / -2 (largest
+/ smallest singular value), 1 / -1 (max / min column sum of |x|),
+INFINITY / -INFINITY (max / min row sum). Gradients: of the
+compositions (sums, |x| with subgradient 0 at 0, ties of max / min share
+the gradient evenly as amax's, singular values as ag_op_svdvals)."""
+function ag_op_matrix_norm(out, x, dims, ndims, keepdim, ord)
+    ccall((:ag_op_matrix_norm, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Cdouble), out, x, dims, ndims, keepdim, ord)
+end
+
+"""torch.linalg.norm: one dim: the vector norm of ord (NaN: 2) as
+ag_op_norm_dims; two dims: ag_op_matrix_norm (ord NaN: AG_NORM_FRO); no
+dims (NULL, 0): ord NaN gives the 2-norm of all elements, otherwise x
+must have 1 or 2 dims. AG_NORM_FRO / AG_NORM_NUC over one dim are
+AG_ERR_INVALID_ARGUMENT."""
+function ag_op_linalg_norm(out, x, dims, ndims, keepdim, ord)
+    ccall((:ag_op_linalg_norm, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Cdouble), out, x, dims, ndims, keepdim, ord)
+end
+
+"""Moore-Penrose pseudo-inverse (torch.linalg.pinv): the singular values
+(hermitian != 0: the eigenvalues of the symmetric A, lower triangle read)
+of magnitude above max(atol, rtol * largest) are inverted, the others
+dropped. atol NaN: 0 (None); rtol NaN: eps * max(m, n) if atol is NaN
+too, else 0 (PyTorch's defaults). torch.pinverse(A, rcond) is atol 0,
+rtol rcond. Gradient (PyTorch's, valid where the rank is locally
+constant): written in A and pinv(A) alone."""
+function ag_op_pinv(out, a, atol, rtol, hermitian)
+    ccall((:ag_op_pinv, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble, Cdouble, Int32), out, a, atol, rtol, hermitian)
+end
+
+"""Condition number (torch.linalg.cond): p NaN (None) or 2: S_max / S_min
+of the singular values, -2: S_min / S_max (inf for singular matrices as
+the ratio gives); p AG_NORM_FRO, AG_NORM_NUC, 1, -1, INFINITY, -INFINITY:
+matrix_norm(A, p) * matrix_norm(A^-1, p) for square A (a singular A is
+AG_ERR_INVALID_ARGUMENT, where PyTorch returns inf)."""
+function ag_op_cond(out, a, p)
+    ccall((:ag_op_cond, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, a, p)
 end
 
 """y = exp(x) / sum(exp(x)) along `dim` (same shape as x), computed as

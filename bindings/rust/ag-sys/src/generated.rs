@@ -231,6 +231,11 @@ pub const AG_SCATTER_REDUCE_AMAX: i32 = 3;
 pub const AG_SCATTER_REDUCE_AMIN: i32 = 4;
 pub const AG_ACTIVATION_NONE: i32 = 0;
 pub const AG_ACTIVATION_RELU: i32 = 1;
+pub const AG_QR_REDUCED: i32 = 0;
+pub const AG_QR_COMPLETE: i32 = 1;
+pub const AG_QR_R: i32 = 2;
+pub const AG_NORM_FRO: i32 = 1000000;
+pub const AG_NORM_NUC: i32 = 1000001;
 pub const AG_REDUCTION_NONE: i32 = 0;
 pub const AG_REDUCTION_MEAN: i32 = 1;
 pub const AG_REDUCTION_SUM: i32 = 2;
@@ -3375,6 +3380,112 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_cholesky_solve(out: *mut *mut ag_tensor, b: *const ag_tensor, l: *const ag_tensor, upper: i32) -> ag_status;
 
+    /// `ag_op_eigh` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Eigenvalues (ascending, shape (..., n)) and eigenvectors (columns, shape
+    /// (..., n, n)) of symmetric matrices (torch.linalg.eigh): only the lower
+    /// (upper != 0: the upper) triangle of A is read. Each eigenvector is
+    /// normalized with its component of largest magnitude positive (LAPACK's
+    /// signs are arbitrary: compare sign-invariant quantities across libraries).
+    /// Either out-parameter may be NULL, not both (AG_ERR_INVALID_ARGUMENT).
+    /// Gradient (PyTorch's): V (skew(V^T gV) / E + diag(gL)) V^T with
+    /// skew(X) = (X - X^T) / 2, E_ij = L_j - L_i; it needs distinct eigenvalues
+    /// when the eigenvectors receive a gradient.
+    /// ```
+    pub fn ag_op_eigh(eigenvalues: *mut *mut ag_tensor, eigenvectors: *mut *mut ag_tensor, a: *const ag_tensor, upper: i32) -> ag_status;
+
+    /// `ag_op_eigvalsh` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Eigenvalues (ascending) of symmetric matrices (torch.linalg.eigvalsh):
+    /// ag_op_eigh's first output. Gradient V diag(g) V^T.
+    /// ```
+    pub fn ag_op_eigvalsh(out: *mut *mut ag_tensor, a: *const ag_tensor, upper: i32) -> ag_status;
+
+    /// `ag_op_svd` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Singular value decomposition A = U diag(S) Vh (torch.linalg.svd with
+    /// full_matrices = 0): U (..., m, k), S (..., k) descending, Vh (..., k, n),
+    /// k = min(m, n). full_matrices != 0 is AG_ERR_UNSUPPORTED unless m = n (the
+    /// same result then). Signs: each column of U has its component of largest
+    /// magnitude positive, Vh's rows follow; left vectors of zero singular
+    /// values complete an orthonormal basis. Any out-parameter may be NULL, not
+    /// all. Gradient (PyTorch's): needs distinct singular values when U or Vh
+    /// receive a gradient, and nonzero ones for m != n.
+    /// ```
+    pub fn ag_op_svd(u: *mut *mut ag_tensor, s: *mut *mut ag_tensor, vh: *mut *mut ag_tensor, a: *const ag_tensor, full_matrices: i32) -> ag_status;
+
+    /// `ag_op_svdvals` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Singular values, descending, shape (..., min(m, n)) (torch.linalg.svdvals).
+    /// Gradient U diag(g) Vh.
+    /// ```
+    pub fn ag_op_svdvals(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_qr` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// QR decomposition A = Q R (torch.linalg.qr) by Householder reflections with
+    /// LAPACK's sign convention (R's diagonal signs are those of PyTorch's CPU
+    /// results). mode: AG_QR_REDUCED, AG_QR_COMPLETE or AG_QR_R. Either
+    /// out-parameter may be NULL, not both. Gradient (PyTorch's, for R of full
+    /// rank): m >= n: (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q and
+    /// copyltu(M) = tril(M) + tril(M, -1)^T; m < n: A = [X | Y] split, X taking
+    /// the square formula. Backward is AG_ERR_UNSUPPORTED for AG_QR_COMPLETE
+    /// with m > n and for AG_QR_R (as PyTorch).
+    /// ```
+    pub fn ag_op_qr(q: *mut *mut ag_tensor, r: *mut *mut ag_tensor, a: *const ag_tensor, mode: i32) -> ag_status;
+
+    /// `ag_op_matrix_norm` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Matrix norm over the 2 dims `dims` (NULL with ndims 0: the last two)
+    /// (torch.linalg.matrix_norm): ord AG_NORM_FRO, AG_NORM_NUC, 2 / -2 (largest
+    /// / smallest singular value), 1 / -1 (max / min column sum of |x|),
+    /// INFINITY / -INFINITY (max / min row sum). Gradients: of the
+    /// compositions (sums, |x| with subgradient 0 at 0, ties of max / min share
+    /// the gradient evenly as amax's, singular values as ag_op_svdvals).
+    /// ```
+    pub fn ag_op_matrix_norm(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32, ord: f64) -> ag_status;
+
+    /// `ag_op_linalg_norm` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// torch.linalg.norm: one dim: the vector norm of ord (NaN: 2) as
+    /// ag_op_norm_dims; two dims: ag_op_matrix_norm (ord NaN: AG_NORM_FRO); no
+    /// dims (NULL, 0): ord NaN gives the 2-norm of all elements, otherwise x
+    /// must have 1 or 2 dims. AG_NORM_FRO / AG_NORM_NUC over one dim are
+    /// AG_ERR_INVALID_ARGUMENT.
+    /// ```
+    pub fn ag_op_linalg_norm(out: *mut *mut ag_tensor, x: *const ag_tensor, dims: *const i64, ndims: i32, keepdim: i32, ord: f64) -> ag_status;
+
+    /// `ag_op_pinv` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Moore-Penrose pseudo-inverse (torch.linalg.pinv): the singular values
+    /// (hermitian != 0: the eigenvalues of the symmetric A, lower triangle read)
+    /// of magnitude above max(atol, rtol * largest) are inverted, the others
+    /// dropped. atol NaN: 0 (None); rtol NaN: eps * max(m, n) if atol is NaN
+    /// too, else 0 (PyTorch's defaults). torch.pinverse(A, rcond) is atol 0,
+    /// rtol rcond. Gradient (PyTorch's, valid where the rank is locally
+    /// constant): written in A and pinv(A) alone.
+    /// ```
+    pub fn ag_op_pinv(out: *mut *mut ag_tensor, a: *const ag_tensor, atol: f64, rtol: f64, hermitian: i32) -> ag_status;
+
+    /// `ag_op_cond` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Condition number (torch.linalg.cond): p NaN (None) or 2: S_max / S_min
+    /// of the singular values, -2: S_min / S_max (inf for singular matrices as
+    /// the ratio gives); p AG_NORM_FRO, AG_NORM_NUC, 1, -1, INFINITY, -INFINITY:
+    /// matrix_norm(A, p) * matrix_norm(A^-1, p) for square A (a singular A is
+    /// AG_ERR_INVALID_ARGUMENT, where PyTorch returns inf).
+    /// ```
+    pub fn ag_op_cond(out: *mut *mut ag_tensor, a: *const ag_tensor, p: f64) -> ag_status;
+
     /// `ag_op_softmax` (ag/ops_nn.h, since AG_0.1).
     ///
     /// ```text
@@ -5866,6 +5977,69 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32) -> ag_status>(p) })
     }
 
+    /// `ag_op_eigh` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_eigh() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_eigh");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_eigvalsh` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_eigvalsh() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_eigvalsh");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_svd` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_svd() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_svd");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_svdvals` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_svdvals() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_svdvals");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_qr` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_qr() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_qr");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *mut *mut ag_tensor, *const ag_tensor, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_matrix_norm` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_matrix_norm() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_matrix_norm");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_linalg_norm` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_linalg_norm() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_linalg_norm");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const i64, i32, i32, f64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_pinv` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_pinv() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64, f64, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_pinv");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64, f64, i32) -> ag_status>(p) })
+    }
+
+    /// `ag_op_cond` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_cond() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_cond");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
     /// `ag_op_scaled_dot_product_attention` (since AG_0.2), or `None` when the loaded libag lacks it.
     pub fn ag_op_scaled_dot_product_attention() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, i32, f64) -> ag_status> {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_scaled_dot_product_attention");
@@ -6692,6 +6866,15 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_cholesky", "AG_0.2"),
     ("ag_op_solve_triangular", "AG_0.2"),
     ("ag_op_cholesky_solve", "AG_0.2"),
+    ("ag_op_eigh", "AG_0.2"),
+    ("ag_op_eigvalsh", "AG_0.2"),
+    ("ag_op_svd", "AG_0.2"),
+    ("ag_op_svdvals", "AG_0.2"),
+    ("ag_op_qr", "AG_0.2"),
+    ("ag_op_matrix_norm", "AG_0.2"),
+    ("ag_op_linalg_norm", "AG_0.2"),
+    ("ag_op_pinv", "AG_0.2"),
+    ("ag_op_cond", "AG_0.2"),
     ("ag_op_softmax", "AG_0.1"),
     ("ag_op_log_softmax", "AG_0.1"),
     ("ag_op_softmax_backward", "AG_0.1"),
@@ -7125,6 +7308,15 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("nanmedian_dim", "VALUES_INDICES", "ag_op_nanmedian_dim"),
     ("quantile", "QUANTILE", "ag_op_quantile"),
     ("nanquantile", "QUANTILE", "ag_op_nanquantile"),
+    ("eigh", "CUSTOM", "ag_op_eigh"),
+    ("eigvalsh", "CUSTOM", "ag_op_eigvalsh"),
+    ("svd", "CUSTOM", "ag_op_svd"),
+    ("svdvals", "UNARY", "ag_op_svdvals"),
+    ("qr", "CUSTOM", "ag_op_qr"),
+    ("matrix_norm", "DIMS_SCALAR", "ag_op_matrix_norm"),
+    ("linalg_norm", "DIMS_SCALAR", "ag_op_linalg_norm"),
+    ("pinv", "CUSTOM", "ag_op_pinv"),
+    ("cond", "UNARY_SCALAR", "ag_op_cond"),
 ];
 
 /// Every constant as i64 (u64 ones as their bit pattern, as ag_constant_value gives them).
@@ -7173,6 +7365,11 @@ pub const CONSTANT_VALUES: &[(&str, i64)] = &[
     ("AG_SCATTER_REDUCE_AMIN", AG_SCATTER_REDUCE_AMIN as i64),
     ("AG_ACTIVATION_NONE", AG_ACTIVATION_NONE as i64),
     ("AG_ACTIVATION_RELU", AG_ACTIVATION_RELU as i64),
+    ("AG_QR_REDUCED", AG_QR_REDUCED as i64),
+    ("AG_QR_COMPLETE", AG_QR_COMPLETE as i64),
+    ("AG_QR_R", AG_QR_R as i64),
+    ("AG_NORM_FRO", AG_NORM_FRO as i64),
+    ("AG_NORM_NUC", AG_NORM_NUC as i64),
     ("AG_REDUCTION_NONE", AG_REDUCTION_NONE as i64),
     ("AG_REDUCTION_MEAN", AG_REDUCTION_MEAN as i64),
     ("AG_REDUCTION_SUM", AG_REDUCTION_SUM as i64),
