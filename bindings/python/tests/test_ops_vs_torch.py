@@ -194,6 +194,8 @@ def custom_cases():
         "matmul": Case([R(2, 3, 4), R(4, 5)], ag.matmul, torch.matmul, rtol=1e-12, atol=1e-12),
         "bmm": Case([R(2, 3, 4), R(2, 4, 5)], ag.bmm, torch.bmm, rtol=1e-12, atol=1e-12),
         "linear": Case([R(2, 3), R(4, 3), R(4)], ag.linear, Fn.linear, rtol=1e-12, atol=1e-12),
+        "linear_act": Case([R(5, 3), R(4, 3), R(4)], lambda x, w, b: ag.linear_act(x, w, b, 1),
+                           lambda x, w, b: torch.relu(Fn.linear(x, w, b)), rtol=1e-12, atol=1e-12),
         "outer": Case([R(3), R(4)], ag.outer, torch.outer),
         "dot": Case([R(3), R(3)], ag.dot, torch.dot, rtol=1e-12, atol=1e-12),
         "softmax_backward": Case([R(3, 4), R(3, 4, lo=0.1, hi=0.5)], lambda g, y: ag.softmax_backward(g, y, 1),
