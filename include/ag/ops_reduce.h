@@ -167,7 +167,8 @@ AG_API ag_status ag_op_nanmedian(ag_tensor **out, const ag_tensor *x) AG_NOEXCEP
 /**
  * The lower median along `dim` and its index (torch.median with dim), rules
  * of ag_op_max_dim: a slice with a NaN gives its first NaN. The gradient of
- * `values` goes to the returned index.
+ * `values` goes to the returned index. Either out-parameter may be NULL,
+ * not both (AG_ERR_INVALID_ARGUMENT).
  */
 AG_API ag_status ag_op_median_dim(ag_tensor **values, ag_tensor **indices, const ag_tensor *x, int64_t dim,
                                   int32_t keepdim) AG_NOEXCEPT;

@@ -384,7 +384,7 @@ class Describer:
         body, errors = (doc.split("@return", 1) + [""])[:2]
         if re.search(r"NULL (or invalid )?`?%s\b(?! with)" % n, errors):
             return False  # "AG_ERR_INVALID_ARGUMENT (NULL x or out, ...)"
-        if direction == "out" and re.search(r"\b[Ee]ither out-parameter may be NULL", body):
+        if direction == "out" and re.search(r"\b(?:[Ee]ither|[Aa]ny|[Ee]ach)\s+out-parameter\s+may\s+be\s+NULL", body):
             return True
         if re.search(r"`?\b%s`?\s*==\s*NULL|pass NULL for `?%s\b|\bNULL `?%s`? only if|with `?%s`? NULL\b" % (n, n, n, n), body + header_doc):
             return True

@@ -3115,7 +3115,8 @@ end
 
 """The lower median along `dim` and its index (torch.median with dim), rules
 of ag_op_max_dim: a slice with a NaN gives its first NaN. The gradient of
-`values` goes to the returned index."""
+`values` goes to the returned index. Either out-parameter may be NULL,
+not both (AG_ERR_INVALID_ARGUMENT)."""
 function ag_op_median_dim(values, indices, x, dim, keepdim)
     ccall((:ag_op_median_dim, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64, Int32), values, indices, x, dim, keepdim)
 end

@@ -4096,7 +4096,8 @@ unsafe extern "C" {
     /// ```text
     /// The lower median along `dim` and its index (torch.median with dim), rules
     /// of ag_op_max_dim: a slice with a NaN gives its first NaN. The gradient of
-    /// `values` goes to the returned index.
+    /// `values` goes to the returned index. Either out-parameter may be NULL,
+    /// not both (AG_ERR_INVALID_ARGUMENT).
     /// ```
     pub fn ag_op_median_dim(values: *mut *mut ag_tensor, indices: *mut *mut ag_tensor, x: *const ag_tensor, dim: i64, keepdim: i32) -> ag_status;
 

@@ -3081,12 +3081,13 @@ impl Tensor {
         check(unsafe { sys::ag_op_nanmedian(&mut out_out, self.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_median_dim`: The lower median along `dim` and its index (torch.median with dim), rules of ag_op_max_dim: a slice with a NaN gives its first NaN. The gradient of `values` goes to the returned index.
+    /// `ag_op_median_dim`: The lower median along `dim` and its index (torch.median with dim), rules of ag_op_max_dim: a slice with a NaN gives its first NaN. The gradient of `values` goes to the returned index. Either out-parameter may be NULL, not both (AG_ERR_INVALID_ARGUMENT).
     ///
     /// ```text
     /// The lower median along `dim` and its index (torch.median with dim), rules
     /// of ag_op_max_dim: a slice with a NaN gives its first NaN. The gradient of
-    /// `values` goes to the returned index.
+    /// `values` goes to the returned index. Either out-parameter may be NULL,
+    /// not both (AG_ERR_INVALID_ARGUMENT).
     /// ```
     pub fn median_dim(&self, dim: i64, keepdim: i32) -> Result<(Tensor, Tensor)> {
         let mut out_values: *mut sys::ag_tensor = core::ptr::null_mut();
