@@ -11,6 +11,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/saved_tensor.h"
+#include "ops/inplace.h"
 #include "ops/ops.h"
 
 using namespace ag;
@@ -278,6 +279,11 @@ AG_API ag_status ag_function_apply(ag_tensor** outputs, int32_t num_outputs, con
       }
       if (record && is_leaf(*p) && requires_grad(*p)) {
         fail(AG_ERR_GRAPH, what, " modified a leaf that requires grad in place (mark_dirty) while grad mode is on");
+      }
+      if (record && p->use_count() > 1 && ops::saved_in_history(*p, in_ptrs)) {
+        fail(AG_ERR_UNSUPPORTED, what, " modified in place (mark_dirty) a tensor that an op in its inputs' history "
+                                       "saved as its input: the new node would close a reference cycle through it; "
+                                       "modify a clone");
       }
     }
     // Checks done; from here on nothing fails but memory.

@@ -16,27 +16,6 @@ namespace ag::ops {
 
 namespace {
 
-// Whether a node in the history of self or other saved self as an input:
-// rebasing self onto a node above them would close a cycle through self.
-bool saved_in_history(const TensorImpl& self, const TensorImpl* other) {
-  std::vector<const Node*> todo;
-  std::unordered_set<const Node*> seen;
-  for (const TensorImpl* t : {&self, other}) {
-    const Node* fn = t ? grad_fn_of(*t) : nullptr;
-    if (fn && seen.insert(fn).second) todo.push_back(fn);
-  }
-  while (!todo.empty()) {
-    const Node* n = todo.back();
-    todo.pop_back();
-    if (n->saves(&self)) return true;
-    for (size_t i = 0; i < n->num_outputs(); ++i) {
-      const Node* next = n->next_edge(i).fn.get();
-      if (next && seen.insert(next).second) todo.push_back(next);
-    }
-  }
-  return false;
-}
-
 // Checks shared by every in-place op; returns whether a graph is recorded.
 bool check_inplace(const Tensor& self, const TensorImpl* other) {
   if (self->storage()->read_only()) fail(AG_ERR_UNSUPPORTED, kReadOnlyMessage);
@@ -63,7 +42,7 @@ bool check_inplace(const Tensor& self, const TensorImpl* other) {
                              "change from that tensor's history: modify a clone");
   }
   // Only a tensor with more owners than its handles' can be saved by a node.
-  if (record && self->use_count() > 1 && saved_in_history(*self, other)) {
+  if (record && self->use_count() > 1 && saved_in_history(*self, {self.get(), other})) {
     fail(AG_ERR_UNSUPPORTED, "self is saved for the backward of an op in the history of self or of the other "
                          "tensor; recording the write would make that op reachable from self's new history while "
                          "it holds self (a reference cycle, and a backward that can only fail): modify a clone");
@@ -136,6 +115,25 @@ void binary_inplace(const Tensor& self, const Tensor& other, BinaryOp op, bool s
 }
 
 }  // namespace
+
+bool saved_in_history(const TensorImpl& self, const std::vector<const TensorImpl*>& roots) {
+  std::vector<const Node*> todo;
+  std::unordered_set<const Node*> seen;
+  for (const TensorImpl* t : roots) {
+    const Node* fn = t ? grad_fn_of(*t) : nullptr;
+    if (fn && seen.insert(fn).second) todo.push_back(fn);
+  }
+  while (!todo.empty()) {
+    const Node* n = todo.back();
+    todo.pop_back();
+    if (n->saves(&self)) return true;
+    for (size_t i = 0; i < n->num_outputs(); ++i) {
+      const Node* next = n->next_edge(i).fn.get();
+      if (next && seen.insert(next).second) todo.push_back(next);
+    }
+  }
+  return false;
+}
 
 void add_(const Tensor& self, const Tensor& other) { binary_inplace(self, other, &add, false); }
 void sub_(const Tensor& self, const Tensor& other) { binary_inplace(self, other, &sub, false); }

@@ -15,9 +15,17 @@
 // mode off, or nothing requiring grad, they are plain writes.
 #pragma once
 
+#include <vector>
+
 #include "core/tensor_impl.h"
 
 namespace ag::ops {
+
+// Whether a node in the history of the roots (null entries skipped) saved
+// self as an input: rebasing self onto a node above them would close a
+// reference cycle through self. Walks that history: call it only when self
+// has more owners than its handles (use_count() > 1).
+bool saved_in_history(const TensorImpl& self, const std::vector<const TensorImpl*>& roots);
 
 #define AG_DECL_INPLACE(name) void name##_(const Tensor& self);
 #define AG_DECL_INPLACE_SCALAR(name) void name##_(const Tensor& self, double attr);
