@@ -209,11 +209,29 @@ func c_ag_op_linear_act(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *
 	return nil
 }
 
+// c_ag_op_lstsq calls ag_op_lstsq.
+func c_ag_op_lstsq(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_lstsq(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_lstsq", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_matmul calls ag_op_matmul.
 func c_ag_op_matmul(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	var e C.agx_err
 	if st := C.agx_ag_op_matmul(&e, a0, a1, a2); st != 0 {
 		return takeError("ag_op_matmul", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_matrix_exp calls ag_op_matrix_exp.
+func c_ag_op_matrix_exp(a0 **C.ag_tensor, a1 *C.ag_tensor) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_matrix_exp(&e, a0, a1); st != 0 {
+		return takeError("ag_op_matrix_exp", st, &e)
 	}
 	return nil
 }

@@ -468,6 +468,27 @@ func (x *Tensor) LinearAct(weight *Tensor, bias *Tensor, activation int32) (*Ten
 	return wrapTensor(_a0), nil
 }
 
+// Lstsq calls ag_op_lstsq: Least-squares solution (torch.linalg.lstsq's `solution`) of A X = B for A (..., m, n) of full rank: m >= n the X minimising ||A X - B||, through A = Q R, X = R^-1 Q^T B; m < n the minimum-norm solution, through A^T = Q R, X = Q R^-T B (what PyTorch's CPU driver gelsy returns).
+func (a *Tensor) Lstsq(b *Tensor) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_lstsq", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_lstsq", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_lstsq(&_a0, _a1, _a2)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Matmul calls ag_op_matmul: Matrix product with NumPy / torch.matmul semantics: - 1-D x 1-D (k) and (k): the dot product, 0-dim; - 2-D x 2-D (m, k) and (k, n): (m, n); - a 1-D a (k) is taken as a row (1, k), a 1-D b (k) as a column (k, 1), and that added dim is removed from the result; - with more than 2 dims, the leading (batch) dims broadcast: (..., m, k) x (..., k, n) gives (broadcast batch..., m, n).
 func (a *Tensor) Matmul(b *Tensor) (*Tensor, error) {
 	var _err error
@@ -483,6 +504,22 @@ func (a *Tensor) Matmul(b *Tensor) (*Tensor, error) {
 	_err = c_ag_op_matmul(&_a0, _a1, _a2)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// MatrixExp calls ag_op_matrix_exp: Matrix exponential (torch.linalg.matrix_exp) of square matrices (..., n, n) by scaling and squaring with a Pade approximant (Higham 2005): degree 3, 5, 7, 9 or 13 and the number of squarings chosen from the largest 1-norm of the batch.
+func (x *Tensor) MatrixExp() (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_matrix_exp", "x", x, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_matrix_exp(&_a0, _a1)
+	runtime.KeepAlive(x)
 	if _err != nil {
 		return nil, _err
 	}

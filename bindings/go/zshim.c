@@ -120,6 +120,8 @@
 #pragma weak ag_op_linalg_norm
 #pragma weak ag_op_pinv
 #pragma weak ag_op_cond
+#pragma weak ag_op_lstsq
+#pragma weak ag_op_matrix_exp
 #pragma weak ag_op_scaled_dot_product_attention
 #pragma weak ag_op_kl_div
 #pragma weak ag_op_poisson_nll_loss
@@ -322,6 +324,8 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_op_linalg_norm") == 0) return ag_op_linalg_norm != NULL;
   if (strcmp(name, "ag_op_pinv") == 0) return ag_op_pinv != NULL;
   if (strcmp(name, "ag_op_cond") == 0) return ag_op_cond != NULL;
+  if (strcmp(name, "ag_op_lstsq") == 0) return ag_op_lstsq != NULL;
+  if (strcmp(name, "ag_op_matrix_exp") == 0) return ag_op_matrix_exp != NULL;
   if (strcmp(name, "ag_op_scaled_dot_product_attention") == 0) return ag_op_scaled_dot_product_attention != NULL;
   if (strcmp(name, "ag_op_kl_div") == 0) return ag_op_kl_div != NULL;
   if (strcmp(name, "ag_op_poisson_nll_loss") == 0) return ag_op_poisson_nll_loss != NULL;
@@ -2335,6 +2339,26 @@ ag_status agx_ag_op_cond(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, d
     return AG_ERR_UNSUPPORTED;
   }
   ag_status agx_s = ag_op_cond(out, a, p);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_lstsq(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
+  if (!ag_op_lstsq) {
+    agx_missing(agx_e, "ag_op_lstsq");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_lstsq(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_matrix_exp(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x) {
+  if (!ag_op_matrix_exp) {
+    agx_missing(agx_e, "ag_op_matrix_exp");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_matrix_exp(out, x);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }

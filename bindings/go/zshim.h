@@ -293,6 +293,8 @@ ag_status agx_ag_op_matrix_norm(agx_err *agx_e, ag_tensor * *out, const ag_tenso
 ag_status agx_ag_op_linalg_norm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *dims, int32_t ndims, int32_t keepdim, double ord);
 ag_status agx_ag_op_pinv(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, double atol, double rtol, int32_t hermitian);
 ag_status agx_ag_op_cond(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, double p);
+ag_status agx_ag_op_lstsq(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
+ag_status agx_ag_op_matrix_exp(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_softmax(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim);
 ag_status agx_ag_op_log_softmax(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, int64_t dim);
 ag_status agx_ag_op_softmax_backward(agx_err *agx_e, ag_tensor * *out, const ag_tensor *grad, const ag_tensor *y, int64_t dim);

@@ -400,6 +400,8 @@ AG_HPP_QUANTILE(quantile)
 AG_HPP_QUANTILE(nanquantile)
 AG_HPP_UNARY(svdvals)
 AG_HPP_UNARY_SCALAR(cond)
+AG_HPP_BINARY(lstsq)
+AG_HPP_UNARY(matrix_exp)
 /* END generated */
 
 #undef AG_HPP_UNARY

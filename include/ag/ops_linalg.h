@@ -387,6 +387,30 @@ AG_API ag_status ag_op_pinv(ag_tensor **out, const ag_tensor *a, double atol, do
  */
 AG_API ag_status ag_op_cond(ag_tensor **out, const ag_tensor *a, double p) AG_NOEXCEPT;
 
+/**
+ * Least-squares solution (torch.linalg.lstsq's `solution`) of A X = B for
+ * A (..., m, n) of full rank: m >= n the X minimising ||A X - B||, through
+ * A = Q R, X = R^-1 Q^T B; m < n the minimum-norm solution, through
+ * A^T = Q R, X = Q R^-T B (what PyTorch's CPU driver gelsy returns). B is
+ * (..., m, k), or (..., m) when it has one dim less than A; batch dims
+ * broadcast; the result is (..., n, k) or (..., n). Rank deficiency is not
+ * detected (the triangular solve divides by a zero pivot: inf or NaN, where
+ * gelsy returns a minimum-norm solution). Residuals, rank and singular
+ * values are not computed. Composed of qr, matmul and solve_triangular, so
+ * its gradients (of every order) are theirs. f32/f64, same dtype.
+ */
+AG_API ag_status ag_op_lstsq(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+
+/**
+ * Matrix exponential (torch.linalg.matrix_exp) of square matrices
+ * (..., n, n) by scaling and squaring with a Pade approximant (Higham 2005):
+ * degree 3, 5, 7, 9 or 13 and the number of squarings chosen from the largest
+ * 1-norm of the batch. Composed of matmul, solve and scalar products, so its
+ * gradients (of every order) are theirs (the scaling is a constant).
+ * NaN or inf entries give NaN results. f32/f64.
+ */
+AG_API ag_status ag_op_matrix_exp(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
+
 AG_END_DECLS
 
 #endif /* AG_OPS_LINALG_H */

@@ -361,6 +361,29 @@ Cases cases_cond() {
           prepared("cond(fro)", {3, 3}, invertible, c(AG_NORM_FRO)), prepared("cond(inf)", {3, 3}, invertible, c(HUGE_VAL))};
 }
 
+// A made of full rank by separated_general (singular values well apart).
+Cases cases_lstsq() {
+  auto l = [](ag_tensor** out, const X& x) {
+    Temps tmp;
+    ag_tensor* a = separated_general(x[0], tmp);
+    return a == nullptr ? AG_ERR_INTERNAL : ag_op_lstsq(out, a, x[1]);
+  };
+  return {{"lstsq(tall)", {Input{{4, 3}, -1.0, 1.0}, Input{{4, 2}}}, l},
+          {"lstsq(wide, min norm)", {Input{{2, 3}, -1.0, 1.0}, Input{{2, 2}}}, l},
+          {"lstsq(batch, vector b)", {Input{{2, 3, 3}, -1.0, 1.0}, Input{{2, 3}}}, l},
+          {"lstsq(broadcast batch)", {Input{{2, 4, 2}, -1.0, 1.0}, Input{{1, 4, 1}}}, l}};
+}
+
+// Input ranges picking each branch: degree 3 (1-norm < 0.015), 5 or 7, 13
+// unscaled and 13 with two squarings (1-norm up to 12).
+Cases cases_matrix_exp() {
+  auto e = [](ag_tensor** out, const X& x) { return ag_op_matrix_exp(out, x[0]); };
+  return {{"matrix_exp(degree 3)", {Input{{2, 2}, -0.007, 0.007}}, e},
+          {"matrix_exp(degree 5 or 7)", {Input{{3, 3}, -0.3, 0.3}}, e},
+          {"matrix_exp(batch)", {Input{{2, 3, 3}, -1.0, 1.0}}, e},
+          {"matrix_exp(squared)", {Input{{4, 4}, -3.0, 3.0}}, e}};
+}
+
 }  // namespace gradcheck
 
 namespace gradcheck {

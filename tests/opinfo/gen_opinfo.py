@@ -993,6 +993,21 @@ ADAPTERS_LINALG2 = {
 }
 
 
+# last of the op-coverage list: lstsq, matrix_exp
+def lstsq(s):
+    b = bind(s, ["other", "rcond", "driver"], {"rcond": None, "driver": None})
+    if b["rcond"] is not None:
+        raise Skip("rcond (ag assumes full rank)")
+    return "ag_op_lstsq", [T(s.input), T(b["other"])]
+
+
+ADAPTERS_LAST = {
+    "linalg.lstsq": lstsq,  # every driver: the same solution for full-rank A
+    "linalg.lstsq.grad_oriented": lstsq,
+    "matrix_exp": unary("ag_op_matrix_exp"),  # also torch.linalg.matrix_exp
+}
+
+
 def largest_positive(u):
     """+-1 per column of u making its component of largest magnitude positive: ag's sign convention."""
     d = u.detach()
@@ -1017,6 +1032,7 @@ NORMALIZE = {
     "linalg.eigh": lambda out: [out[0], out[1] * largest_positive(out[1])],
     "linalg.svd": lambda out: _svd_signs(out, False),
     "svd": lambda out: _svd_signs(out, True),
+    "linalg.lstsq": lambda out: out[:1],  # the solution (ag computes no residuals, rank or singular values)
 }
 
 
@@ -1117,6 +1133,7 @@ ADAPTERS = {
     **ADAPTERS_NN_MORE,
     **ADAPTERS_REDUCE_MORE,
     **ADAPTERS_LINALG2,
+    **ADAPTERS_LAST,
 }
 
 

@@ -2608,6 +2608,30 @@ function ag_op_cond(out, a, p)
     ccall((:ag_op_cond, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, a, p)
 end
 
+"""Least-squares solution (torch.linalg.lstsq's `solution`) of A X = B for
+A (..., m, n) of full rank: m >= n the X minimising ||A X - B||, through
+A = Q R, X = R^-1 Q^T B; m < n the minimum-norm solution, through
+A^T = Q R, X = Q R^-T B (what PyTorch's CPU driver gelsy returns). B is
+(..., m, k), or (..., m) when it has one dim less than A; batch dims
+broadcast; the result is (..., n, k) or (..., n). Rank deficiency is not
+detected (the triangular solve divides by a zero pivot: inf or NaN, where
+gelsy returns a minimum-norm solution). Residuals, rank and singular
+values are not computed. Composed of qr, matmul and solve_triangular, so
+its gradients (of every order) are theirs. f32/f64, same dtype."""
+function ag_op_lstsq(out, a, b)
+    ccall((:ag_op_lstsq, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
+end
+
+"""Matrix exponential (torch.linalg.matrix_exp) of square matrices
+(..., n, n) by scaling and squaring with a Pade approximant (Higham 2005):
+degree 3, 5, 7, 9 or 13 and the number of squarings chosen from the largest
+1-norm of the batch. Composed of matmul, solve and scalar products, so its
+gradients (of every order) are theirs (the scaling is a constant).
+NaN or inf entries give NaN results. f32/f64."""
+function ag_op_matrix_exp(out, x)
+    ccall((:ag_op_matrix_exp, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, x)
+end
+
 """y = exp(x) / sum(exp(x)) along `dim` (same shape as x), computed as
 exp(x - max) / sum(exp(x - max)) so that large inputs do not overflow.
 -inf inputs give 0; a row that is all -inf, or holds +inf or NaN, gives

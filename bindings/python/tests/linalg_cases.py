@@ -99,4 +99,8 @@ def linalg_cases(Case, R):
         "pinv": Case([R(4, 3)], lambda x: ag.pinv(x, float("nan"), float("nan"), 0), tl.pinv, rtol=1e-6, atol=1e-8),
         "cond": Case([R(3, 3)], lambda x: ag.cond(inv_ready(x, ag), float("nan")),
                      lambda x: tl.cond(inv_ready(x, torch)), rtol=1e-6),
+        # batch dims broadcast (B's 1 against A's 2); the wide and vector cases are in the OpInfo replay
+        "lstsq": Case([R(2, 5, 3), R(1, 5, 2)], ag.lstsq, lambda a, b: tl.lstsq(a, b).solution, rtol=1e-6, atol=1e-8),
+        # 1-norms up to 6: the degree-13 approximant with squarings (PyTorch picks its own degrees)
+        "matrix_exp": Case([R(2, 4, 4, lo=-1.5, hi=1.5)], ag.matrix_exp, tl.matrix_exp, rtol=1e-6, atol=1e-8),
     }

@@ -3486,6 +3486,34 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_cond(out: *mut *mut ag_tensor, a: *const ag_tensor, p: f64) -> ag_status;
 
+    /// `ag_op_lstsq` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Least-squares solution (torch.linalg.lstsq's `solution`) of A X = B for
+    /// A (..., m, n) of full rank: m >= n the X minimising ||A X - B||, through
+    /// A = Q R, X = R^-1 Q^T B; m < n the minimum-norm solution, through
+    /// A^T = Q R, X = Q R^-T B (what PyTorch's CPU driver gelsy returns). B is
+    /// (..., m, k), or (..., m) when it has one dim less than A; batch dims
+    /// broadcast; the result is (..., n, k) or (..., n). Rank deficiency is not
+    /// detected (the triangular solve divides by a zero pivot: inf or NaN, where
+    /// gelsy returns a minimum-norm solution). Residuals, rank and singular
+    /// values are not computed. Composed of qr, matmul and solve_triangular, so
+    /// its gradients (of every order) are theirs. f32/f64, same dtype.
+    /// ```
+    pub fn ag_op_lstsq(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_matrix_exp` (ag/ops_linalg.h, since AG_0.2).
+    ///
+    /// ```text
+    /// Matrix exponential (torch.linalg.matrix_exp) of square matrices
+    /// (..., n, n) by scaling and squaring with a Pade approximant (Higham 2005):
+    /// degree 3, 5, 7, 9 or 13 and the number of squarings chosen from the largest
+    /// 1-norm of the batch. Composed of matmul, solve and scalar products, so its
+    /// gradients (of every order) are theirs (the scaling is a constant).
+    /// NaN or inf entries give NaN results. f32/f64.
+    /// ```
+    pub fn ag_op_matrix_exp(out: *mut *mut ag_tensor, x: *const ag_tensor) -> ag_status;
+
     /// `ag_op_softmax` (ag/ops_nn.h, since AG_0.1).
     ///
     /// ```text
@@ -6041,6 +6069,20 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
     }
 
+    /// `ag_op_lstsq` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_lstsq() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_lstsq");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
+    /// `ag_op_matrix_exp` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_matrix_exp() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_matrix_exp");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status>(p) })
+    }
+
     /// `ag_op_scaled_dot_product_attention` (since AG_0.2), or `None` when the loaded libag lacks it.
     pub fn ag_op_scaled_dot_product_attention() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, i32, f64) -> ag_status> {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_scaled_dot_product_attention");
@@ -6876,6 +6918,8 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_linalg_norm", "AG_0.2"),
     ("ag_op_pinv", "AG_0.2"),
     ("ag_op_cond", "AG_0.2"),
+    ("ag_op_lstsq", "AG_0.2"),
+    ("ag_op_matrix_exp", "AG_0.2"),
     ("ag_op_softmax", "AG_0.1"),
     ("ag_op_log_softmax", "AG_0.1"),
     ("ag_op_softmax_backward", "AG_0.1"),
@@ -7318,6 +7362,8 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("linalg_norm", "DIMS_SCALAR", "ag_op_linalg_norm"),
     ("pinv", "CUSTOM", "ag_op_pinv"),
     ("cond", "UNARY_SCALAR", "ag_op_cond"),
+    ("lstsq", "BINARY", "ag_op_lstsq"),
+    ("matrix_exp", "UNARY", "ag_op_matrix_exp"),
 ];
 
 /// Every constant as i64 (u64 ones as their bit pattern, as ag_constant_value gives them).

@@ -2319,6 +2319,40 @@ impl Tensor {
         check(unsafe { sys::ag_op_cond(&mut out_out, self.as_ptr(), p) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
+    /// `ag_op_lstsq`: Least-squares solution (torch.linalg.lstsq's `solution`) of A X = B for A (..., m, n) of full rank: m >= n the X minimising ||A X - B||, through A = Q R, X = R^-1 Q^T B; m \< n the minimum-norm solution, through A^T = Q R, X = Q R^-T B (what PyTorch's CPU driver gelsy returns). B is (..., m, k), or (..., m) when it has one dim less than A; batch dims broadcast; the result is (..., n, k) or (..., n). Rank deficiency is not detected (the triangular solve divides by a zero pivot: inf or NaN, where gelsy returns a minimum-norm solution). Residuals, rank and singular values are not computed. Composed of qr, matmul and solve_triangular, so its gradients (of every order) are theirs. f32/f64, same dtype.
+    ///
+    /// ```text
+    /// Least-squares solution (torch.linalg.lstsq's `solution`) of A X = B for
+    /// A (..., m, n) of full rank: m >= n the X minimising ||A X - B||, through
+    /// A = Q R, X = R^-1 Q^T B; m < n the minimum-norm solution, through
+    /// A^T = Q R, X = Q R^-T B (what PyTorch's CPU driver gelsy returns). B is
+    /// (..., m, k), or (..., m) when it has one dim less than A; batch dims
+    /// broadcast; the result is (..., n, k) or (..., n). Rank deficiency is not
+    /// detected (the triangular solve divides by a zero pivot: inf or NaN, where
+    /// gelsy returns a minimum-norm solution). Residuals, rank and singular
+    /// values are not computed. Composed of qr, matmul and solve_triangular, so
+    /// its gradients (of every order) are theirs. f32/f64, same dtype.
+    /// ```
+    pub fn lstsq(&self, b: &Tensor) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_lstsq(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_matrix_exp`: Matrix exponential (torch.linalg.matrix_exp) of square matrices (..., n, n) by scaling and squaring with a Pade approximant (Higham 2005): degree 3, 5, 7, 9 or 13 and the number of squarings chosen from the largest 1-norm of the batch. Composed of matmul, solve and scalar products, so its gradients (of every order) are theirs (the scaling is a constant). NaN or inf entries give NaN results. f32/f64.
+    ///
+    /// ```text
+    /// Matrix exponential (torch.linalg.matrix_exp) of square matrices
+    /// (..., n, n) by scaling and squaring with a Pade approximant (Higham 2005):
+    /// degree 3, 5, 7, 9 or 13 and the number of squarings chosen from the largest
+    /// 1-norm of the batch. Composed of matmul, solve and scalar products, so its
+    /// gradients (of every order) are theirs (the scaling is a constant).
+    /// NaN or inf entries give NaN results. f32/f64.
+    /// ```
+    pub fn matrix_exp(&self) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_matrix_exp(&mut out_out, self.as_ptr()) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
     /// `ag_op_softmax`: y = exp(x) / sum(exp(x)) along `dim` (same shape as x), computed as exp(x - max) / sum(exp(x - max)) so that large inputs do not overflow. -inf inputs give 0; a row that is all -inf, or holds +inf or NaN, gives NaN (as in PyTorch). Empty tensors give empty results. Gradient: ag_op_softmax_backward(grad, y, dim). @return AG_ERR_INVALID_ARGUMENT (NULL, dim out of range), AG_ERR_DTYPE         (not f32/f64).
     ///
     /// ```text
