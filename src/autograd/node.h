@@ -47,7 +47,16 @@ class InputMeta {
   int ndim() const { return ndim_; }
   const int64_t* sizes() const { return ndim_ > kInlineDims ? heap_ : inline_; }
   Dims shape() const { return Dims(sizes(), ndim_); }
-  int64_t numel() const { return numel_of(shape()); }
+  // Without building a Dims (the parallel engine asks for every ready node).
+  int64_t numel() const {
+    const int64_t* v = sizes();
+    for (int i = 0; i < ndim_; ++i) {
+      if (v[i] == 0) return 0;  // as numel_of: the product of the others may overflow
+    }
+    int64_t n = 1;
+    for (int i = 0; i < ndim_; ++i) n *= v[i];
+    return n;
+  }
   // Whether a gradient of dtype d and shape s fits this input.
   bool fits(DType d, const Dims& s) const {
     if (d != dtype || s.size() != ndim_) return false;

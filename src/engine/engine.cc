@@ -42,6 +42,9 @@ struct NodeTask {
   NodeTask(NodeTask&&) noexcept = default;
   Node* node;
   int32_t dependencies = 0;
+  // With a parallel context: a bound on the elements is_heavy counts (every
+  // edge in and out; saturates), so that most nodes skip it.
+  uint32_t elements_bound = 0;
   SmallVector<Contribution, 1> contributions;
 };
 
@@ -377,6 +380,11 @@ class GraphTask {
         uint32_t idx = find(next);
         if (idx == NodeMap::kMissing) idx = add_task(next);
         ++tasks_[idx].dependencies;
+        if (parallel_ctx_) {
+          const int64_t k = next->input_meta(n->next_edge(i).input_nr).numel();
+          add_bound(tasks_[idx].elements_bound, k);
+          add_bound(tasks_[walked].elements_bound, k);
+        }
       }
     }
   }
@@ -562,8 +570,12 @@ class GraphTask {
     }
   }
 
+  static void add_bound(uint32_t& bound, int64_t k) {
+    bound = static_cast<uint32_t>(std::min<int64_t>(int64_t{bound} + k, UINT32_MAX));
+  }
+
   [[gnu::always_inline]] void make_ready(uint32_t target) {
-    if (parallel_ctx_ && is_heavy(target)) {
+    if (parallel_ctx_ && tasks_[target].elements_bound >= kParallelNodeElements && is_heavy(target)) {
       heavy_.push_back(target);
     } else if (have_next_) {
       ready_.push({tasks_[next_].node->sequence_nr(), next_});
