@@ -22,6 +22,7 @@
 #define AG_KERNELS_SIMD_INL_H_
 #endif
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -44,8 +45,10 @@ HWY_INLINE hn::Vec<D> LoadTail(D d, const hn::TFromD<D>* HWY_RESTRICT p, size_t 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   return hn::MaskedLoad(hn::FirstN(d, n), d, p);
 #else
-  HWY_ALIGN hn::TFromD<D> buf[hn::MaxLanes(D())] = {};
-  std::memcpy(buf, p, n * sizeof(buf[0]));
+  constexpr size_t kMax = hn::MaxLanes(D());
+  HWY_ALIGN hn::TFromD<D> buf[kMax] = {};
+  // n < kMax already; the clamp lets GCC see that the copy fits.
+  std::memcpy(buf, p, std::min(n, kMax - 1) * sizeof(buf[0]));
   return hn::Load(d, buf);
 #endif
 }
