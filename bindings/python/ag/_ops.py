@@ -52,7 +52,7 @@ OP_DEFAULTS = {
     ("cosine_embedding_loss", "margin"): 0.0, ("triplet_margin_loss", "margin"): 1.0, ("triplet_margin_loss", "p"): 2.0,
     ("triplet_margin_loss", "eps"): 1e-6, ("triplet_margin_loss", "swap"): False, ("rot90", "k"): 1,
     ("rot90", "dims"): (0, 1), ("diff", "n"): 1, ("diff", "dim"): -1, ("scatter_reduce", "include_self"): True,
-    ("index_put", "accumulate"): False, ("roll", "dims"): None,
+    ("index_put", "accumulate"): False, ("roll", "dims"): None, ("linear_act", "activation"): "none",
 }
 _REQUIRED = object()
 # Ops writing an array of outputs whose count follows from the inputs.
@@ -62,7 +62,8 @@ OUT_COUNTS = {
     "tensor_split_indices": lambda v: len(list(v["indices"])) + 1,
 }
 # Enum parameters given as strings ("mean", "reflect") -> constants prefix.
-ENUMS = {"reduction": "AG_REDUCTION_", "mode": "AG_PAD_", "reduce": "AG_SCATTER_REDUCE_"}
+ENUMS = {"reduction": "AG_REDUCTION_", "mode": "AG_PAD_", "reduce": "AG_SCATTER_REDUCE_",
+         "activation": "AG_ACTIVATION_"}
 OP_ENUMS = {("interpolate", "mode"): "AG_INTERP_"}
 # None for these doubles means "no bound" (NaN, as the header documents).
 NAN_FOR_NONE = {"min", "max"}

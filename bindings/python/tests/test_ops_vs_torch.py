@@ -194,7 +194,7 @@ def custom_cases():
         "matmul": Case([R(2, 3, 4), R(4, 5)], ag.matmul, torch.matmul, rtol=1e-12, atol=1e-12),
         "bmm": Case([R(2, 3, 4), R(2, 4, 5)], ag.bmm, torch.bmm, rtol=1e-12, atol=1e-12),
         "linear": Case([R(2, 3), R(4, 3), R(4)], ag.linear, Fn.linear, rtol=1e-12, atol=1e-12),
-        "linear_act": Case([R(5, 3), R(4, 3), R(4)], lambda x, w, b: ag.linear_act(x, w, b, 1),
+        "linear_act": Case([R(5, 3), R(4, 3), R(4)], lambda x, w, b: ag.linear_act(x, w, b, activation="relu"),
                            lambda x, w, b: torch.relu(Fn.linear(x, w, b)), rtol=1e-12, atol=1e-12),
         "outer": Case([R(3), R(4)], ag.outer, torch.outer),
         "dot": Case([R(3), R(3)], ag.dot, torch.dot, rtol=1e-12, atol=1e-12),
@@ -491,6 +491,15 @@ def test_op_matches_torch(name, family):
     t_gg = torch.autograd.grad([sum(t_terms[1:], t_terms[0])], [t_in[i] for i in diff], allow_unused=True) \
         if t_terms else [None] * len(diff)
     compare(list(a_gg), list(t_gg), c, "second-order gradient of input")
+
+
+def test_linear_act_activation_names():
+    """activation is given by name; the default is none (plain linear)."""
+    x, w, b = R(5, 3), R(4, 3), R(4)
+    plain = ag.linear_act(ag.tensor(x), ag.tensor(w), ag.tensor(b))
+    np.testing.assert_allclose(as_np(plain), Fn.linear(*map(torch.tensor, (x, w, b))).numpy(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="activation"):
+        ag.linear_act(ag.tensor(x), ag.tensor(w), ag.tensor(b), activation="swish")
 
 
 def test_random_ops():
