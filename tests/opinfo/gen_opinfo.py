@@ -1112,7 +1112,8 @@ ADAPTERS = {
     **LINALG_ADAPTERS,
     # added in 0.2: elementwise math and activations
     **{n: unary("ag_op_" + n) for n in ["exp2", "erfc", "erfinv", "lgamma", "digamma", "sinc", "asinh", "acosh",
-                                         "atanh", "frac"]},
+                                         "atanh", "frac", "log10"]},
+    **{n: binary("ag_op_" + n) for n in ["hypot", "logaddexp"]},
     **{"polygamma.polygamma_n_%d" % n: polygamma for n in range(5)},
     "special.polygamma.special_polygamma_n_0": polygamma,
     "logit": logit,
