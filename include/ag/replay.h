@@ -28,7 +28,8 @@
  * values: the buffers are the graph's).
  *
  * What cannot be recorded fails, with AG_ERR_UNSUPPORTED and a message
- * naming the call or node, and so does ag_graph_record_end then: ops that
+ * naming the call or node, and so does ag_graph_record_end then (until it,
+ * later ops fail before they run, other calls such as releases work): ops that
  * draw random numbers (ag_op_rand ... ag_op_dropout), in-place ops and
  * writes into existing tensors (ag_op_add_, ag_tensor_copy_from, optimizer
  * steps), custom functions, hooks and retain_grad, budgeted backward jobs,

@@ -50,6 +50,12 @@ void RecordedCall::enter(const char* fn) {
   }
   if (r_->call_depth == 0) {
     r_->call = fn;
+    r_->status_at_call = r_->status();
+    // After a refusal, ops fail before they run (no half-made outputs);
+    // other calls (releases, queries, constants) still do their work.
+    if (r_->status() != AG_OK && starts_with(fn, "ag_op_")) {
+      fail(r_->status(), "the recording failed already, end it (ag_graph_record_end): ", r_->message());
+    }
     if (const char* why = refused_call(fn)) r_->refuse(AG_ERR_UNSUPPORTED, str(fn, " cannot be recorded: ", why));
   }
   ++r_->call_depth;
@@ -57,7 +63,7 @@ void RecordedCall::enter(const char* fn) {
 
 void RecordedCall::leave(const char* fn) {
   if (r_->call_depth != 1) return;
-  if (r_->status() != AG_OK) fail(r_->status(), r_->message());
+  if (r_->status() != AG_OK && r_->status_at_call == AG_OK) fail(r_->status(), r_->message());
   // Ops compute; other calls (tensor creation, queries) make constants.
   if (starts_with(fn, "ag_op_")) {
     r_->check_fresh(fn);

@@ -121,6 +121,9 @@ class Recorder {
   // The C call being recorded (for messages), and the nesting of C calls.
   const char* call = nullptr;
   int call_depth = 0;
+  // status() when the outermost call began: a call fails at its end only for
+  // a refusal of its own.
+  int32_t status_at_call = 0;
 
  private:
   Ref<Context> ctx_;

@@ -305,7 +305,19 @@ static void test_refusals(void) {
   REQUIRE(CHECK_STATUS(ag_graph_record_begin(ctx), AG_OK));
   CHECK_STATUS(ag_op_cumsum(&y, x, 0), AG_ERR_UNSUPPORTED);
   CHECK(message_has("ag_op_cumsum"));
+  /* after the refusal: ops fail before they run (no outputs to leak, also
+   * of several-output ops), other calls still work */
+  ag_tensor *var = (ag_tensor *)1, *mean = (ag_tensor *)1, *w = NULL;
+  CHECK_STATUS(ag_op_var_mean(&var, &mean, x, NULL, 0, 0, 1.0), AG_ERR_UNSUPPORTED);
+  CHECK(var == (ag_tensor *)1 && mean == (ag_tensor *)1); /* on failure outs are not written */
+  CHECK(message_has("failed already") && message_has("ag_op_cumsum"));
+  REQUIRE(CHECK_STATUS(ag_tensor_zeros(&w, ctx, AG_F32, shape, 1), AG_OK));
+  float wv[4] = {1, 1, 1, 1};
+  CHECK_STATUS(ag_tensor_copy_data(w, wv, sizeof wv), AG_OK);
+  CHECK(wv[0] == 0.0f && wv[3] == 0.0f);
+  ag_tensor_release(w);
   end_expecting(AG_ERR_UNSUPPORTED);
+  CHECK(message_has("ag_op_cumsum"));
 
   /* a hook registered while recording, and one registered before */
   REQUIRE(CHECK_STATUS(ag_graph_record_begin(ctx), AG_OK));
