@@ -1,5 +1,5 @@
 // embedding_bag and ctc_loss, composed of differentiable ops (index_select,
-// index_add, scatter_reduce; gather, logaddexp, pad, where), so gradients of
+// index_add, gather; logaddexp, pad, where), so gradients of
 // every order follow from theirs. Both read their integer inputs (indices,
 // offsets, targets, lengths) on the host to build constant index and mask
 // tensors, so neither can be recorded for replay.
@@ -58,8 +58,8 @@ std::vector<int64_t> i64_values(const Tensor& t, const char* what) {
 // ---- embedding_bag ----
 // The rows of weight picked by the indices of each bag, reduced per bag:
 // rows = index_select(weight, indices) (times per_sample_weights), then
-// index_add into zeros (sum; mean divides by the bag's size) or
-// scatter_reduce amax with include_self = false (max). Entries equal to
+// index_add into zeros (sum; mean divides by the bag's size) or a gather of
+// each column's first maximum (max). Entries equal to
 // padding_idx are left out before (so they count in no mean), and empty bags
 // keep the zeros, as in PyTorch.
 Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& offsets, EmbeddingBagMode mode,
@@ -137,10 +137,26 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& 
     const Tensor w = index_select(reshape(per_sample_weights, Dims{-1}), 0, i64_tensor(ctx, Dims{kept}, kept_pos));
     rows = mul(rows, unsqueeze(w, 1));
   }
-  const Tensor zeros = full(ctx, weight->dtype(), Dims{bags, D}, 0.0);
   if (mode == EmbeddingBagMode::Max) {
-    return scatter_reduce(zeros, 0, expand(unsqueeze(bag, 1), Dims{kept, D}), rows, ScatterReduce::Amax, false);
+    // Each column's maximum per bag, its position read on the host (the
+    // first of ties, NaN only when first, as PyTorch's loop), then gathered;
+    // empty bags gather an appended zero row.
+    std::vector<int64_t> pos(bags * D, kept);
+    const Tensor vals = contiguous_data(rows);
+    visit_floating(vals->dtype(), [&](auto z) {
+      using T = decltype(z);
+      const T* v = vals->data_as<T>();
+      for (int64_t p = 0; p < kept; ++p) {
+        for (int64_t d = 0; d < D; ++d) {
+          int64_t& q = pos[kept_bag[p] * D + d];
+          if (q == kept || v[p * D + d] > v[q * D + d]) q = p;
+        }
+      }
+    });
+    const Tensor padded = concat({rows, full(ctx, weight->dtype(), Dims{1, D}, 0.0)}, 0);
+    return gather(padded, 0, i64_tensor(ctx, Dims{bags, D}, pos));
   }
+  const Tensor zeros = full(ctx, weight->dtype(), Dims{bags, D}, 0.0);
   const Tensor sums = index_add(zeros, 0, bag, rows);
   if (mode == EmbeddingBagMode::Sum) return sums;
   for (double& c : count) c = std::max(c, 1.0);  // empty bags: 0 / 1
