@@ -2858,11 +2858,11 @@ end
 
 """F.embedding_bag: out[b, :] = the rows of weight (V, D) picked by the
 indices of bag b, reduced by `mode` (AG_EMBEDDING_BAG_SUM, _MEAN or _MAX);
-out is (B, D). Composed of index_select, index_add (sum, mean) and
-scatter_reduce amax (max), so its gradients of every order are theirs;
+out is (B, D). Composed of index_select, index_add (sum, mean) and gather
+(max: of each column's first maximum in the bag, as PyTorch, which also
+gets the whole gradient), so its gradients of every order are theirs;
 gradients flow to weight and per_sample_weights (indices and offsets are
-i64 and never differentiated). Max mode shares the gradient equally among
-tied maxima (PyTorch gives it to the first).
+i64 and never differentiated).
 @param indices i64, 2-D (B, L): each row is a bag (offsets must be NULL);
        or 1-D, cut into bags by offsets.
 @param offsets NULL for 2-D indices, else the 1-D i64 start of each bag in
