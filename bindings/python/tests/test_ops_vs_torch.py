@@ -541,6 +541,11 @@ def test_ctc_loss_and_embedding_bag_modes():
           [w, idx, offsets, psw], [0, 3], rtol=1e-5, atol=1e-6)
     check(lambda w, i, o: ag.embedding_bag(w, i, o, "mean"), lambda w, i, o: Fn.embedding_bag(i, w, o),
           [w, idx, offsets], [0], rtol=1e-5, atol=1e-6)
+    # max at ties between rows 0 and 2: PyTorch gives the value and the whole gradient to the first in the bag
+    wt = R(4, 3)
+    wt[2] = wt[0]
+    check(lambda w, i, o: ag.embedding_bag(w, i, o, "max"), lambda w, i, o: Fn.embedding_bag(i, w, o, mode="max"),
+          [wt, I([2, 0, 1, 0, 2]), I([0, 3])], [0])
 
 
 def test_random_ops():
