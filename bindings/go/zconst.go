@@ -98,6 +98,9 @@ const (
 	ReductionMean              = 1
 	ReductionSum               = 2
 	IgnoreIndexDefault         = -100
+	EmbeddingBagSum            = 0
+	EmbeddingBagMean           = 1
+	EmbeddingBagMax            = 2
 	QuantileLinear             = 0
 	QuantileLower              = 1
 	QuantileHigher             = 2
@@ -177,6 +180,9 @@ var constantTable = []struct {
 	{"AG_REDUCTION_MEAN", uint64(1)},
 	{"AG_REDUCTION_SUM", uint64(2)},
 	{"AG_IGNORE_INDEX_DEFAULT", uint64(int64ToBits(-100))},
+	{"AG_EMBEDDING_BAG_SUM", uint64(0)},
+	{"AG_EMBEDDING_BAG_MEAN", uint64(1)},
+	{"AG_EMBEDDING_BAG_MAX", uint64(2)},
 	{"AG_QUANTILE_LINEAR", uint64(0)},
 	{"AG_QUANTILE_LOWER", uint64(1)},
 	{"AG_QUANTILE_HIGHER", uint64(2)},

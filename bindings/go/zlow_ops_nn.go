@@ -47,6 +47,24 @@ func c_ag_op_cross_entropy(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a
 	return nil
 }
 
+// c_ag_op_ctc_loss calls ag_op_ctc_loss.
+func c_ag_op_ctc_loss(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 *C.ag_tensor, a5 C.int64_t, a6 C.int32_t, a7 C.int32_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_ctc_loss(&e, a0, a1, a2, a3, a4, a5, a6, a7); st != 0 {
+		return takeError("ag_op_ctc_loss", st, &e)
+	}
+	return nil
+}
+
+// c_ag_op_embedding_bag calls ag_op_embedding_bag.
+func c_ag_op_embedding_bag(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.int32_t, a5 *C.ag_tensor, a6 C.int32_t, a7 C.int64_t) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_embedding_bag(&e, a0, a1, a2, a3, a4, a5, a6, a7); st != 0 {
+		return takeError("ag_op_embedding_bag", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_gaussian_nll_loss calls ag_op_gaussian_nll_loss.
 func c_ag_op_gaussian_nll_loss(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.int32_t, a5 C.double, a6 C.int32_t) error {
 	var e C.agx_err

@@ -109,6 +109,68 @@ func (input *Tensor) CrossEntropy(target *Tensor, reduction int32, ignoreIndex i
 	return wrapTensor(_a0), nil
 }
 
+// CtcLoss calls ag_op_ctc_loss: F.ctc_loss: the connectionist temporal classification loss -log p(target | log_probs), summed over all alignments by the forward (alpha) recursion in log space over the target with blanks around each label (2 S + 1 states), one step per time frame for the whole batch at once: T steps of a few ops over (N, 2 S + 1) each (gather, pad, logaddexp, where), recorded as such, so memory and backward time grow with T.
+func (logProbs *Tensor) CtcLoss(targets *Tensor, inputLengths *Tensor, targetLengths *Tensor, blank int64, reduction int32, zeroInfinity int32) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_ctc_loss", "log_probs", logProbs, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_ctc_loss", "targets", targets, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_ctc_loss", "input_lengths", inputLengths, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a4, _err := tensorArg("ag_op_ctc_loss", "target_lengths", targetLengths, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_ctc_loss(&_a0, _a1, _a2, _a3, _a4, (C.int64_t)(blank), (C.int32_t)(reduction), (C.int32_t)(zeroInfinity))
+	runtime.KeepAlive(logProbs)
+	runtime.KeepAlive(targets)
+	runtime.KeepAlive(inputLengths)
+	runtime.KeepAlive(targetLengths)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
+// EmbeddingBag calls ag_op_embedding_bag: F.embedding_bag: out[b, :] = the rows of weight (V, D) picked by the indices of bag b, reduced by `mode` (AG_EMBEDDING_BAG_SUM, _MEAN or _MAX); out is (B, D).
+func (weight *Tensor) EmbeddingBag(indices *Tensor, offsets *Tensor, mode int32, perSampleWeights *Tensor, includeLastOffset int32, paddingIdx int64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_embedding_bag", "weight", weight, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_embedding_bag", "indices", indices, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a3, _err := tensorArg("ag_op_embedding_bag", "offsets", offsets, true)
+	if _err != nil {
+		return nil, _err
+	}
+	_a5, _err := tensorArg("ag_op_embedding_bag", "per_sample_weights", perSampleWeights, true)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_embedding_bag(&_a0, _a1, _a2, _a3, (C.int32_t)(mode), _a5, (C.int32_t)(includeLastOffset), (C.int64_t)(paddingIdx))
+	runtime.KeepAlive(weight)
+	runtime.KeepAlive(indices)
+	runtime.KeepAlive(offsets)
+	runtime.KeepAlive(perSampleWeights)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // GaussianNllLoss calls ag_op_gaussian_nll_loss: Gaussian negative log likelihood (F.gaussian_nll_loss): 0.5 * (log(v) + (input - target)^2 / v) with v = max(var, eps) (+ 0.5*log(2*pi) with full); var has input's shape, or input's without the last dim, or a last dim of 1.
 func (input *Tensor) GaussianNllLoss(target *Tensor, varArg *Tensor, full int32, eps float64, reduction int32) (*Tensor, error) {
 	var _err error

@@ -129,6 +129,8 @@
 #pragma weak ag_op_margin_ranking_loss
 #pragma weak ag_op_cosine_embedding_loss
 #pragma weak ag_op_triplet_margin_loss
+#pragma weak ag_op_embedding_bag
+#pragma weak ag_op_ctc_loss
 #pragma weak ag_op_instance_norm
 #pragma weak ag_op_local_response_norm
 #pragma weak ag_op_amax
@@ -333,6 +335,8 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_op_margin_ranking_loss") == 0) return ag_op_margin_ranking_loss != NULL;
   if (strcmp(name, "ag_op_cosine_embedding_loss") == 0) return ag_op_cosine_embedding_loss != NULL;
   if (strcmp(name, "ag_op_triplet_margin_loss") == 0) return ag_op_triplet_margin_loss != NULL;
+  if (strcmp(name, "ag_op_embedding_bag") == 0) return ag_op_embedding_bag != NULL;
+  if (strcmp(name, "ag_op_ctc_loss") == 0) return ag_op_ctc_loss != NULL;
   if (strcmp(name, "ag_op_instance_norm") == 0) return ag_op_instance_norm != NULL;
   if (strcmp(name, "ag_op_local_response_norm") == 0) return ag_op_local_response_norm != NULL;
   if (strcmp(name, "ag_op_amax") == 0) return ag_op_amax != NULL;
@@ -2501,6 +2505,26 @@ ag_status agx_ag_op_triplet_margin_loss(agx_err *agx_e, ag_tensor * *out, const 
     return AG_ERR_UNSUPPORTED;
   }
   ag_status agx_s = ag_op_triplet_margin_loss(out, anchor, positive, negative, margin, p, eps, swap, reduction);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_embedding_bag(agx_err *agx_e, ag_tensor * *out, const ag_tensor *weight, const ag_tensor *indices, const ag_tensor *offsets, int32_t mode, const ag_tensor *per_sample_weights, int32_t include_last_offset, int64_t padding_idx) {
+  if (!ag_op_embedding_bag) {
+    agx_missing(agx_e, "ag_op_embedding_bag");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_embedding_bag(out, weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_ctc_loss(agx_err *agx_e, ag_tensor * *out, const ag_tensor *log_probs, const ag_tensor *targets, const ag_tensor *input_lengths, const ag_tensor *target_lengths, int64_t blank, int32_t reduction, int32_t zero_infinity) {
+  if (!ag_op_ctc_loss) {
+    agx_missing(agx_e, "ag_op_ctc_loss");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_ctc_loss(out, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }

@@ -314,6 +314,8 @@ ag_status agx_ag_op_gaussian_nll_loss(agx_err *agx_e, ag_tensor * *out, const ag
 ag_status agx_ag_op_margin_ranking_loss(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input1, const ag_tensor *input2, const ag_tensor *target, double margin, int32_t reduction);
 ag_status agx_ag_op_cosine_embedding_loss(agx_err *agx_e, ag_tensor * *out, const ag_tensor *input1, const ag_tensor *input2, const ag_tensor *target, double margin, int32_t reduction);
 ag_status agx_ag_op_triplet_margin_loss(agx_err *agx_e, ag_tensor * *out, const ag_tensor *anchor, const ag_tensor *positive, const ag_tensor *negative, double margin, double p, double eps, int32_t swap, int32_t reduction);
+ag_status agx_ag_op_embedding_bag(agx_err *agx_e, ag_tensor * *out, const ag_tensor *weight, const ag_tensor *indices, const ag_tensor *offsets, int32_t mode, const ag_tensor *per_sample_weights, int32_t include_last_offset, int64_t padding_idx);
+ag_status agx_ag_op_ctc_loss(agx_err *agx_e, ag_tensor * *out, const ag_tensor *log_probs, const ag_tensor *targets, const ag_tensor *input_lengths, const ag_tensor *target_lengths, int64_t blank, int32_t reduction, int32_t zero_infinity);
 ag_status agx_ag_op_layer_norm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *normalized_shape, int32_t n, const ag_tensor *weight, const ag_tensor *bias, double eps);
 ag_status agx_ag_op_rms_norm(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const int64_t *normalized_shape, int32_t n, const ag_tensor *weight, double eps);
 ag_status agx_ag_op_layer_norm_backward(agx_err *agx_e, ag_tensor * *out, const ag_tensor *grad, const ag_tensor *x, const int64_t *normalized_shape, int32_t n, const ag_tensor *weight, double eps);

@@ -668,6 +668,19 @@ inline Tensor triplet_margin_loss(const Tensor &anchor, const Tensor &positive, 
   return detail::op(ag_op_triplet_margin_loss, anchor.get(), positive.get(), negative.get(), margin, p, eps,
                     int32_t{swap}, reduction);
 }
+/** The C argument order (weight first, as ag::embedding); padding_idx -1 = none. */
+inline Tensor embedding_bag(const Tensor &weight, const Tensor &indices, const Tensor &offsets = Tensor(),
+                            int32_t mode = AG_EMBEDDING_BAG_MEAN, const Tensor &per_sample_weights = Tensor(),
+                            bool include_last_offset = false, int64_t padding_idx = -1) {
+  return detail::op(ag_op_embedding_bag, weight.get(), indices.get(), offsets.get(), mode, per_sample_weights.get(),
+                    int32_t{include_last_offset}, padding_idx);
+}
+inline Tensor ctc_loss(const Tensor &log_probs, const Tensor &targets, const Tensor &input_lengths,
+                       const Tensor &target_lengths, int64_t blank = 0, int32_t reduction = AG_REDUCTION_MEAN,
+                       bool zero_infinity = false) {
+  return detail::op(ag_op_ctc_loss, log_probs.get(), targets.get(), input_lengths.get(), target_lengths.get(), blank,
+                    reduction, int32_t{zero_infinity});
+}
 
 /* ---- linear algebra (ag/ops_linalg.h) ---- */
 

@@ -124,4 +124,28 @@ AG_API ag_status ag_op_triplet_margin_loss(ag_tensor** out, const ag_tensor* anc
   });
 }
 
+AG_API ag_status ag_op_embedding_bag(ag_tensor** out, const ag_tensor* weight, const ag_tensor* indices,
+                                     const ag_tensor* offsets, int32_t mode, const ag_tensor* per_sample_weights,
+                                     int32_t include_last_offset, int64_t padding_idx) noexcept {
+  return api::call("ag_op_embedding_bag", [&] {
+    api::check_out(out);
+    api::Borrowed tw(weight, "weight"), ti(indices, "indices");
+    *out = api::to_handle(ops::embedding_bag(tw, ti, api::optional_tensor(offsets, "offsets"),
+                                             static_cast<ops::EmbeddingBagMode>(mode),
+                                             api::optional_tensor(per_sample_weights, "per_sample_weights"),
+                                             include_last_offset != 0, padding_idx));
+  });
+}
+
+AG_API ag_status ag_op_ctc_loss(ag_tensor** out, const ag_tensor* log_probs, const ag_tensor* targets,
+                                const ag_tensor* input_lengths, const ag_tensor* target_lengths, int64_t blank,
+                                int32_t reduction, int32_t zero_infinity) noexcept {
+  return api::call("ag_op_ctc_loss", [&] {
+    api::check_out(out);
+    api::Borrowed tl(log_probs, "log_probs"), tt(targets, "targets"), til(input_lengths, "input_lengths"),
+        ttl(target_lengths, "target_lengths");
+    *out = api::to_handle(ops::ctc_loss(tl, tt, til, ttl, blank, ops::reduction_arg(reduction), zero_infinity != 0));
+  });
+}
+
 }  // extern "C"

@@ -229,6 +229,13 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bo
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted);
 std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim);
 
+// ---- embedding_bag and ctc_loss (embedding_bag_ctc.cc); offsets, per_sample_weights may be null ----
+enum class EmbeddingBagMode : int32_t { Sum = 0, Mean = 1, Max = 2 };  // = AG_EMBEDDING_BAG_*
+Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& offsets, EmbeddingBagMode mode,
+                     const Tensor& per_sample_weights, bool include_last_offset, int64_t padding_idx);
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                const Tensor& target_lengths, int64_t blank, Reduction r, bool zero_infinity);
+
 // Helpers for backward formulas (not ops themselves: no graph).
 Tensor scalar_like(const Tensor& t, double value);  // 0-dim, t's dtype and context
 Tensor zeros_like(const Tensor& t);

@@ -87,6 +87,9 @@ FROZEN(AG_REDUCTION_SUM == 2);
 FROZEN(AG_IGNORE_INDEX_DEFAULT == -100);
 FROZEN(AG_PAD_CONSTANT == 0);
 FROZEN(AG_PAD_REFLECT == 1);
+FROZEN(AG_EMBEDDING_BAG_SUM == 0);
+FROZEN(AG_EMBEDDING_BAG_MEAN == 1);
+FROZEN(AG_EMBEDDING_BAG_MAX == 2);
 
 /* ag_memory_stats: struct_size, reserved, then five int64_t counters. */
 FROZEN(sizeof(ag_memory_stats) == 48);

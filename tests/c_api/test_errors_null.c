@@ -232,6 +232,8 @@ NULLS_OF(eigvalsh, 1, ag_op_eigvalsh(out, T(0), 0))
 NULLS_CALL(svd, 1, ag_tensor *s = SENT_T, *vh = SENT_T; return ag_op_svd(out, &s, &vh, T(0), 0);)
 NULLS_CALL(qr, 1, ag_tensor *r = SENT_T; return ag_op_qr(out, &r, T(0), 0);)
 NULLS_OF(pinv, 1, ag_op_pinv(out, T(0), 0.0, 0.0, 0))
+NULLS_OF(embedding_bag, 2, ag_op_embedding_bag(out, T(0), IX(1), NULL, AG_EMBEDDING_BAG_SUM, NULL, 0, -1))
+NULLS_OF(ctc_loss, 4, ag_op_ctc_loss(out, T(0), IX(1), IX(2), IX(3), 0, AG_REDUCTION_MEAN, 0))
 
 typedef struct {
   const char *name;

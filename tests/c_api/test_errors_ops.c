@@ -1,7 +1,8 @@
 /*
  * tests/c_api/test_errors_ops.c - error paths of the ops in the C API:
  * shapes that do not broadcast, mixed dtypes, non-floating inputs, bad cast
- * targets, tensors from two contexts, incompatible expand and sum_to_size.
+ * targets, tensors from two contexts, incompatible expand and sum_to_size;
+ * the arguments of embedding_bag and ctc_loss.
  */
 #include "harness.h"
 
@@ -198,6 +199,108 @@ static void test_sum_to_size_incompatible(void) {
   ag_context_release(ctx);
 }
 
+/* embedding_bag and ctc_loss: each bad argument fails with a message naming the facts. */
+static void test_embedding_bag_errors(void) {
+  ag_context *ctx = NEW_CTX();
+  const int64_t s43[2] = {4, 3}, s5[1] = {5}, s3[1] = {3}, s2[1] = {2}, s22[2] = {2, 2}, s4[1] = {4};
+  const double iv[5] = {0, 3, 1, 2, 2}, ov[3] = {0, 2, 2}, bad_ov[3] = {0, 4, 2}, far[5] = {0, 3, 9, 2, 2};
+  const double ov1[2] = {1, 2};
+  ag_tensor *w, *idx, *off, *off_bad, *off1, *idx_far, *idx2, *psw, *out = SENT_T;
+  REQUIRE(ctx);
+  w = MAKE(ctx, AG_F64, s43, 2, NULL);
+  idx = MAKE(ctx, AG_I64, s5, 1, iv);
+  off = MAKE(ctx, AG_I64, s3, 1, ov);
+  off_bad = MAKE(ctx, AG_I64, s3, 1, bad_ov);
+  off1 = MAKE(ctx, AG_I64, s2, 1, ov1);
+  idx_far = MAKE(ctx, AG_I64, s5, 1, far);
+  idx2 = MAKE(ctx, AG_I64, s22, 2, NULL);
+  psw = MAKE(ctx, AG_F64, s4, 1, NULL);
+  REQUIRE(w && idx && off && off_bad && off1 && idx_far && idx2 && psw);
+  CHECK_OK(ag_op_embedding_bag(&out, w, idx, off, AG_EMBEDDING_BAG_MEAN, NULL, 0, -1));
+  REL(out);
+  out = SENT_T;
+  CHECK_ERR(ag_op_embedding_bag(&out, w, idx, off, 3, NULL, 0, -1), AG_ERR_INVALID_ARGUMENT, "ag_op_embedding_bag");
+  CHECK_MSG_HAS("mode 3 is not one of AG_EMBEDDING_BAG_SUM (0)");
+  CHECK_ERR(ag_op_embedding_bag(&out, w, idx, off, 0, NULL, 0, 4), AG_ERR_INVALID_ARGUMENT, "ag_op_embedding_bag");
+  CHECK_MSG_HAS("padding_idx 4 is outside -1..3");
+  CHECK_ERR(ag_op_embedding_bag(&out, w, idx, NULL, 0, NULL, 0, -1), AG_ERR_INVALID_ARGUMENT, "ag_op_embedding_bag");
+  CHECK_MSG_HAS("offsets must be given for 1-D indices");
+  CHECK_ERR(ag_op_embedding_bag(&out, w, idx2, off, 0, NULL, 0, -1), AG_ERR_INVALID_ARGUMENT, "ag_op_embedding_bag");
+  CHECK_MSG_HAS("offsets must be NULL for 2-D indices");
+  CHECK_ERR(ag_op_embedding_bag(&out, w, idx, off_bad, 0, NULL, 0, -1), AG_ERR_INVALID_ARGUMENT, "ag_op_embedding_bag");
+  CHECK_MSG_HAS("offsets[2] = 2 must be in 4..5");
+  CHECK_ERR(ag_op_embedding_bag(&out, w, idx, off1, 0, NULL, 0, -1), AG_ERR_INVALID_ARGUMENT, "ag_op_embedding_bag");
+  CHECK_MSG_HAS("offsets[0] is 1, must be 0");
+  CHECK_ERR(ag_op_embedding_bag(&out, w, idx_far, off, 0, NULL, 0, -1), AG_ERR_INVALID_ARGUMENT, "ag_op_embedding_bag");
+  CHECK_MSG_HAS("index 9 at position (2) is out of range for weight's 4 rows");
+  CHECK_ERR(ag_op_embedding_bag(&out, w, idx, off, AG_EMBEDDING_BAG_MAX, psw, 0, -1), AG_ERR_INVALID_ARGUMENT,
+            "ag_op_embedding_bag");
+  CHECK_MSG_HAS("per_sample_weights is only supported with AG_EMBEDDING_BAG_SUM");
+  CHECK_ERR(ag_op_embedding_bag(&out, w, idx, off, AG_EMBEDDING_BAG_SUM, psw, 0, -1), AG_ERR_SHAPE,
+            "ag_op_embedding_bag");
+  CHECK_MSG_HAS("per_sample_weights (4) must have the shape of indices (5)");
+  CHECK_ERR(ag_op_embedding_bag(&out, idx, idx, off, 0, NULL, 0, -1), AG_ERR_DTYPE, "ag_op_embedding_bag");
+  CHECK_ERR(ag_op_embedding_bag(&out, psw, idx, off, 0, NULL, 0, -1), AG_ERR_SHAPE, "ag_op_embedding_bag");
+  CHECK_MSG_HAS("weight must be 2-D (V, D), got shape (4)");
+  CHECK_ERR(ag_op_embedding_bag(&out, w, psw, off, 0, NULL, 0, -1), AG_ERR_DTYPE, "ag_op_embedding_bag");
+  CHECK_MSG_HAS("indices must be i64");
+  CHECK(out == SENT_T);
+  REL(w), REL(idx), REL(off), REL(off_bad), REL(off1), REL(idx_far), REL(idx2), REL(psw);
+  ag_context_release(ctx);
+}
+
+static void test_ctc_loss_errors(void) {
+  ag_context *ctx = NEW_CTX();
+  const int64_t s423[3] = {4, 2, 3}, s22[2] = {2, 2}, s2[1] = {2}, s3[1] = {3}, s43[2] = {4, 3};
+  const double tv[4] = {1, 2, 2, 0}, il[2] = {4, 3}, tl[2] = {2, 1}, il_long[2] = {5, 3}, tl_long[2] = {3, 1};
+  const double tv_blank[4] = {1, 0, 2, 0}, tv_far[4] = {1, 7, 2, 0};
+  ag_tensor *lp, *t, *in_l, *t_l, *in_long, *t_long, *t_blank, *t_far, *three, *flat, *out = SENT_T;
+  REQUIRE(ctx);
+  lp = MAKE(ctx, AG_F64, s423, 3, NULL);
+  t = MAKE(ctx, AG_I64, s22, 2, tv);
+  in_l = MAKE(ctx, AG_I64, s2, 1, il);
+  t_l = MAKE(ctx, AG_I64, s2, 1, tl);
+  in_long = MAKE(ctx, AG_I64, s2, 1, il_long);
+  t_long = MAKE(ctx, AG_I64, s2, 1, tl_long);
+  t_blank = MAKE(ctx, AG_I64, s22, 2, tv_blank);
+  t_far = MAKE(ctx, AG_I64, s22, 2, tv_far);
+  three = MAKE(ctx, AG_I64, s3, 1, tv);
+  flat = MAKE(ctx, AG_F64, s43, 2, NULL);
+  REQUIRE(lp && t && in_l && t_l && in_long && t_long && t_blank && t_far && three && flat);
+  CHECK_OK(ag_op_ctc_loss(&out, lp, t, in_l, t_l, 0, AG_REDUCTION_MEAN, 0));
+  REL(out);
+  out = SENT_T;
+  CHECK_ERR(ag_op_ctc_loss(&out, lp, t, in_l, t_l, 3, AG_REDUCTION_MEAN, 0), AG_ERR_INVALID_ARGUMENT, "ag_op_ctc_loss");
+  CHECK_MSG_HAS("blank 3 is outside 0..2 (3 classes)");
+  CHECK_ERR(ag_op_ctc_loss(&out, lp, t, in_long, t_l, 0, AG_REDUCTION_MEAN, 0), AG_ERR_INVALID_ARGUMENT,
+            "ag_op_ctc_loss");
+  CHECK_MSG_HAS("input_lengths[0] = 5 is outside 0..4 (T = 4)");
+  CHECK_ERR(ag_op_ctc_loss(&out, lp, t, in_l, t_long, 0, AG_REDUCTION_MEAN, 0), AG_ERR_INVALID_ARGUMENT,
+            "ag_op_ctc_loss");
+  CHECK_MSG_HAS("target_lengths[0] = 3 exceeds the 2 target columns");
+  CHECK_ERR(ag_op_ctc_loss(&out, lp, t_blank, in_l, t_l, 0, AG_REDUCTION_MEAN, 0), AG_ERR_INVALID_ARGUMENT,
+            "ag_op_ctc_loss");
+  CHECK_MSG_HAS("target 0 (sample 0, position 1) is outside 0..2 or is the blank 0");
+  CHECK_ERR(ag_op_ctc_loss(&out, lp, t_far, in_l, t_l, 0, AG_REDUCTION_MEAN, 0), AG_ERR_INVALID_ARGUMENT,
+            "ag_op_ctc_loss");
+  CHECK_MSG_HAS("target 7 (sample 0, position 1)");
+  CHECK_ERR(ag_op_ctc_loss(&out, lp, t, three, t_l, 0, AG_REDUCTION_MEAN, 0), AG_ERR_SHAPE, "ag_op_ctc_loss");
+  CHECK_MSG_HAS("input_lengths must be (N) with N = 2, got shape (3)");
+  CHECK_ERR(ag_op_ctc_loss(&out, lp, three, in_l, t_long, 0, AG_REDUCTION_MEAN, 0), AG_ERR_SHAPE, "ag_op_ctc_loss");
+  CHECK_MSG_HAS("target_lengths sum to 4 but the concatenated targets hold 3");
+  CHECK_ERR(ag_op_ctc_loss(&out, t, t, in_l, t_l, 0, AG_REDUCTION_MEAN, 0), AG_ERR_DTYPE, "ag_op_ctc_loss");
+  CHECK_ERR(ag_op_ctc_loss(&out, lp, lp, in_l, t_l, 0, AG_REDUCTION_MEAN, 0), AG_ERR_DTYPE, "ag_op_ctc_loss");
+  CHECK_MSG_HAS("targets must be i64");
+  CHECK_ERR(ag_op_ctc_loss(&out, in_l, t, in_l, t_l, 0, AG_REDUCTION_MEAN, 0), AG_ERR_DTYPE, "ag_op_ctc_loss");
+  CHECK_ERR(ag_op_ctc_loss(&out, lp, t, in_l, t_l, 0, 7, 0), AG_ERR_INVALID_ARGUMENT, "ag_op_ctc_loss");
+  CHECK_MSG_HAS("reduction 7 is not one of");
+  CHECK_ERR(ag_op_ctc_loss(&out, flat, t, in_l, t_l, 0, AG_REDUCTION_MEAN, 0), AG_ERR_SHAPE, "ag_op_ctc_loss");
+  CHECK_MSG_HAS("input_lengths must be () or (1), got shape (2)");
+  CHECK(out == SENT_T);
+  REL(lp), REL(t), REL(in_l), REL(t_l), REL(in_long), REL(t_long), REL(t_blank), REL(t_far), REL(three), REL(flat);
+  ag_context_release(ctx);
+}
+
 int main(int argc, char **argv) {
   h_init(argc, argv);
   RUN(test_broadcast_mismatch);
@@ -207,5 +310,7 @@ int main(int argc, char **argv) {
   RUN(test_two_contexts);
   RUN(test_expand_incompatible);
   RUN(test_sum_to_size_incompatible);
+  RUN(test_embedding_bag_errors);
+  RUN(test_ctc_loss_errors);
   return h_finish();
 }

@@ -310,6 +310,16 @@ TEST(AgOpsHpp, IndexOpsMatchTheCApi) {
   expect_same(ag::one_hot(words), c_op(ag_op_one_hot, words.get(), int64_t{-1}));
   EXPECT_EQ(ag::one_hot(words, 6).shape(), (std::vector<int64_t>{2, 2, 6}));
 
+  ag::Tensor bags = ag::tensor<int64_t>(ctx, {0, 2}, {2});
+  ag::Tensor flat = ag::reshape(words, {-1});
+  expect_same(ag::embedding_bag(x, flat, bags), c_op(ag_op_embedding_bag, x.get(), flat.get(), bags.get(),
+                                                     int32_t{AG_EMBEDDING_BAG_MEAN}, static_cast<ag_tensor *>(nullptr),
+                                                     int32_t{0}, int64_t{-1}));
+  ag::Tensor lp = ag::log_softmax(seq(ctx, {3, 1, 4}), -1), tg = ag::tensor<int64_t>(ctx, {1, 2}, {1, 2});
+  ag::Tensor il = ag::tensor<int64_t>(ctx, {3}, {1}), tl = ag::tensor<int64_t>(ctx, {2}, {1});
+  expect_same(ag::ctc_loss(lp, tg, il, tl), c_op(ag_op_ctc_loss, lp.get(), tg.get(), il.get(), tl.get(), int64_t{0},
+                                                 int32_t{AG_REDUCTION_MEAN}, int32_t{0}));
+
   ag::Tensor far = ag::tensor<int64_t>(ctx, {7}, {1});
   expect_error([&] { ag::index_select(x, 0, far); }, AG_ERR_INVALID_ARGUMENT,
                c_error(AG_ERR_INVALID_ARGUMENT, ag_op_index_select, x.get(), int64_t{0}, far.get()));

@@ -1008,6 +1008,40 @@ ADAPTERS_LAST = {
 }
 
 
+# last of the op-coverage list: embedding_bag, ctc_loss
+def embedding_bag(s):
+    # the OpInfo calls embedding_bag(idx, weight, ...) with weight as the sample's input
+    b = bind(s, ["input", "offsets", "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse",
+                 "per_sample_weights", "include_last_offset", "padding_idx"],
+             {"offsets": None, "max_norm": None, "scale_grad_by_freq": False, "mode": "mean", "sparse": False,
+              "per_sample_weights": None, "include_last_offset": False, "padding_idx": None})
+    if b["max_norm"] is not None:
+        raise Skip("max_norm (PyTorch renormalizes weight in place)")
+    if b["scale_grad_by_freq"] or b["sparse"]:
+        raise Skip("scale_grad_by_freq / sparse gradients")
+    pad = b["padding_idx"]
+    pad = -1 if pad is None else pad + s.input.shape[0] if pad < 0 else pad  # ag: -1 is none
+    opt = lambda t: NULL() if t is None else T(t)  # noqa: E731
+    mode = {"sum": 0, "mean": 1, "max": 2}[b["mode"]]
+    return "ag_op_embedding_bag", [T(s.input), T(b["input"]), opt(b["offsets"]), I(mode), opt(b["per_sample_weights"]),
+                                   I(b["include_last_offset"]), I(pad)]
+
+
+def ctc_loss(s):
+    b = bind(s, ["targets", "input_lengths", "target_lengths", "blank", "reduction", "zero_infinity"],
+             {"blank": 0, "reduction": "mean", "zero_infinity": False})
+    lengths = [v if isinstance(v, torch.Tensor) else torch.tensor(list(v), dtype=torch.int64)
+               for v in (b["input_lengths"], b["target_lengths"])]
+    return "ag_op_ctc_loss", [T(s.input), T(b["targets"]), T(lengths[0]), T(lengths[1]), I(b["blank"]),
+                              reduction_arg(b["reduction"]), I(b["zero_infinity"])]
+
+
+ADAPTERS_LAST2 = {
+    "nn.functional.embedding_bag": embedding_bag,
+    "nn.functional.ctc_loss": ctc_loss,  # PyTorch's gradient (exp(log_probs) - occupation), as ag's
+}
+
+
 def largest_positive(u):
     """+-1 per column of u making its component of largest magnitude positive: ag's sign convention."""
     d = u.detach()
@@ -1135,6 +1169,7 @@ ADAPTERS = {
     **ADAPTERS_REDUCE_MORE,
     **ADAPTERS_LINALG2,
     **ADAPTERS_LAST,
+    **ADAPTERS_LAST2,
 }
 
 

@@ -53,6 +53,8 @@ OP_DEFAULTS = {
     ("triplet_margin_loss", "eps"): 1e-6, ("triplet_margin_loss", "swap"): False, ("rot90", "k"): 1,
     ("rot90", "dims"): (0, 1), ("diff", "n"): 1, ("diff", "dim"): -1, ("scatter_reduce", "include_self"): True,
     ("index_put", "accumulate"): False, ("roll", "dims"): None, ("linear_act", "activation"): "none",
+    ("embedding_bag", "mode"): "mean", ("embedding_bag", "include_last_offset"): False,
+    ("embedding_bag", "padding_idx"): -1, ("ctc_loss", "blank"): 0, ("ctc_loss", "zero_infinity"): False,
 }
 _REQUIRED = object()
 # Ops writing an array of outputs whose count follows from the inputs.
@@ -64,7 +66,7 @@ OUT_COUNTS = {
 # Enum parameters given as strings ("mean", "reflect") -> constants prefix.
 ENUMS = {"reduction": "AG_REDUCTION_", "mode": "AG_PAD_", "reduce": "AG_SCATTER_REDUCE_",
          "activation": "AG_ACTIVATION_"}
-OP_ENUMS = {("interpolate", "mode"): "AG_INTERP_"}
+OP_ENUMS = {("interpolate", "mode"): "AG_INTERP_", ("embedding_bag", "mode"): "AG_EMBEDDING_BAG_"}
 # None for these doubles means "no bound" (NaN, as the header documents).
 NAN_FOR_NONE = {"min", "max"}
 

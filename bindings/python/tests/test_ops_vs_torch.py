@@ -418,7 +418,24 @@ def nn_more_cases():
                                     lambda a, p, n: ag.triplet_margin_loss(a, p, n, 5.0, 1.5, swap=True),
                                     lambda a, p, n: Fn.triplet_margin_loss(a, p, n, 5.0, 1.5, swap=True),
                                     rtol=1e-6, atol=1e-8),
+        # modes the OpInfo samples leave out (more in test_ctc_loss_and_embedding_bag_modes);
+        # PyTorch's backward of both is not differentiable: no second order here
+        # include_last_offset with an empty bag and a bag of padding and one row, max mode (PyTorch reads out of
+        # bounds for 2-D indices with include_last_offset: not compared)
+        "embedding_bag": Case([R(5, 3), I([0, 4, 1, 1, 3]), I([0, 2, 2, 5])],
+                              lambda w, i, o: ag.embedding_bag(w, i, o, "max", None, True, 1),
+                              lambda w, i, o: Fn.embedding_bag(i, w, o, mode="max", include_last_offset=True,
+                                                               padding_idx=1),
+                              gradgrad=False),
+        "ctc_loss": Case([log_softmax_np(R(6, 3, 5)), I([1, 2, 2, 3, 4, 4]), I([6, 5, 2]), I([2, 2, 2])],
+                         lambda lp, t, il, tl: ag.ctc_loss(lp, t, il, tl, 0, "mean", True),
+                         lambda lp, t, il, tl: Fn.ctc_loss(lp, t, il, tl, 0, "mean", True),
+                         gradgrad=False, rtol=1e-6, atol=1e-8),
     }
+
+
+def log_softmax_np(x):
+    return x - np.log(np.exp(x).sum(-1, keepdims=True))
 
 
 OPS = [(name, family) for name, family, _ in ag._capi.OPS]
@@ -500,6 +517,44 @@ def test_linear_act_activation_names():
     np.testing.assert_allclose(as_np(plain), Fn.linear(*map(torch.tensor, (x, w, b))).numpy(), rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="activation"):
         ag.linear_act(ag.tensor(x), ag.tensor(w), ag.tensor(b), activation="swish")
+
+
+def test_ctc_loss_and_embedding_bag_modes():
+    """Forward values and gradients against PyTorch for the modes the cases above and the OpInfo replay leave
+    out: unbatched ctc_loss, an empty target, the last class as blank, reductions none and sum; embedding_bag
+    with offsets and per-sample weights in f32."""
+    def check(ag_fn, torch_fn, inputs, diff, rtol=1e-6, atol=1e-8):
+        a_in = [ag.tensor(x, requires_grad=i in diff) for i, x in enumerate(inputs)]
+        t_in = [torch.tensor(x, requires_grad=i in diff) for i, x in enumerate(inputs)]
+        a, t = ag_fn(*a_in), torch_fn(*t_in)
+        np.testing.assert_allclose(as_np(a), as_np(t), rtol=rtol, atol=atol)
+        cot = R(*t.shape)
+        a_g = ag.grad([a], [a_in[i] for i in diff], [ag.tensor(cot, dtype=a.dtype)])
+        t_g = torch.autograd.grad([t], [t_in[i] for i in diff], [torch.tensor(cot, dtype=t.dtype)])
+        for x, y in zip(a_g, t_g):
+            np.testing.assert_allclose(as_np(x), as_np(y), rtol=rtol, atol=atol)
+
+    lp = log_softmax_np(R(5, 4))
+    for targets, tl, blank, red in [([1, 2], 2, 0, "none"), ([], 0, 0, "sum"), ([0, 0], 2, 3, "none")]:
+        check(lambda x, t, il, n: ag.ctc_loss(x, t, il, n, blank, red),
+              lambda x, t, il, n: Fn.ctc_loss(x, t, il, n, blank, red),
+              [lp, I(targets), I(5), I(tl)], [0])
+    lp3 = log_softmax_np(R(4, 2, 3))
+    check(lambda x, t, il, n: ag.ctc_loss(x, t, il, n, 0, "sum"),
+          lambda x, t, il, n: Fn.ctc_loss(x, t, il, n, reduction="sum"),
+          [lp3, I([[1, 2], [2, 2]]), I([4, 3]), I([2, 2])], [0])
+    w, psw = R(6, 4).astype(np.float32), R(7).astype(np.float32)
+    idx, offsets = I([5, 0, 0, 2, 1, 3, 5]), I([0, 3, 3, 6])
+    check(lambda w, i, o, p: ag.embedding_bag(w, i, o, "sum", p, False, 0),
+          lambda w, i, o, p: Fn.embedding_bag(i, w, o, mode="sum", per_sample_weights=p, padding_idx=0),
+          [w, idx, offsets, psw], [0, 3], rtol=1e-5, atol=1e-6)
+    check(lambda w, i, o: ag.embedding_bag(w, i, o, "mean"), lambda w, i, o: Fn.embedding_bag(i, w, o),
+          [w, idx, offsets], [0], rtol=1e-5, atol=1e-6)
+    # max at ties between rows 0 and 2: PyTorch gives the value and the whole gradient to the first in the bag
+    wt = R(4, 3)
+    wt[2] = wt[0]
+    check(lambda w, i, o: ag.embedding_bag(w, i, o, "max"), lambda w, i, o: Fn.embedding_bag(i, w, o, mode="max"),
+          [wt, I([2, 0, 1, 0, 2]), I([0, 3])], [0])
 
 
 def test_random_ops():

@@ -240,6 +240,9 @@ pub const AG_REDUCTION_NONE: i32 = 0;
 pub const AG_REDUCTION_MEAN: i32 = 1;
 pub const AG_REDUCTION_SUM: i32 = 2;
 pub const AG_IGNORE_INDEX_DEFAULT: i32 = -100;
+pub const AG_EMBEDDING_BAG_SUM: i32 = 0;
+pub const AG_EMBEDDING_BAG_MEAN: i32 = 1;
+pub const AG_EMBEDDING_BAG_MAX: i32 = 2;
 pub const AG_QUANTILE_LINEAR: i32 = 0;
 pub const AG_QUANTILE_LOWER: i32 = 1;
 pub const AG_QUANTILE_HIGHER: i32 = 2;
@@ -3773,6 +3776,82 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_triplet_margin_loss(out: *mut *mut ag_tensor, anchor: *const ag_tensor, positive: *const ag_tensor, negative: *const ag_tensor, margin: f64, p: f64, eps: f64, swap: i32, reduction: i32) -> ag_status;
 
+    /// `ag_op_embedding_bag` (ag/ops_nn.h, since AG_0.2).
+    ///
+    /// ```text
+    /// F.embedding_bag: out[b, :] = the rows of weight (V, D) picked by the
+    /// indices of bag b, reduced by `mode` (AG_EMBEDDING_BAG_SUM, _MEAN or _MAX);
+    /// out is (B, D). Composed of index_select, index_add (sum, mean) and gather
+    /// (max: of each column's first maximum in the bag, as PyTorch, which also
+    /// gets the whole gradient), so its gradients of every order are theirs;
+    /// gradients flow to weight and per_sample_weights (indices and offsets are
+    /// i64 and never differentiated).
+    /// @param indices i64, 2-D (B, L): each row is a bag (offsets must be NULL);
+    ///        or 1-D, cut into bags by offsets.
+    /// @param offsets NULL for 2-D indices, else the 1-D i64 start of each bag in
+    ///        indices: offsets[0] == 0, non-decreasing, at most len(indices); the
+    ///        last bag runs to the end of indices.
+    /// @param per_sample_weights NULL, or weights of indices' shape and weight's
+    ///        dtype that scale each picked row (AG_EMBEDDING_BAG_SUM only, as
+    ///        PyTorch).
+    /// @param include_last_offset nonzero: offsets holds B + 1 values, the last
+    ///        the end of the last bag (indices after it are left out); with 2-D
+    ///        indices the last row is then left out (PyTorch's offsets 0, L,
+    ///        2L, ... read this way; PyTorch reads out of bounds there).
+    /// @param padding_idx -1 for none, else a row 0..V-1: entries equal to it are
+    ///        left out of their bag (they count in no mean and get no gradient).
+    ///        PyTorch's negative padding_idx p is p + V here.
+    /// Empty bags (or bags of padding only) give zeros, in every mode.
+    /// @return AG_ERR_INVALID_ARGUMENT for another mode, padding_idx outside
+    ///         -1..V-1, an index outside 0..V-1, offsets given with 2-D indices
+    ///         or missing with 1-D ones, offsets[0] != 0, decreasing offsets or
+    ///         one past len(indices), per_sample_weights with another mode;
+    ///         AG_ERR_SHAPE for a weight not 2-D, indices not 1-D or 2-D, offsets
+    ///         not 1-D, per_sample_weights of another shape; AG_ERR_DTYPE,
+    ///         AG_ERR_CONTEXT; AG_ERR_UNSUPPORTED while recording for replay.
+    /// ```
+    pub fn ag_op_embedding_bag(out: *mut *mut ag_tensor, weight: *const ag_tensor, indices: *const ag_tensor, offsets: *const ag_tensor, mode: i32, per_sample_weights: *const ag_tensor, include_last_offset: i32, padding_idx: i64) -> ag_status;
+
+    /// `ag_op_ctc_loss` (ag/ops_nn.h, since AG_0.2).
+    ///
+    /// ```text
+    /// F.ctc_loss: the connectionist temporal classification loss -log p(target |
+    /// log_probs), summed over all alignments by the forward (alpha) recursion in
+    /// log space over the target with blanks around each label (2 S + 1 states),
+    /// one step per time frame for the whole batch at once: T steps of a few ops
+    /// over (N, 2 S + 1) each (gather, pad, logaddexp, where), recorded as such,
+    /// so memory and backward time grow with T. Composed of differentiable ops;
+    /// the gradient for log_probs is PyTorch's: exp(log_probs) - the occupation
+    /// probabilities for t < input_lengths[n] (0 after), which is the exact
+    /// gradient plus exp(log_probs), a difference that vanishes through a
+    /// log_softmax before it. Second order is that of the composite.
+    /// @param log_probs (T, N, C) or unbatched (T, C), f32/f64: log-probabilities
+    ///        (log_softmax output) of C classes per frame.
+    /// @param targets i64 class indices in 0..C-1, none equal to blank (as
+    ///        PyTorch's documentation requires; PyTorch does not check): (N, S)
+    ///        padded (row n's first target_lengths[n] values are used), or 1-D,
+    ///        the targets of all samples concatenated; unbatched: (S).
+    /// @param input_lengths i64 (N) (unbatched: () or (1)), each in 0..T; 0 gives
+    ///        0 for an empty target, else inf.
+    /// @param target_lengths i64 (N) (unbatched: () or (1)), each >= 0 and at
+    ///        most S for padded targets; for concatenated ones their sum is at
+    ///        most len(targets).
+    /// @param blank the blank class, 0..C-1.
+    /// @param reduction AG_REDUCTION_NONE: the losses (N) (unbatched: 0-dim);
+    ///        MEAN: each loss divided by its target length (at least 1), then
+    ///        averaged over the batch (PyTorch's 'mean'); SUM.
+    /// @param zero_infinity nonzero: infinite losses (targets no alignment
+    ///        reaches within the input length) become 0, with gradient 0; else
+    ///        they are inf (with gradient 0, where PyTorch's is NaN).
+    /// @return AG_ERR_SHAPE for log_probs not 2-D or 3-D, targets or lengths of
+    ///         other shapes, concatenated targets shorter than the lengths' sum;
+    ///         AG_ERR_INVALID_ARGUMENT for blank outside 0..C-1, a length out of
+    ///         range, a target outside 0..C-1 or equal to blank, another
+    ///         reduction; AG_ERR_DTYPE (log_probs not floating, the others not
+    ///         i64), AG_ERR_CONTEXT; AG_ERR_UNSUPPORTED while recording for replay.
+    /// ```
+    pub fn ag_op_ctc_loss(out: *mut *mut ag_tensor, log_probs: *const ag_tensor, targets: *const ag_tensor, input_lengths: *const ag_tensor, target_lengths: *const ag_tensor, blank: i64, reduction: i32, zero_infinity: i32) -> ag_status;
+
     /// `ag_op_layer_norm` (ag/ops_norm.h, since AG_0.1).
     ///
     /// ```text
@@ -6132,6 +6211,20 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, f64, f64, f64, i32, i32) -> ag_status>(p) })
     }
 
+    /// `ag_op_embedding_bag` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_embedding_bag() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, i32, *const ag_tensor, i32, i64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_embedding_bag");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, i32, *const ag_tensor, i32, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_ctc_loss` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_ctc_loss() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, i64, i32, i32) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_ctc_loss");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, *const ag_tensor, i64, i32, i32) -> ag_status>(p) })
+    }
+
     /// `ag_op_instance_norm` (since AG_0.2), or `None` when the loaded libag lacks it.
     pub fn ag_op_instance_norm() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *mut ag_tensor, *mut ag_tensor, *const ag_tensor, *const ag_tensor, i32, f64, f64) -> ag_status> {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_instance_norm");
@@ -6939,6 +7032,8 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_margin_ranking_loss", "AG_0.2"),
     ("ag_op_cosine_embedding_loss", "AG_0.2"),
     ("ag_op_triplet_margin_loss", "AG_0.2"),
+    ("ag_op_embedding_bag", "AG_0.2"),
+    ("ag_op_ctc_loss", "AG_0.2"),
     ("ag_op_layer_norm", "AG_0.1"),
     ("ag_op_rms_norm", "AG_0.1"),
     ("ag_op_layer_norm_backward", "AG_0.1"),
@@ -7364,6 +7459,8 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("cond", "UNARY_SCALAR", "ag_op_cond"),
     ("lstsq", "BINARY", "ag_op_lstsq"),
     ("matrix_exp", "UNARY", "ag_op_matrix_exp"),
+    ("embedding_bag", "CUSTOM", "ag_op_embedding_bag"),
+    ("ctc_loss", "CUSTOM", "ag_op_ctc_loss"),
 ];
 
 /// Every constant as i64 (u64 ones as their bit pattern, as ag_constant_value gives them).
@@ -7421,6 +7518,9 @@ pub const CONSTANT_VALUES: &[(&str, i64)] = &[
     ("AG_REDUCTION_MEAN", AG_REDUCTION_MEAN as i64),
     ("AG_REDUCTION_SUM", AG_REDUCTION_SUM as i64),
     ("AG_IGNORE_INDEX_DEFAULT", AG_IGNORE_INDEX_DEFAULT as i64),
+    ("AG_EMBEDDING_BAG_SUM", AG_EMBEDDING_BAG_SUM as i64),
+    ("AG_EMBEDDING_BAG_MEAN", AG_EMBEDDING_BAG_MEAN as i64),
+    ("AG_EMBEDDING_BAG_MAX", AG_EMBEDDING_BAG_MAX as i64),
     ("AG_QUANTILE_LINEAR", AG_QUANTILE_LINEAR as i64),
     ("AG_QUANTILE_LOWER", AG_QUANTILE_LOWER as i64),
     ("AG_QUANTILE_HIGHER", AG_QUANTILE_HIGHER as i64),

@@ -2670,6 +2670,88 @@ impl Tensor {
         check(unsafe { sys::ag_op_triplet_margin_loss(&mut out_out, self.as_ptr(), positive.as_ptr(), negative.as_ptr(), margin, p, eps, swap, reduction) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
+    /// `ag_op_embedding_bag`: F.embedding_bag: out\[b, :\] = the rows of weight (V, D) picked by the indices of bag b, reduced by `mode` (AG_EMBEDDING_BAG_SUM, _MEAN or _MAX); out is (B, D). Composed of index_select, index_add (sum, mean) and gather (max: of each column's first maximum in the bag, as PyTorch, which also gets the whole gradient), so its gradients of every order are theirs; gradients flow to weight and per_sample_weights (indices and offsets are i64 and never differentiated). @param indices i64, 2-D (B, L): each row is a bag (offsets must be NULL);        or 1-D, cut into bags by offsets. @param offsets NULL for 2-D indices, else the 1-D i64 start of each bag in        indices: offsets\[0\] == 0, non-decreasing, at most len(indices); the        last bag runs to the end of indices. @param per_sample_weights NULL, or weights of indices' shape and weight's        dtype that scale each picked row (AG_EMBEDDING_BAG_SUM only, as        PyTorch). @param include_last_offset nonzero: offsets holds B + 1 values, the last        the end of the last bag (indices after it are left out); with 2-D        indices the last row is then left out (PyTorch's offsets 0, L,        2L, ... read this way; PyTorch reads out of bounds there). @param padding_idx -1 for none, else a row 0..V-1: entries equal to it are        left out of their bag (they count in no mean and get no gradient).        PyTorch's negative padding_idx p is p + V here. Empty bags (or bags of padding only) give zeros, in every mode. @return AG_ERR_INVALID_ARGUMENT for another mode, padding_idx outside         -1..V-1, an index outside 0..V-1, offsets given with 2-D indices         or missing with 1-D ones, offsets\[0\] != 0, decreasing offsets or         one past len(indices), per_sample_weights with another mode;         AG_ERR_SHAPE for a weight not 2-D, indices not 1-D or 2-D, offsets         not 1-D, per_sample_weights of another shape; AG_ERR_DTYPE,         AG_ERR_CONTEXT; AG_ERR_UNSUPPORTED while recording for replay.
+    ///
+    /// ```text
+    /// F.embedding_bag: out[b, :] = the rows of weight (V, D) picked by the
+    /// indices of bag b, reduced by `mode` (AG_EMBEDDING_BAG_SUM, _MEAN or _MAX);
+    /// out is (B, D). Composed of index_select, index_add (sum, mean) and gather
+    /// (max: of each column's first maximum in the bag, as PyTorch, which also
+    /// gets the whole gradient), so its gradients of every order are theirs;
+    /// gradients flow to weight and per_sample_weights (indices and offsets are
+    /// i64 and never differentiated).
+    /// @param indices i64, 2-D (B, L): each row is a bag (offsets must be NULL);
+    ///        or 1-D, cut into bags by offsets.
+    /// @param offsets NULL for 2-D indices, else the 1-D i64 start of each bag in
+    ///        indices: offsets[0] == 0, non-decreasing, at most len(indices); the
+    ///        last bag runs to the end of indices.
+    /// @param per_sample_weights NULL, or weights of indices' shape and weight's
+    ///        dtype that scale each picked row (AG_EMBEDDING_BAG_SUM only, as
+    ///        PyTorch).
+    /// @param include_last_offset nonzero: offsets holds B + 1 values, the last
+    ///        the end of the last bag (indices after it are left out); with 2-D
+    ///        indices the last row is then left out (PyTorch's offsets 0, L,
+    ///        2L, ... read this way; PyTorch reads out of bounds there).
+    /// @param padding_idx -1 for none, else a row 0..V-1: entries equal to it are
+    ///        left out of their bag (they count in no mean and get no gradient).
+    ///        PyTorch's negative padding_idx p is p + V here.
+    /// Empty bags (or bags of padding only) give zeros, in every mode.
+    /// @return AG_ERR_INVALID_ARGUMENT for another mode, padding_idx outside
+    ///         -1..V-1, an index outside 0..V-1, offsets given with 2-D indices
+    ///         or missing with 1-D ones, offsets[0] != 0, decreasing offsets or
+    ///         one past len(indices), per_sample_weights with another mode;
+    ///         AG_ERR_SHAPE for a weight not 2-D, indices not 1-D or 2-D, offsets
+    ///         not 1-D, per_sample_weights of another shape; AG_ERR_DTYPE,
+    ///         AG_ERR_CONTEXT; AG_ERR_UNSUPPORTED while recording for replay.
+    /// ```
+    pub fn embedding_bag(&self, indices: &Tensor, offsets: Option<&Tensor>, mode: i32, per_sample_weights: Option<&Tensor>, include_last_offset: i32, padding_idx: i64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_embedding_bag(&mut out_out, self.as_ptr(), indices.as_ptr(), crate::tensor::opt_ptr(offsets), mode, crate::tensor::opt_ptr(per_sample_weights), include_last_offset, padding_idx) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
+    /// `ag_op_ctc_loss`: F.ctc_loss: the connectionist temporal classification loss -log p(target | log_probs), summed over all alignments by the forward (alpha) recursion in log space over the target with blanks around each label (2 S + 1 states), one step per time frame for the whole batch at once: T steps of a few ops over (N, 2 S + 1) each (gather, pad, logaddexp, where), recorded as such, so memory and backward time grow with T. Composed of differentiable ops; the gradient for log_probs is PyTorch's: exp(log_probs) - the occupation probabilities for t \< input_lengths\[n\] (0 after), which is the exact gradient plus exp(log_probs), a difference that vanishes through a log_softmax before it. Second order is that of the composite. @param log_probs (T, N, C) or unbatched (T, C), f32/f64: log-probabilities        (log_softmax output) of C classes per frame. @param targets i64 class indices in 0..C-1, none equal to blank (as        PyTorch's documentation requires; PyTorch does not check): (N, S)        padded (row n's first target_lengths\[n\] values are used), or 1-D,        the targets of all samples concatenated; unbatched: (S). @param input_lengths i64 (N) (unbatched: () or (1)), each in 0..T; 0 gives        0 for an empty target, else inf. @param target_lengths i64 (N) (unbatched: () or (1)), each >= 0 and at        most S for padded targets; for concatenated ones their sum is at        most len(targets). @param blank the blank class, 0..C-1. @param reduction AG_REDUCTION_NONE: the losses (N) (unbatched: 0-dim);        MEAN: each loss divided by its target length (at least 1), then        averaged over the batch (PyTorch's 'mean'); SUM. @param zero_infinity nonzero: infinite losses (targets no alignment        reaches within the input length) become 0, with gradient 0; else        they are inf (with gradient 0, where PyTorch's is NaN). @return AG_ERR_SHAPE for log_probs not 2-D or 3-D, targets or lengths of         other shapes, concatenated targets shorter than the lengths' sum;         AG_ERR_INVALID_ARGUMENT for blank outside 0..C-1, a length out of         range, a target outside 0..C-1 or equal to blank, another         reduction; AG_ERR_DTYPE (log_probs not floating, the others not         i64), AG_ERR_CONTEXT; AG_ERR_UNSUPPORTED while recording for replay.
+    ///
+    /// ```text
+    /// F.ctc_loss: the connectionist temporal classification loss -log p(target |
+    /// log_probs), summed over all alignments by the forward (alpha) recursion in
+    /// log space over the target with blanks around each label (2 S + 1 states),
+    /// one step per time frame for the whole batch at once: T steps of a few ops
+    /// over (N, 2 S + 1) each (gather, pad, logaddexp, where), recorded as such,
+    /// so memory and backward time grow with T. Composed of differentiable ops;
+    /// the gradient for log_probs is PyTorch's: exp(log_probs) - the occupation
+    /// probabilities for t < input_lengths[n] (0 after), which is the exact
+    /// gradient plus exp(log_probs), a difference that vanishes through a
+    /// log_softmax before it. Second order is that of the composite.
+    /// @param log_probs (T, N, C) or unbatched (T, C), f32/f64: log-probabilities
+    ///        (log_softmax output) of C classes per frame.
+    /// @param targets i64 class indices in 0..C-1, none equal to blank (as
+    ///        PyTorch's documentation requires; PyTorch does not check): (N, S)
+    ///        padded (row n's first target_lengths[n] values are used), or 1-D,
+    ///        the targets of all samples concatenated; unbatched: (S).
+    /// @param input_lengths i64 (N) (unbatched: () or (1)), each in 0..T; 0 gives
+    ///        0 for an empty target, else inf.
+    /// @param target_lengths i64 (N) (unbatched: () or (1)), each >= 0 and at
+    ///        most S for padded targets; for concatenated ones their sum is at
+    ///        most len(targets).
+    /// @param blank the blank class, 0..C-1.
+    /// @param reduction AG_REDUCTION_NONE: the losses (N) (unbatched: 0-dim);
+    ///        MEAN: each loss divided by its target length (at least 1), then
+    ///        averaged over the batch (PyTorch's 'mean'); SUM.
+    /// @param zero_infinity nonzero: infinite losses (targets no alignment
+    ///        reaches within the input length) become 0, with gradient 0; else
+    ///        they are inf (with gradient 0, where PyTorch's is NaN).
+    /// @return AG_ERR_SHAPE for log_probs not 2-D or 3-D, targets or lengths of
+    ///         other shapes, concatenated targets shorter than the lengths' sum;
+    ///         AG_ERR_INVALID_ARGUMENT for blank outside 0..C-1, a length out of
+    ///         range, a target outside 0..C-1 or equal to blank, another
+    ///         reduction; AG_ERR_DTYPE (log_probs not floating, the others not
+    ///         i64), AG_ERR_CONTEXT; AG_ERR_UNSUPPORTED while recording for replay.
+    /// ```
+    pub fn ctc_loss(&self, targets: &Tensor, input_lengths: &Tensor, target_lengths: &Tensor, blank: i64, reduction: i32, zero_infinity: i32) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_ctc_loss(&mut out_out, self.as_ptr(), targets.as_ptr(), input_lengths.as_ptr(), target_lengths.as_ptr(), blank, reduction, zero_infinity) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
     /// `ag_op_layer_norm`: Layer normalization over the last n dims of x, whose sizes must equal normalized_shape\[0..n): y = (x - mean) / sqrt(var + eps) * weight + bias, mean and (biased) var taken over those dims, separately for every index of the leading dims. weight and bias (shape normalized_shape) may be NULL. y has x's shape; an empty x gives an empty y. f32 statistics are computed in two passes (mean, then squared deviations), so a large common offset does not cost precision. @return AG_ERR_INVALID_ARGUMENT (NULL x or out, n \< 1 or n > 16,         normalized_shape NULL with n > 0), AG_ERR_SHAPE (normalized_shape         not the trailing sizes of x, weight or bias of another shape),         AG_ERR_DTYPE, AG_ERR_CONTEXT.
     ///
     /// ```text
