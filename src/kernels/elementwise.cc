@@ -146,6 +146,45 @@ void Unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double a
   return UnaryTyped<float>(k, shape, x, out, attr, attr2);
 }
 
+// One element: the row UnaryTyped's driver would run on it (the same vector
+// code on a one-lane tail, so the same bits), without the driver.
+template <class T, class Op>
+HWY_INLINE void UnaryOneRow(const T* x, T* out, Op op) {
+  UnaryRow<T, Op>(&op, x, out, 1);
+}
+
+template <class T>
+void UnaryOneTyped(UnaryKind k, const T* x, T* out, double attr, double attr2) {
+  const T a1 = static_cast<T>(attr), a2 = static_cast<T>(attr2);
+  switch (k) {
+    case UnaryKind::PowScalar: {
+      const T p = static_cast<T>(attr);
+      if (p == T(2)) return UnaryOneRow(x, out, PowTwoK());
+      if (p == T(1)) return UnaryOneRow(x, out, PowOneK());
+      if (p == T(0)) return UnaryOneRow(x, out, PowZeroK());
+      if (p == T(-1)) return UnaryOneRow(x, out, PowMinusOneK());
+      if (p == T(0.5)) return UnaryOneRow(x, out, PowHalfK());
+      *out = std::pow(*x, p);
+      return;
+    }
+#define AG_UNARY_KERNEL(kind, functor) \
+  case UnaryKind::kind:                   \
+    return UnaryOneRow(x, out, functor);
+#define AG_UNARY_KERNEL_SCALAR(kind, functor) \
+  case UnaryKind::kind:                          \
+    *out = (functor)(*x);                        \
+    return;
+#include "kernels/kernels.def"
+  }
+}
+
+void UnaryOne(UnaryKind k, DType dt, const char* x, char* out, double attr, double attr2) {
+  if (dt == DType::F64) {
+    return UnaryOneTyped<double>(k, reinterpret_cast<const double*>(x), reinterpret_cast<double*>(out), attr, attr2);
+  }
+  UnaryOneTyped<float>(k, reinterpret_cast<const float*>(x), reinterpret_cast<float*>(out), attr, attr2);
+}
+
 // out[i] = op(a[i], b[i]), all contiguous.
 template <class T, class Op>
 HWY_NOINLINE void BinaryRowVV(const void* op_ptr, const T* a, const T* b, T* out, size_t n) {
@@ -322,6 +361,7 @@ HWY_AFTER_NAMESPACE();
 namespace ag::kernels {
 
 HWY_EXPORT(Unary);
+HWY_EXPORT(UnaryOne);
 HWY_EXPORT(Binary);
 HWY_EXPORT(ElementwiseTargetId);
 
@@ -353,6 +393,10 @@ bool binary_scalar(BinaryKind k, DType dt, const char* a, const char* b, char* o
 
 void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr, double attr2) {
   HWY_DYNAMIC_DISPATCH(Unary)(k, dt, shape, x, out, attr, attr2);
+}
+
+void unary_one(UnaryKind k, DType dt, const char* x, char* out, double attr, double attr2) {
+  HWY_DYNAMIC_DISPATCH(UnaryOne)(k, dt, x, out, attr, attr2);
 }
 
 void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out) {

@@ -37,6 +37,9 @@ enum class BinaryKind {
 //   InsideOpen / InsideClosed: 1 where attr < x < attr2 (<= for Closed), else 0;
 //   the others: see kernels.def.
 void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr, double attr2 = 0.0);
+// unary() of one element at x (any shape of one element): the same bits,
+// without the row driver (most calls of small graphs).
+void unary_one(UnaryKind k, DType dt, const char* x, char* out, double attr, double attr2 = 0.0);
 
 // out[i] = a[i] op b[i] over `shape` (the broadcast shape); floating dtypes only.
 void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out);

@@ -26,7 +26,9 @@ namespace {
 
 // y = k(x) for a contiguous y of x's shape.
 void unary_into(const Tensor& x, kernels::UnaryKind k, double attr, double attr2, TensorImpl& y) {
-  if (x->numel() <= grain(work_of(k))) {
+  if (x->numel() == 1) {
+    kernels::unary_one(k, x->dtype(), x->data(), y.data(), attr, attr2);
+  } else if (x->numel() <= grain(work_of(k))) {
     // One kernel call over the whole shape (what for_slices makes of it).
     kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y.data(), attr, attr2);
   } else {
