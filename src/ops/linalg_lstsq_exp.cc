@@ -3,6 +3,7 @@
 // from theirs.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "ops/elementwise.h"
 #include "ops/linalg_common.h"
@@ -16,6 +17,35 @@ using namespace linalg;
 // A = Q R, X = R^-1 Q^T B; m < n: the minimum-norm solution, A^T = Q R,
 // X = Q R^-T B. B is (..., m, k), or (..., m) when it has one dim less than
 // A; batch dims broadcast.
+namespace {
+
+// Fails for a batch element of rank below its size: a diagonal entry of R
+// at or below eps * max(m, n) * its largest one (gelsy's default rcond),
+// where the triangular solve would return inf or huge values.
+void check_full_rank(const Tensor& r, int64_t m, int64_t n) {
+  const Tensor c = f64_copy(r);
+  const int64_t k = std::min(m, n), cols = r->shape()[r->ndim() - 1];
+  const int64_t count = k > 0 ? c->numel() / (k * cols) : 0;
+  const double eps = r->dtype() == DType::F32 ? std::numeric_limits<float>::epsilon()
+                                              : std::numeric_limits<double>::epsilon();
+  const double rcond = eps * static_cast<double>(std::max(m, n));
+  const double* p = c->data_as<double>();
+  for (int64_t b = 0; b < count; ++b, p += k * cols) {
+    double hi = 0.0;
+    for (int64_t i = 0; i < k; ++i) hi = std::max(hi, std::fabs(p[i * cols + i]));
+    for (int64_t i = 0; i < k; ++i) {
+      const double d = std::fabs(p[i * cols + i]);
+      if (!(d > rcond * hi)) {
+        fail(AG_ERR_INVALID_ARGUMENT, "batch element ", b, " of A is rank-deficient: |R[", i, ",", i, "]| = ", d,
+             " is at most ", rcond, " times the largest diagonal entry of its QR factor ", hi,
+             " (lstsq needs full rank; pinv(A) B gives the minimum-norm solution)");
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Tensor lstsq(const Tensor& a, const Tensor& b) {
   check_matrix(a, "A");
   check_same(*a, *b);
@@ -33,9 +63,11 @@ Tensor lstsq(const Tensor& a, const Tensor& b) {
   Tensor x;
   if (m >= n) {
     const auto [q, r] = qr(a, QrMode::Reduced);
+    check_full_rank(r, m, n);
     x = solve_triangular(r, matmul(mT(q), bm), true, true, false);
   } else {
     const auto [q, r] = qr(mT(a), QrMode::Reduced);
+    check_full_rank(r, m, n);
     x = matmul(q, solve_triangular(mT(r), bm, false, true, false));
   }
   return vector ? squeeze(x, Dims{-1}) : x;

@@ -317,3 +317,29 @@ TEST(LinalgErrors, DtypesAndHandles) {
 }
 
 }  // namespace
+
+// lstsq of a rank-deficient A (second column twice the first): an error
+// naming the batch element, tall and wide alike, nothing written.
+TEST(LinalgErrors, LstsqRankDeficient) {
+  Ctx ctx(0);
+  const double tall[] = {1, 2, 2, 4, 3, 6};  // (3, 2)
+  const double rhs[] = {1, 2, 3};
+  const int64_t ts[] = {3, 2}, bs[] = {3}, bw[] = {2};
+  ag_tensor *a = nullptr, *w = nullptr, *b = nullptr, *bb = nullptr;
+  ASSERT_AG(ag_tensor_create(&a, ctx.get(), AG_F64, ts, 2, tall));
+  ASSERT_AG(ag_op_transpose(&w, a, 0, 1));
+  ASSERT_AG(ag_tensor_create(&b, ctx.get(), AG_F64, bs, 1, rhs));
+  ASSERT_AG(ag_tensor_create(&bb, ctx.get(), AG_F64, bw, 1, rhs));
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  ag_tensor* out = sentinel;
+  EXPECT_EQ(ag_op_lstsq(&out, a, b), AG_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(out, sentinel);
+  EXPECT_NE(std::string(ag_last_error_message()).find("batch element 0 of A is rank-deficient"), std::string::npos)
+      << ag_last_error_message();
+  EXPECT_EQ(ag_op_lstsq(&out, w, bb), AG_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(out, sentinel);
+  ag_tensor_release(a);
+  ag_tensor_release(w);
+  ag_tensor_release(b);
+  ag_tensor_release(bb);
+}
