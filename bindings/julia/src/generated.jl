@@ -2616,9 +2616,10 @@ A (..., m, n) of full rank: m >= n the X minimising ||A X - B||, through
 A = Q R, X = R^-1 Q^T B; m < n the minimum-norm solution, through
 A^T = Q R, X = Q R^-T B (what PyTorch's CPU driver gelsy returns). B is
 (..., m, k), or (..., m) when it has one dim less than A; batch dims
-broadcast; the result is (..., n, k) or (..., n). Rank deficiency is not
-detected (the triangular solve divides by a zero pivot: inf or NaN, where
-gelsy returns a minimum-norm solution). Residuals, rank and singular
+broadcast; the result is (..., n, k) or (..., n). AG_ERR_INVALID_ARGUMENT
+for a rank-deficient A (a diagonal entry of R at most eps * max(m, n)
+times the largest, gelsy's default rcond; gelsy would return a
+minimum-norm solution: use ag_op_pinv). Residuals, rank and singular
 values are not computed. Composed of qr, matmul and solve_triangular, so
 its gradients (of every order) are theirs. f32/f64, same dtype."""
 function ag_op_lstsq(out, a, b)

@@ -2319,7 +2319,7 @@ impl Tensor {
         check(unsafe { sys::ag_op_cond(&mut out_out, self.as_ptr(), p) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_lstsq`: Least-squares solution (torch.linalg.lstsq's `solution`) of A X = B for A (..., m, n) of full rank: m >= n the X minimising ||A X - B||, through A = Q R, X = R^-1 Q^T B; m \< n the minimum-norm solution, through A^T = Q R, X = Q R^-T B (what PyTorch's CPU driver gelsy returns). B is (..., m, k), or (..., m) when it has one dim less than A; batch dims broadcast; the result is (..., n, k) or (..., n). Rank deficiency is not detected (the triangular solve divides by a zero pivot: inf or NaN, where gelsy returns a minimum-norm solution). Residuals, rank and singular values are not computed. Composed of qr, matmul and solve_triangular, so its gradients (of every order) are theirs. f32/f64, same dtype.
+    /// `ag_op_lstsq`: Least-squares solution (torch.linalg.lstsq's `solution`) of A X = B for A (..., m, n) of full rank: m >= n the X minimising ||A X - B||, through A = Q R, X = R^-1 Q^T B; m \< n the minimum-norm solution, through A^T = Q R, X = Q R^-T B (what PyTorch's CPU driver gelsy returns). B is (..., m, k), or (..., m) when it has one dim less than A; batch dims broadcast; the result is (..., n, k) or (..., n). AG_ERR_INVALID_ARGUMENT for a rank-deficient A (a diagonal entry of R at most eps * max(m, n) times the largest, gelsy's default rcond; gelsy would return a minimum-norm solution: use ag_op_pinv). Residuals, rank and singular values are not computed. Composed of qr, matmul and solve_triangular, so its gradients (of every order) are theirs. f32/f64, same dtype.
     ///
     /// ```text
     /// Least-squares solution (torch.linalg.lstsq's `solution`) of A X = B for
@@ -2327,9 +2327,10 @@ impl Tensor {
     /// A = Q R, X = R^-1 Q^T B; m < n the minimum-norm solution, through
     /// A^T = Q R, X = Q R^-T B (what PyTorch's CPU driver gelsy returns). B is
     /// (..., m, k), or (..., m) when it has one dim less than A; batch dims
-    /// broadcast; the result is (..., n, k) or (..., n). Rank deficiency is not
-    /// detected (the triangular solve divides by a zero pivot: inf or NaN, where
-    /// gelsy returns a minimum-norm solution). Residuals, rank and singular
+    /// broadcast; the result is (..., n, k) or (..., n). AG_ERR_INVALID_ARGUMENT
+    /// for a rank-deficient A (a diagonal entry of R at most eps * max(m, n)
+    /// times the largest, gelsy's default rcond; gelsy would return a
+    /// minimum-norm solution: use ag_op_pinv). Residuals, rank and singular
     /// values are not computed. Composed of qr, matmul and solve_triangular, so
     /// its gradients (of every order) are theirs. f32/f64, same dtype.
     /// ```
