@@ -118,71 +118,77 @@ void UnaryScalarRows(const Dims& shape, View x, char* out, Op op) {
   });
 }
 
-template <class T>
-void UnaryTyped(UnaryKind k, const Dims& shape, View x, char* out, double attr, double attr2) {
+// The functor of kind k, handed to rows.vector(op) (vector code),
+// rows.scalar(f) (one element at a time) or rows.pow(p) (std::pow): the one
+// dispatch of the whole-shape and the one-element paths.
+template <class T, class Rows>
+void DispatchUnary(UnaryKind k, double attr, double attr2, const Rows& rows) {
   const T a1 = static_cast<T>(attr), a2 = static_cast<T>(attr2);
   switch (k) {
     case UnaryKind::PowScalar: {
-      const T p = static_cast<T>(attr);
-      if (p == T(2)) return UnaryRows<T>(shape, x, out, PowTwoK());
-      if (p == T(1)) return UnaryRows<T>(shape, x, out, PowOneK());
-      if (p == T(0)) return UnaryRows<T>(shape, x, out, PowZeroK());
-      if (p == T(-1)) return UnaryRows<T>(shape, x, out, PowMinusOneK());
-      if (p == T(0.5)) return UnaryRows<T>(shape, x, out, PowHalfK());
-      return PowRows<T>(shape, x, out, p);
+      if (a1 == T(2)) return rows.vector(PowTwoK());
+      if (a1 == T(1)) return rows.vector(PowOneK());
+      if (a1 == T(0)) return rows.vector(PowZeroK());
+      if (a1 == T(-1)) return rows.vector(PowMinusOneK());
+      if (a1 == T(0.5)) return rows.vector(PowHalfK());
+      return rows.pow(a1);
     }
 #define AG_UNARY_KERNEL(kind, functor) \
   case UnaryKind::kind:                   \
-    return UnaryRows<T>(shape, x, out, functor);
+    return rows.vector(functor);
 #define AG_UNARY_KERNEL_SCALAR(kind, functor) \
   case UnaryKind::kind:                          \
-    return UnaryScalarRows<T>(shape, x, out, functor);
+    return rows.scalar(functor);
 #include "kernels/kernels.def"
   }
 }
+
+// Every row of x over shape.
+template <class T>
+struct ShapeRows {
+  const Dims& shape;
+  View x;
+  char* out;
+  template <class Op>
+  void vector(Op op) const {
+    UnaryRows<T>(shape, x, out, op);
+  }
+  template <class F>
+  void scalar(F f) const {
+    UnaryScalarRows<T>(shape, x, out, f);
+  }
+  void pow(T p) const { PowRows<T>(shape, x, out, p); }
+};
+
+// One element: the row the shape driver would run on it (the same vector
+// code on a one-lane tail, so the same bits), without the driver.
+template <class T>
+struct OneElement {
+  const T* x;
+  T* out;
+  template <class Op>
+  void vector(Op op) const {
+    UnaryRow<T, Op>(&op, x, out, 1);
+  }
+  template <class F>
+  void scalar(F f) const {
+    *out = f(*x);
+  }
+  void pow(T p) const { *out = std::pow(*x, p); }
+};
 
 void Unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr, double attr2) {
-  if (dt == DType::F64) return UnaryTyped<double>(k, shape, x, out, attr, attr2);
-  return UnaryTyped<float>(k, shape, x, out, attr, attr2);
-}
-
-// One element: the row UnaryTyped's driver would run on it (the same vector
-// code on a one-lane tail, so the same bits), without the driver.
-template <class T, class Op>
-HWY_INLINE void UnaryOneRow(const T* x, T* out, Op op) {
-  UnaryRow<T, Op>(&op, x, out, 1);
-}
-
-template <class T>
-void UnaryOneTyped(UnaryKind k, const T* x, T* out, double attr, double attr2) {
-  const T a1 = static_cast<T>(attr), a2 = static_cast<T>(attr2);
-  switch (k) {
-    case UnaryKind::PowScalar: {
-      const T p = static_cast<T>(attr);
-      if (p == T(2)) return UnaryOneRow(x, out, PowTwoK());
-      if (p == T(1)) return UnaryOneRow(x, out, PowOneK());
-      if (p == T(0)) return UnaryOneRow(x, out, PowZeroK());
-      if (p == T(-1)) return UnaryOneRow(x, out, PowMinusOneK());
-      if (p == T(0.5)) return UnaryOneRow(x, out, PowHalfK());
-      *out = std::pow(*x, p);
-      return;
-    }
-#define AG_UNARY_KERNEL(kind, functor) \
-  case UnaryKind::kind:                   \
-    return UnaryOneRow(x, out, functor);
-#define AG_UNARY_KERNEL_SCALAR(kind, functor) \
-  case UnaryKind::kind:                          \
-    *out = (functor)(*x);                        \
-    return;
-#include "kernels/kernels.def"
-  }
+  if (dt == DType::F64) return DispatchUnary<double>(k, attr, attr2, ShapeRows<double>{shape, x, out});
+  DispatchUnary<float>(k, attr, attr2, ShapeRows<float>{shape, x, out});
 }
 
 void UnaryOne(UnaryKind k, DType dt, const char* x, char* out, double attr, double attr2) {
   if (dt == DType::F64) {
-    return UnaryOneTyped<double>(k, reinterpret_cast<const double*>(x), reinterpret_cast<double*>(out), attr, attr2);
+    return DispatchUnary<double>(
+        k, attr, attr2, OneElement<double>{reinterpret_cast<const double*>(x), reinterpret_cast<double*>(out)});
   }
-  UnaryOneTyped<float>(k, reinterpret_cast<const float*>(x), reinterpret_cast<float*>(out), attr, attr2);
+  DispatchUnary<float>(k, attr, attr2,
+                       OneElement<float>{reinterpret_cast<const float*>(x), reinterpret_cast<float*>(out)});
 }
 
 // out[i] = op(a[i], b[i]), all contiguous.
