@@ -22,16 +22,10 @@ void refuse_recording(const char* op, const char* why) {
   }
 }
 
-// An i64 tensor of `shape` holding v (row-major).
-Tensor i64_tensor(Context* ctx, const Dims& shape, const std::vector<int64_t>& v) {
-  Tensor t = full(ctx, DType::I64, shape, 0.0);
-  std::copy(v.begin(), v.end(), t->data_as<int64_t>());
-  return t;
-}
-
-// A tensor of like's dtype and `shape` holding v.
+// A tensor of like's dtype and `shape` holding v (like i64_tensor, a host
+// constant: written by no recorded step).
 Tensor values_like(const Tensor& like, const Dims& shape, const std::vector<double>& v) {
-  Tensor t = full(like->context(), like->dtype(), shape, 0.0);
+  Tensor t = empty(like->context(), like->dtype(), shape);
   visit_floating(t->dtype(), [&](auto z) {
     using T = decltype(z);
     std::transform(v.begin(), v.end(), t->data_as<T>(), [](double x) { return static_cast<T>(x); });
@@ -40,7 +34,7 @@ Tensor values_like(const Tensor& like, const Dims& shape, const std::vector<doub
 }
 
 Tensor bool_tensor(Context* ctx, const Dims& shape, const std::vector<uint8_t>& v) {
-  Tensor t = full(ctx, DType::Bool, shape, 0.0);
+  Tensor t = empty(ctx, DType::Bool, shape);
   std::copy(v.begin(), v.end(), t->data_as<uint8_t>());
   return t;
 }

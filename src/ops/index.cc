@@ -76,6 +76,15 @@ void check_1d(const TensorImpl& index) {
   if (index.ndim() != 1) fail(AG_ERR_SHAPE, "index must be 1-D, got shape ", shape_str(index.shape()));
 }
 
+Tensor i64_tensor(Context* ctx, const Dims& shape, const std::vector<int64_t>& v) {
+  Tensor t = empty(ctx, DType::I64, shape);
+  if (static_cast<int64_t>(v.size()) != t->numel()) {
+    fail(AG_ERR_INTERNAL, v.size(), " index values for shape ", shape_str(shape));
+  }
+  std::copy(v.begin(), v.end(), t->data_as<int64_t>());
+  return t;
+}
+
 Tensor zero_pad_to(const Tensor& t, const Dims& shape) {
   if (t->shape() == shape) return t;
   std::vector<int64_t> pads;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ops/op_common.h"
 
@@ -20,6 +21,9 @@ std::string dim_str(const TensorImpl& x, int d);
 // index (1-D) read as a tensor of `shape`, varying along dim only.
 Dims along_dim_strides(const TensorImpl& index, const Dims& shape, int dim);
 void check_1d(const TensorImpl& index);
+// An i64 tensor of `shape` holding host-computed indices v (row-major). No
+// recorded step writes it, so recording for replay refuses the op using it.
+Tensor i64_tensor(Context* ctx, const Dims& shape, const std::vector<int64_t>& v);
 // x and src floating, of one dtype and context.
 void check_add_inputs(const TensorImpl& x, const TensorImpl& src);
 // index has x's ndim and no dim larger than x's, except along `dim` when

@@ -7,17 +7,12 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/index_common.h"
 #include "ops/op_common.h"
 
 namespace ag::ops {
 
 namespace {
-
-Tensor i64_tensor(Context* ctx, const std::vector<int64_t>& v) {
-  Tensor t = empty(ctx, DType::I64, Dims{static_cast<int64_t>(v.size())});
-  std::copy(v.begin(), v.end(), t->data_as<int64_t>());
-  return t;
-}
 
 // w (out values) as a tensor of x's dtype shaped to broadcast along dim d.
 Tensor weights_along(const Tensor& x, int d, const std::vector<double>& w) {
@@ -46,7 +41,7 @@ Tensor resample_dim(const Tensor& x, int d, int64_t out, double scale_factor, In
     for (int64_t o = 0; o < out; ++o) {
       idx.push_back(std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * fscale)), in - 1));
     }
-    return index_select(x, d, i64_tensor(ctx, idx));
+    return index_select(x, d, i64_tensor(ctx, Dims{out}, idx));
   }
   std::vector<int64_t> i0, i1;
   std::vector<double> l0, l1;
@@ -61,8 +56,8 @@ Tensor resample_dim(const Tensor& x, int d, int64_t out, double scale_factor, In
     l0.push_back(1.0 - lambda);
     l1.push_back(lambda);
   }
-  return add(mul(index_select(x, d, i64_tensor(ctx, i0)), weights_along(x, d, l0)),
-             mul(index_select(x, d, i64_tensor(ctx, i1)), weights_along(x, d, l1)));
+  return add(mul(index_select(x, d, i64_tensor(ctx, Dims{out}, i0)), weights_along(x, d, l0)),
+             mul(index_select(x, d, i64_tensor(ctx, Dims{out}, i1)), weights_along(x, d, l1)));
 }
 
 }  // namespace
