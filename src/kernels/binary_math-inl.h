@@ -72,6 +72,16 @@ struct LogaddexpK {
 
 // g * y * (1 - y): the gradient of sigmoid from its output y. Unfused, so
 // every target rounds as the scalar formula does.
+// g where y <= 0 is false (y > 0 or NaN, as PyTorch's threshold_backward),
+// else +0: a select, so that inf or NaN in g under the mask gives 0.
+struct ReluBackwardK {
+  template <class V>
+  HWY_INLINE V operator()(V g, V y) const {
+    const hn::DFromV<V> d;
+    return hn::IfThenZeroElse(hn::Le(y, hn::Zero(d)), g);
+  }
+};
+
 struct SigmoidBackwardK {
   template <class V>
   HWY_INLINE V operator()(V g, V y) const {

@@ -42,7 +42,7 @@ Tensor sigmoid(const Tensor& x) {
 // relu: dx = 0 where y <= 0, else g (a NaN y passes g, as PyTorch).
 Tensor relu(const Tensor& x) {
   return unary_op(x, K::Relu, "ReluBackward", Save::Output, [](Tensor g, const Tensor& y, double, double) {
-    return zero_where(le(y, scalar_like(y, 0.0)), g);
+    return relu_backward(std::move(g), y);
   });
 }
 

@@ -192,6 +192,12 @@ Tensor tanh_backward(Tensor&& g, const Tensor& t) {
   return tanh_backward(g, t);
 }
 
+Tensor relu_backward(Tensor&& g, const Tensor& y) {
+  if (grad_enabled()) return zero_where(le(y, scalar_like(y, 0.0)), g);
+  if (binary_in_place(g, y, kernels::BinaryKind::ReluBackward)) return std::move(g);
+  return binary_forward(g, y, kernels::BinaryKind::ReluBackward);
+}
+
 }  // namespace ag::ops
 
 namespace ag {

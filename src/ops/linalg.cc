@@ -163,53 +163,17 @@ Tensor product(const Tensor& a, const Tensor& b) {
   return y;
 }
 
-// relu's gradient and the column sums of it in one pass over g (rows x cols,
-// contiguous), y the relu's output: dz = 0 where y <= 0, else g (a NaN y
-// passes g, as relu's backward); db[j] = sum over rows of dz[., j], in row
-// order.
-template <class T>
-void relu_grad_colsum(const T* g, const T* y, T* dz, T* db, int64_t rows, int64_t cols) {
-  std::fill(db, db + cols, T(0));
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < cols; ++j) {
-      const T v = y[r * cols + j] <= T(0) ? T(0) : g[r * cols + j];
-      dz[r * cols + j] = v;
-      db[j] += v;
-    }
-  }
-}
-
 // linear on a matrix x (at least 2-D): y = act(z), z = x @ w^T + bias;
 // dz = act'(g), dx = dz @ w, dw = dz^T @ x summed over batch dims, dbias =
-// dz summed to (out). With relu and no graph to record (no create_graph),
-// dz and dbias come from one pass over g.
+// dz summed to (out).
 struct LinearBackward final : SavingNode<3> {
   LinearBackward(bool has_bias, bool has_relu) : bias(has_bias), relu(has_relu) {}
   const char* name() const override { return relu ? "LinearReluBackward" : "LinearBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    Tensor dz = g[0], db;
-    const bool want_db = bias && needs_input_grad(2);
-    if (relu) {
-      const Tensor y = saved[2].unpack(*this);
-      if (grad_enabled()) {  // differentiable: create_graph
-        dz = zero_where(le(y, scalar_like(y, 0.0)), g[0]);
-      } else {
-        const Tensor gc = contiguous_data(g[0]), yc = contiguous_data(y);
-        const int64_t cols = y->shape()[y->ndim() - 1], rows = cols == 0 ? 0 : y->numel() / cols;
-        dz = empty(y->context(), y->dtype(), y->shape());
-        db = empty(y->context(), y->dtype(), Dims{cols});
-        if (y->dtype() == DType::F64) {
-          relu_grad_colsum(gc->data_as<double>(), yc->data_as<double>(),
-                           dz->data_as<double>(), db->data_as<double>(), rows, cols);
-        } else {
-          relu_grad_colsum(gc->data_as<float>(), yc->data_as<float>(),
-                           dz->data_as<float>(), db->data_as<float>(), rows, cols);
-        }
-      }
-    }
+    const Tensor dz = relu ? relu_backward(std::move(g[0]), saved[2].unpack(*this)) : g[0];
     if (needs_input_grad(0)) out[0] = product(dz, saved[1].unpack(*this));
     if (needs_input_grad(1)) out[1] = reduce_to(product(transpose_last2(dz), saved[0].unpack(*this)), input_shape(1));
-    if (want_db) out[2] = db ? db : reduce_to(dz, input_shape(2));
+    if (bias && needs_input_grad(2)) out[2] = reduce_to(dz, input_shape(2));
   }
   bool bias, relu;
 };

@@ -66,6 +66,10 @@ Tensor sub(Tensor&& a, const Tensor& b);
 Tensor mul(Tensor&& a, const Tensor& b);
 Tensor div(Tensor&& a, const Tensor& b);
 Tensor tanh_backward(Tensor&& g, const Tensor& t);
+// relu's gradient from its output y: g where y > 0 (or NaN), else +0. A
+// recorded select when a graph is built (create_graph), else one fused pass,
+// with the same bits.
+Tensor relu_backward(Tensor&& g, const Tensor& y);
 
 // ---- shape and views (views share the input's storage and version counter) ----
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step);

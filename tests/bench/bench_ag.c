@@ -595,8 +595,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < (g_quick ? 1 : 3); ++i) with_retry(bench_large, &sizes[i]);
   }
   if (selected(only, "d")) {
-    static int linear_layout[3] = {0, 1, 2};
-    for (int i = 0; i < 3; ++i) with_retry(bench_mlp, &linear_layout[i]);
+    static int variant[4] = {0, 1, 2, 3};
+    for (int i = 0; i < 4; ++i) with_retry(bench_mlp, &variant[i]);
   }
   if (selected(only, "e")) with_retry(bench_fanin, NULL);
   if (selected(only, "g")) with_retry(bench_dispatch, NULL);

@@ -251,6 +251,46 @@ std::vector<double> grad_of(const Unary& f, const std::vector<double>& x) {
   return g.get() ? read(g.get()) : std::vector<double>();
 }
 
+// relu's gradient, fused (first order) and recorded (create_graph), and
+// linear_act(relu)'s: g where the output is > 0 or NaN (PyTorch's
+// threshold_backward), else +0 even for an inf or NaN g.
+TEST(ElementwiseOps, ReluGradientMasksNonFiniteUpstream) {
+  const double inf = INFINITY, nan = NAN;
+  // linear_act sees finite inputs (a product with inf or NaN spreads them).
+  const std::vector<double> x_relu = {-1, 0, 2, nan, -inf, inf}, x_linear = {-1, 0, 2, 1, -4, 3};
+  const std::vector<double> up = {inf, nan, 3, 5, 7, -2}, want = {0, 0, 3, 5, 0, -2};
+  for (ag_dtype dt : {AG_F32, AG_F64}) {
+    for (int create_graph : {0, 1}) {
+      for (int linear : {0, 1}) {
+        Ctx ctx(0);
+        T in(make(ctx.get(), dt, {1, 6}, linear ? x_linear : x_relu)), g(make(ctx.get(), dt, {1, 6}, up)), y, gx;
+        ag_tensor_requires_grad(in.get(), 1);
+        std::vector<double> id(36, 0.0);
+        for (int i = 0; i < 6; ++i) id[i * 7] = 1.0;
+        T eye(make(ctx.get(), dt, {6, 6}, id));
+        if (linear) {  // in @ I^T: the same numbers through linear_act
+          ASSERT_EQ(ag_op_linear_act(y.out(), in.get(), eye.get(), nullptr, AG_ACTIVATION_RELU), AG_OK);
+        } else {
+          ASSERT_EQ(ag_op_relu(y.out(), in.get()), AG_OK);
+        }
+        ag_backward_options o = AG_BACKWARD_OPTIONS_INIT;
+        o.create_graph = create_graph;
+        ASSERT_EQ(ag_backward(y.get(), g.get(), &o), AG_OK) << ag_last_error_message();
+        ASSERT_EQ(ag_tensor_grad(gx.out(), in.get()), AG_OK);
+        const std::vector<double> got = read(gx.get());
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < want.size(); ++i) {
+          EXPECT_EQ(got[i], want[i]) << "dt " << dt << " create_graph " << create_graph << " linear " << linear
+                                     << " i " << i;
+          if (want[i] == 0) {
+            EXPECT_FALSE(std::signbit(got[i])) << "i " << i;  // +0, not -0
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(ElementwiseOps, SubgradientsAtKinksFollowPyTorch) {
   EXPECT_EQ(grad_of(ag_op_relu, {-1, 0, 2}), (std::vector<double>{0, 0, 1}));
   EXPECT_EQ(grad_of(ag_op_abs, {-1, 0, 2}), (std::vector<double>{-1, 0, 1}));
