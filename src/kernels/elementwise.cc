@@ -160,15 +160,18 @@ struct ShapeRows {
   void pow(T p) const { PowRows<T>(shape, x, out, p); }
 };
 
-// One element: the row the shape driver would run on it (the same vector
-// code on a one-lane tail, so the same bits), without the driver.
+// One element: the op's vector code on a one-lane vector (the same
+// instructions per lane as a full row, so the same bits; the
+// MathOnTarget.UnaryOneMatchesRows tests check every kind), without the row
+// driver and its tail masks.
 template <class T>
 struct OneElement {
   const T* x;
   T* out;
   template <class Op>
   void vector(Op op) const {
-    UnaryRow<T, Op>(&op, x, out, 1);
+    const hn::CappedTag<T, 1> d1;
+    hn::StoreU(op(d1, hn::LoadU(d1, x)), d1, out);
   }
   template <class F>
   void scalar(F f) const {
@@ -375,26 +378,55 @@ namespace {
 
 // One element of the arithmetic kinds: one IEEE operation in the order of
 // the vector functors, so the same bits as every vector path (the strided
-// rows rely on that too), without dispatch or row planning. False for the
-// other kinds, which take the general path.
-template <class T>
-bool binary_one_typed(BinaryKind k, const char* a, const char* b, char* out) {
+// rows rely on that too), without dispatch or row planning.
+template <class T, BinaryKind K>
+void binary_one(const char* a, const char* b, char* out) {
   const T x = *reinterpret_cast<const T*>(a), y = *reinterpret_cast<const T*>(b);
   T* o = reinterpret_cast<T*>(out);
+  if constexpr (K == BinaryKind::Add) *o = x + y;
+  if constexpr (K == BinaryKind::Sub) *o = x - y;
+  if constexpr (K == BinaryKind::Mul) *o = x * y;
+  if constexpr (K == BinaryKind::Div) *o = x / y;
+  if constexpr (K == BinaryKind::TanhBackward) *o = x * (T(1) - y * y);
+}
+
+// The kinds binary_one covers.
+#define AG_BINARY_ONE_KINDS(X) X(Add) X(Sub) X(Mul) X(Div) X(TanhBackward)
+
+template <class T>
+BinaryOneFn binary_one_typed(BinaryKind k) {
+#define AG_CASE(kind) \
+  case BinaryKind::kind: return &binary_one<T, BinaryKind::kind>;
   switch (k) {
-    case BinaryKind::Add: *o = x + y; return true;
-    case BinaryKind::Sub: *o = x - y; return true;
-    case BinaryKind::Mul: *o = x * y; return true;
-    case BinaryKind::Div: *o = x / y; return true;
-    case BinaryKind::TanhBackward: *o = x * (T(1) - y * y); return true;
+    AG_BINARY_ONE_KINDS(AG_CASE)
+    default: return nullptr;
+  }
+#undef AG_CASE
+}
+
+// binary_scalar's switch calls binary_one directly (inlined), not through a
+// pointer: it is on the path of every op of a scalar chain.
+template <class T>
+bool binary_scalar_typed(BinaryKind k, const char* a, const char* b, char* out) {
+#define AG_CASE(kind)                               \
+  case BinaryKind::kind:                            \
+    binary_one<T, BinaryKind::kind>(a, b, out);     \
+    return true;
+  switch (k) {
+    AG_BINARY_ONE_KINDS(AG_CASE)
     default: return false;
   }
+#undef AG_CASE
 }
 
 }  // namespace
 
+BinaryOneFn binary_one_fn(BinaryKind k, DType dt) {
+  return dt == DType::F64 ? binary_one_typed<double>(k) : binary_one_typed<float>(k);
+}
+
 bool binary_scalar(BinaryKind k, DType dt, const char* a, const char* b, char* out) {
-  return dt == DType::F64 ? binary_one_typed<double>(k, a, b, out) : binary_one_typed<float>(k, a, b, out);
+  return dt == DType::F64 ? binary_scalar_typed<double>(k, a, b, out) : binary_scalar_typed<float>(k, a, b, out);
 }
 
 void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr, double attr2) {

@@ -47,6 +47,10 @@ void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out
 // (Add, Sub, Mul, Div, TanhBackward): the bits of binary(). False (nothing
 // written) for the other kinds.
 bool binary_scalar(BinaryKind k, DType dt, const char* a, const char* b, char* out);
+// The function binary_scalar calls for k and dt (null for the other kinds),
+// for callers that run one kind many times (replayed steps).
+using BinaryOneFn = void (*)(const char* a, const char* b, char* out);
+BinaryOneFn binary_one_fn(BinaryKind k, DType dt);
 
 // Comparisons a op b over `shape` (broadcast) into bool bytes (0 or 1); any
 // comparison with NaN is false, except Ne.

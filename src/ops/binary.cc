@@ -55,12 +55,13 @@ Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
   Tensor y = empty(a->context(), a->dtype(), shape);
   binary_into(a, b, k, shape, *y);
   if (Recorder* r = recording()) [[unlikely]] {
-    if (y->numel() == 1 && a->numel() == 1 && b->numel() == 1) {
-      // One element each (scalar chains): the kernel on the resolved
-      // pointers, which stay put while the step holds the tensors.
-      r->add(*y, [a, b, y, k, pa = a->data(), pb = b->data(), py = y->data(), dt = a->dtype()] {
-        if (!kernels::binary_scalar(k, dt, pa, pb, py)) binary_into(a, b, k, y->shape(), *y);
-      });
+    const kernels::BinaryOneFn one = y->numel() == 1 && a->numel() == 1 && b->numel() == 1
+                                         ? kernels::binary_one_fn(k, a->dtype())
+                                         : nullptr;
+    if (one != nullptr) {
+      // One element each (scalar chains): the kind's function on the
+      // resolved pointers, which stay put while the step holds the tensors.
+      r->add(*y, [a, b, y, one, pa = a->data(), pb = b->data(), py = y->data()] { one(pa, pb, py); });
     } else {
       r->add(*y, [a, b, k, y] { binary_into(a, b, k, y->shape(), *y); });
     }

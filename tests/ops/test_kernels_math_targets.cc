@@ -156,6 +156,28 @@ void check_unary_accuracy(const char* target) {
   }
 }
 
+// unary_one (one element, the small-graph path) gives the bits of the
+// whole-shape kernel for every kind, input and target.
+template <class T>
+void check_unary_one_bits() {
+  for (const UnaryCase& c : unary_cases()) {
+    std::vector<T> x = sweep_inputs<T>(c, 2000);
+    for (T e : edge_values<T>()) {
+      if (std::isnan(e) || (e >= c.lo && e <= c.hi)) x.push_back(e);
+    }
+    const std::vector<T> y = run_unary<T>(c.k, x, static_cast<T>(c.a1), static_cast<T>(c.a2));
+    for (size_t i = 0; i < x.size(); ++i) {
+      T one = T(0);
+      unary_one(c.k, dtype_of<T>(), reinterpret_cast<const char*>(&x[i]), reinterpret_cast<char*>(&one),
+                static_cast<double>(static_cast<T>(c.a1)), static_cast<double>(static_cast<T>(c.a2)));
+      ASSERT_TRUE(same_bits(one, y[i])) << c.name << " x = " << x[i] << " one " << one << " rows " << y[i];
+    }
+  }
+}
+
+TEST_P(MathOnTarget, UnaryOneMatchesRowsF32) { check_unary_one_bits<float>(); }
+TEST_P(MathOnTarget, UnaryOneMatchesRowsF64) { check_unary_one_bits<double>(); }
+
 TEST_P(MathOnTarget, UnaryAccuracyF32) { check_unary_accuracy<float>(target()); }
 TEST_P(MathOnTarget, UnaryAccuracyF64) { check_unary_accuracy<double>(target()); }
 
