@@ -42,7 +42,17 @@ Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double 
   check_floating(*x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
   unary_into(x, k, attr, attr2, *y);
-  trace(*y, [x, k, attr, attr2, y] { unary_into(x, k, attr, attr2, *y); });
+  if (Recorder* r = recording()) [[unlikely]] {
+    if (x->numel() == 1) {
+      // One element (scalar chains): the kernel on the resolved pointers,
+      // which stay put while the step holds the tensors.
+      r->add(*y, [x, y, k, attr, attr2, dt = x->dtype(), px = x->data(), py = y->data()] {
+        kernels::unary_one(k, dt, px, py, attr, attr2);
+      });
+    } else {
+      r->add(*y, [x, k, attr, attr2, y] { unary_into(x, k, attr, attr2, *y); });
+    }
+  }
   return y;
 }
 
