@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <new>
+#include <vector>
 
 #include "kernels/gemm.h"
 
@@ -464,6 +466,27 @@ constexpr int64_t kTaskRows = 256, kTaskCols = 1024, kRowAlign = 24, kColAlign =
 constexpr int64_t kVectorTaskMacs = int64_t{1} << 18;
 constexpr int64_t kMinTasks = 4, kMinTaskMacs = int64_t{1} << 20;
 
+// Each task packs its KC x cols block of B: about this many multiply-adds'
+// time per packed element (a transposing copy against 2 x 16-lane FMAs).
+constexpr double kPackMacs = 8;
+
+// Finishing time, in multiply-adds per unit of k, of the tiles of rows x cols
+// of an m x n product on t threads that take the tasks in index order, each
+// the next free one (the pool's dynamic schedule): a task costs its rows x
+// cols plus the packing of its cols.
+double makespan(int64_t m, int64_t n, int64_t rows, int64_t cols, int64_t t) {
+  std::vector<double> busy(static_cast<size_t>(t), 0.0);  // a min-heap of thread finishing times
+  for (int64_t i0 = 0; i0 < m; i0 += rows) {
+    for (int64_t j0 = 0; j0 < n; j0 += cols) {
+      const double r = static_cast<double>(std::min(rows, m - i0)), c = static_cast<double>(std::min(cols, n - j0));
+      std::pop_heap(busy.begin(), busy.end(), std::greater<>());
+      busy.back() += c * (r + kPackMacs);
+      std::push_heap(busy.begin(), busy.end(), std::greater<>());
+    }
+  }
+  return *std::max_element(busy.begin(), busy.end());
+}
+
 struct Grid {
   bool small;
   int64_t mb, nb, rows, cols;
@@ -498,24 +521,24 @@ Grid grid(const GemmArgs& g) {
   const int64_t macs = g.m * g.n * g.k;
   const int64_t want = std::min<int64_t>(kMinTasks, macs / kMinTaskMacs);
   if (mb * ceil_div(g.n, cols) < want) cols = split(g.n, ceil_div(g.n, ceil_div(want, mb)), kColAlign);
-  // For t threads, a task count that leaves threads idle in the last round
-  // (4 tasks on 3 threads take as long as on 2, on 8 threads as on 4): the
-  // finer aligned tiles whose count c needs the least time per thread,
-  // ceil(c / t) / c (1 / t for a multiple of t; the fewest tasks among
-  // equals), as long as each task keeps kMinTaskMacs. Few candidates: both
-  // sides step by their alignment and c stays under 4t.
+  // For t threads: among the aligned tiles up to the sizes above (both sides
+  // step by their alignment, at most 4t tasks, each keeping kMinTaskMacs), the grid
+  // whose tasks finish first (makespan), ties to the fewest tasks. Equal
+  // counts are not equal shares: 784 columns in tiles of 240 leave one
+  // thread of two with 480 of them, tiles of 192 with 400.
   const int64_t t = std::max<int64_t>(1, g.threads);
   int64_t nb = ceil_div(g.n, cols);
-  if (t > 1 && (mb * nb) % t != 0 && mb * nb < 4 * t) {
-    auto cost = [t](int64_t c) { return static_cast<double>(ceil_div(c, t)) / static_cast<double>(c); };
-    for (int64_t r = rows; r >= kRowAlign; r -= kRowAlign) {
+  if (t > 1 && mb * nb < 4 * t) {
+    double best = makespan(g.m, g.n, rows, cols, t);
+    for (int64_t r = split(g.m, kTaskRows, kRowAlign); r >= kRowAlign; r -= kRowAlign) {
       const int64_t mr = ceil_div(g.m, r);
       if (mr > 4 * t) break;
-      for (int64_t c = cols; c >= kColAlign; c -= kColAlign) {
+      for (int64_t c = split(g.n, kTaskCols, kColAlign); c >= kColAlign; c -= kColAlign) {
         const int64_t nc = ceil_div(g.n, c), count = mr * nc;
         if (count > 4 * t || macs / count < kMinTaskMacs) break;
-        const double now = cost(mb * nb), cand = cost(count);
-        if (cand < now - 1e-12 || (cand <= now + 1e-12 && count < mb * nb)) {
+        const double cand = makespan(g.m, g.n, r, c, t);
+        if (cand < best * (1 - 1e-3) || (cand <= best * (1 + 1e-3) && count < mb * nb)) {
+          best = std::min(best, cand);
           rows = r, cols = c, mb = mr, nb = nc;
         }
       }
@@ -524,20 +547,39 @@ Grid grid(const GemmArgs& g) {
   return {false, mb, ceil_div(g.n, cols), rows, cols};
 }
 
+// grid() of the last few shapes on this thread: every task asks for it, and
+// the makespan search is not free.
+Grid cached_grid(const GemmArgs& g) {
+  struct Entry {
+    int64_t m = -1, n = -1, k = -1, threads = -1;
+    Grid grid{};
+  };
+  constexpr int kEntries = 8;
+  thread_local Entry cache[kEntries];
+  thread_local int next = 0;
+  for (const Entry& e : cache) {
+    if (e.m == g.m && e.n == g.n && e.k == g.k && e.threads == g.threads) return e.grid;
+  }
+  Entry& e = cache[next];
+  next = (next + 1) % kEntries;
+  e = Entry{g.m, g.n, g.k, g.threads, grid(g)};
+  return e.grid;
+}
+
 }  // namespace
 
 int64_t gemm_tasks(const GemmArgs& g) {
-  const Grid gr = grid(g);
+  const Grid gr = cached_grid(g);
   return gr.mb * gr.nb;
 }
 
 double gemm_task_flops(const GemmArgs& g) {
-  const Grid gr = grid(g);
+  const Grid gr = cached_grid(g);
   return 2.0 * static_cast<double>(gr.rows) * static_cast<double>(gr.cols) * static_cast<double>(g.k);
 }
 
 void gemm_task(const GemmArgs& g, int64_t t) {
-  const Grid gr = grid(g);
+  const Grid gr = cached_grid(g);
   if (g.m == 0 || g.n == 0) return;
   const int64_t i0 = t / gr.nb * gr.rows, j0 = t % gr.nb * gr.cols;
   const int64_t i1 = std::min(g.m, i0 + gr.rows), j1 = std::min(g.n, j0 + gr.cols);

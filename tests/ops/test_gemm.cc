@@ -238,15 +238,35 @@ TEST(Gemm, SameBitsOnOneAndTwoThreads) {
   }
 }
 
+// The elements of C each task writes (found by running it alone), and the
+// share of C the busiest of t threads computes when the tasks go in index
+// order to the first free thread (the pool's dynamic schedule).
+double busiest_share(const GemmArgs& g, int64_t t) {
+  std::vector<float> c(static_cast<size_t>(g.m * g.n));
+  std::vector<double> load(static_cast<size_t>(t), 0.0);
+  for (int64_t task = 0; task < gemm_tasks(g); ++task) {
+    std::fill(c.begin(), c.end(), std::nanf(""));
+    GemmArgs gt = g;
+    gt.c = reinterpret_cast<char*>(c.data());
+    gemm_task(gt, task);
+    const double written = static_cast<double>(std::count_if(c.begin(), c.end(), [](float v) { return !std::isnan(v); }));
+    *std::min_element(load.begin(), load.end()) += written;
+  }
+  return *std::max_element(load.begin(), load.end()) / static_cast<double>(g.m * g.n);
+}
+
 // The grid made for T threads (GemmArgs::threads) changes neither the bits
-// nor the coverage of C, and each thread's share of a large product
-// shrinks as T grows (an even share where the aligned tiles allow it).
+// nor the coverage of C, and the busiest thread's share of a large product
+// shrinks as T grows and stays near an even share at 2 threads (the MLP's
+// products of a batch of 64 among them: 256 columns in tiles aligned to 48
+// give at best 144 to one thread, 0.5625).
 TEST(Gemm, GridForEachThreadCountSameBits) {
   std::mt19937_64 rng(47);
   struct Sizes {
     int64_t m, n, k;
   };
-  for (const Sizes& z : {Sizes{512, 512, 512}, Sizes{300, 297, 305}, Sizes{64, 1000, 784}, Sizes{1000, 64, 300}}) {
+  for (const Sizes& z : {Sizes{512, 512, 512}, Sizes{300, 297, 305}, Sizes{64, 1000, 784}, Sizes{1000, 64, 300},
+                         Sizes{64, 256, 784}, Sizes{256, 784, 64}, Sizes{64, 256, 256}, Sizes{256, 256, 64}}) {
     const Matrix<float> a(z.m, z.k, Layout::RowMajor, rng), b(z.k, z.n, Layout::RowMajor, rng);
     std::vector<float> c1(static_cast<size_t>(z.m * z.n));
     GemmArgs g{DType::F32, z.m, z.n, z.k, 1.0, reinterpret_cast<const char*>(a.data.data()), a.rs, a.cs,
@@ -261,16 +281,12 @@ TEST(Gemm, GridForEachThreadCountSameBits) {
       run_all(gt);
       ASSERT_EQ(0, std::memcmp(c1.data(), ct.data(), c1.size() * sizeof(float)))
           << z.m << "x" << z.n << "x" << z.k << " for " << t << " threads";
-      // A thread's share of the product, (rounds of tasks) / tasks, never
-      // grows with t, and is an even share (1 / t) whenever that is below a
-      // task of the minimum size.
-      const int64_t tasks = gemm_tasks(gt);
-      const double share = static_cast<double>((tasks + t - 1) / t) / static_cast<double>(tasks);
-      EXPECT_LE(share, last_share + 1e-12) << tasks << " tasks for " << t << " threads, " << z.m << "x" << z.n;
-      last_share = share;
-      if (z.m == 512 && z.n == 512 && (t == 2 || t == 3 || t == 4 || t == 8)) {
-        EXPECT_EQ(0, tasks % t) << tasks << " tasks for " << t << " threads";
+      const double share = busiest_share(gt, t);
+      EXPECT_LE(share, last_share + 0.02) << z.m << "x" << z.n << "x" << z.k << " for " << t << " threads";
+      if (t == 2) {
+        EXPECT_LE(share, 0.57) << z.m << "x" << z.n << "x" << z.k;
       }
+      last_share = std::min(last_share, share);
     }
   }
 }
