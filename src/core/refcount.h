@@ -53,15 +53,25 @@ class RefCounted : public PoolAllocated {
 
  protected:
   virtual ~RefCounted() = default;
+  // For an object that shares one pool block with another (a new tensor and
+  // its storage, core/tensor_impl.cc): set by its maker, and then the last
+  // release calls dispose_in_place instead of delete.
+  void set_in_shared_block() noexcept { in_shared_block_ = true; }
+  bool in_shared_block() const noexcept { return in_shared_block_; }
+  // Destroys the object and frees its memory, or leaves the block to the
+  // object it shares it with.
+  virtual void dispose_in_place() const noexcept {}
 
  private:
   static void destroy(const RefCounted* obj) noexcept;
+  static void free_now(const RefCounted* obj) noexcept;
   // The reference count, and in kWeakBit whether a weak pointer exists (set
   // by holders of a reference, also several at once: hooks registered on
   // one node from two threads; never cleared).
   static constexpr int32_t kWeakBit = int32_t{1} << 30;
   static constexpr int32_t kCountMask = kWeakBit - 1;
   mutable std::atomic<int32_t> refs_{1};
+  bool in_shared_block_ = false;  // in the padding after refs_
   // The next object in the thread's list of objects waiting to be freed.
   mutable const RefCounted* next_to_free_ = nullptr;
 };
