@@ -14,8 +14,6 @@ void pool_trim() noexcept {}
 #else
 namespace pool_detail {
 
-thread_local ThreadPools tl_pools;
-
 namespace {
 
 void release_all(ThreadPools& p) noexcept {

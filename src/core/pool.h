@@ -35,15 +35,18 @@ struct FreeBlock {
   FreeBlock* next;
 };
 
-// Plain data (no constructor or destructor), so that every access is a
-// direct thread-local load; pool.cc empties the lists at thread exit and
-// then sets `gone`, after which frees go straight to the system allocator.
+// Plain data (no constructor or destructor), defined here with a constant
+// initializer: every access is a direct thread-local load, with no check
+// for a thread-local initialization function (which an extern declaration
+// needs). pool.cc empties the lists at thread exit and then sets `gone`,
+// after which frees go straight to the system allocator (its counts stay
+// 0, which sends every free the slow way).
 struct ThreadPools {
   FreeBlock* head[kClasses];
   size_t count[kClasses];
   bool gone;
 };
-extern thread_local ThreadPools tl_pools;
+inline thread_local ThreadPools tl_pools{};
 
 constexpr size_t class_of(size_t bytes) { return (bytes + kGranule - 1) / kGranule - 1; }
 constexpr size_t cap_of(size_t c) { return kMaxCachedBytes / ((c + 1) * kGranule); }
@@ -72,8 +75,9 @@ inline void pool_free(void* ptr, size_t bytes) noexcept {
   const size_t c = class_of(bytes);
   ThreadPools& p = tl_pools;
   // count 0 goes the slow way: the first block of a thread registers the
-  // exit cleanup there.
-  if (c < kClasses && p.count[c] != 0 && p.count[c] < cap_of(c) && !p.gone) {
+  // exit cleanup there, and after the exit cleanup every count is 0. One
+  // unsigned compare tests 0 < count < cap.
+  if (c < kClasses && p.count[c] - 1 < cap_of(c) - 1) {
     FreeBlock* b = static_cast<FreeBlock*>(ptr);
     b->next = p.head[c];
     p.head[c] = b;

@@ -11,6 +11,14 @@ thread_local bool tl_draining = false;
 thread_local const RefCounted* tl_pending = nullptr;
 }  // namespace
 
+void RefCounted::free_now(const RefCounted* obj) noexcept {
+  if (obj->in_shared_block_) {
+    obj->dispose_in_place();
+  } else {
+    delete obj;
+  }
+}
+
 void RefCounted::destroy(const RefCounted* obj) noexcept {
   if (tl_draining) {
     obj->next_to_free_ = tl_pending;
@@ -18,10 +26,10 @@ void RefCounted::destroy(const RefCounted* obj) noexcept {
     return;
   }
   tl_draining = true;
-  delete obj;
+  free_now(obj);
   while (const RefCounted* next = tl_pending) {
     tl_pending = next->next_to_free_;
-    delete next;
+    free_now(next);
   }
   tl_draining = false;
 }

@@ -31,37 +31,47 @@ class RefCounted : public PoolAllocated {
       destroy(this);
       return;
     }
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(this);
+    if ((refs_.fetch_sub(1, std::memory_order_acq_rel) & kCountMask) == 1) destroy(this);
   }
   // Call, holding a reference, before storing a weak pointer to the object
   // (one that is turned into a reference with try_retain).
-  void mark_weakly_referenced() const noexcept { weakly_referenced_.store(true, std::memory_order_relaxed); }
+  void mark_weakly_referenced() const noexcept { refs_.fetch_or(kWeakBit, std::memory_order_relaxed); }
   // True if the caller holds the only reference and no weak pointer exists:
-  // then no other thread can reach the object.
-  bool sole_owner() const noexcept {
-    return refs_.load(std::memory_order_acquire) == 1 && !weakly_referenced_.load(std::memory_order_relaxed);
-  }
+  // then no other thread can reach the object. One compare: the weak bit
+  // makes the word differ from 1.
+  bool sole_owner() const noexcept { return refs_.load(std::memory_order_acquire) == 1; }
   // Adds a reference unless the count already reached zero (for weak
   // pointers; see mark_weakly_referenced).
   bool try_retain() const noexcept {
     int32_t n = refs_.load(std::memory_order_relaxed);
-    while (n > 0) {
+    while ((n & kCountMask) > 0) {
       if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return true;
     }
     return false;
   }
-  int32_t use_count() const noexcept { return refs_.load(std::memory_order_acquire); }
+  int32_t use_count() const noexcept { return refs_.load(std::memory_order_acquire) & kCountMask; }
 
  protected:
   virtual ~RefCounted() = default;
+  // For an object that shares one pool block with another (a new tensor and
+  // its storage, core/tensor_impl.cc): set by its maker, and then the last
+  // release calls dispose_in_place instead of delete.
+  void set_in_shared_block() noexcept { in_shared_block_ = true; }
+  bool in_shared_block() const noexcept { return in_shared_block_; }
+  // Destroys the object and frees its memory, or leaves the block to the
+  // object it shares it with.
+  virtual void dispose_in_place() const noexcept {}
 
  private:
   static void destroy(const RefCounted* obj) noexcept;
+  static void free_now(const RefCounted* obj) noexcept;
+  // The reference count, and in kWeakBit whether a weak pointer exists (set
+  // by holders of a reference, also several at once: hooks registered on
+  // one node from two threads; never cleared).
+  static constexpr int32_t kWeakBit = int32_t{1} << 30;
+  static constexpr int32_t kCountMask = kWeakBit - 1;
   mutable std::atomic<int32_t> refs_{1};
-  // Set by holders of a reference, also several at once (hooks registered
-  // on one node from two threads): atomic, though every store writes true.
-  // Read by the last owner.
-  mutable std::atomic<bool> weakly_referenced_{false};
+  bool in_shared_block_ = false;  // in the padding after refs_
   // The next object in the thread's list of objects waiting to be freed.
   mutable const RefCounted* next_to_free_ = nullptr;
 };

@@ -39,6 +39,20 @@ Ref<Storage> Storage::allocate(Context* ctx, size_t nbytes) {
   return s;
 }
 
+Storage* Storage::make_in_block(void* mem, size_t block_bytes, Context* ctx, size_t nbytes) {
+  Storage* s = ::new (mem) Storage(ctx, nbytes);  // may throw: nothing made yet
+  s->block_bytes_ = static_cast<uint32_t>(block_bytes);
+  s->set_in_shared_block();
+  return s;
+}
+
+void Storage::dispose_in_place() const noexcept {
+  const size_t bytes = block_bytes_;
+  void* block = const_cast<Storage*>(this);
+  this->Storage::~Storage();
+  pool_free(block, bytes);
+}
+
 Ref<Storage> Storage::wrap(Context* ctx, void* data, size_t nbytes, LentMemory& lent, bool read_only) {
   Storage* s = new Storage(ctx, data, nbytes, read_only);  // may throw: `lent` keeps the deleter
   s->deleter_ = lent.release();

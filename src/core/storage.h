@@ -64,6 +64,22 @@ class Storage : public RefCounted {
   // deleter, which then runs when the caller's call ends.
   static Ref<Storage> wrap_or_copy(Context* ctx, void* data, size_t nbytes, size_t align, LentMemory& lent,
                                    bool read_only);
+  // The storage of a new tensor, made at `mem`, the start of a pool block of
+  // block_bytes that also holds the tensor (core/tensor_impl.cc): one
+  // allocation per tensor. The storage outlives the tensor (which holds a
+  // reference) and frees the block when it dies. Throws std::bad_alloc,
+  // leaving `mem` to the caller.
+  static Storage* make_in_block(void* mem, size_t block_bytes, Context* ctx, size_t nbytes);
+  // The reference of the tensor in the block, dropped after the tensor's
+  // destructor. Mostly the only one: the storage then goes at once, not
+  // through the list of objects waiting to be freed.
+  void release_from_block() const noexcept {
+    if (sole_owner()) {
+      Storage::dispose_in_place();
+    } else {
+      release();
+    }
+  }
   ~Storage() override;
 
   void* data() const { return data_; }
@@ -85,6 +101,7 @@ class Storage : public RefCounted {
 
   Storage(Context* ctx, size_t nbytes);
   Storage(Context* ctx, void* data, size_t nbytes, bool read_only);
+  void dispose_in_place() const noexcept override;
 
   Context* ctx_;  // a reference taken with retain_storage_ref
   void* data_ = nullptr;
@@ -93,6 +110,7 @@ class Storage : public RefCounted {
   bool owner_side_ref_;  // what retain_storage_ref returned
   bool host_ = false;
   bool read_only_ = false;
+  uint32_t block_bytes_ = 0;  // of the block shared with a tensor (make_in_block)
   HostDeleter deleter_;
   alignas(16) unsigned char inline_[kInlineBytes];
 };

@@ -1,5 +1,9 @@
 #include "core/tensor_impl.h"
 
+#include <new>
+
+#include "core/recorder.h"
+
 namespace ag {
 
 TensorImpl::TensorImpl(Ref<Storage> storage, DType dtype, const Dims& shape, const Dims& strides,
@@ -11,7 +15,18 @@ TensorImpl::TensorImpl(Ref<Storage> storage, DType dtype, const Dims& shape, con
       shape_(shape),
       strides_(strides) {}
 
-TensorImpl::~TensorImpl() { delete meta_.load(std::memory_order_acquire); }
+TensorImpl::~TensorImpl() {
+  delete meta_.load(std::memory_order_acquire);
+  // The storage shares this tensor's block: dispose_in_place drops the
+  // reference once nothing touches the tensor's memory any more.
+  if (in_shared_block()) (void)storage_.detach();
+}
+
+void TensorImpl::dispose_in_place() const noexcept {
+  Storage* s = storage_.get();
+  this->TensorImpl::~TensorImpl();
+  s->release_from_block();
+}
 
 AutogradMetaBase* TensorImpl::install_autograd_meta(std::unique_ptr<AutogradMetaBase> m) {
   AutogradMetaBase* expected = nullptr;
@@ -38,8 +53,24 @@ bool TensorImpl::is_non_overlapping() const {
 
 Tensor empty(Context* ctx, DType dtype, const Dims& shape) {
   const size_t bytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
-  Ref<Storage> s = Storage::allocate(ctx, bytes);
-  return Tensor::adopt(new TensorImpl(std::move(s), dtype, shape, contiguous_strides(shape), 0));
+  // The storage first (its inline data is 16-byte aligned, as the block),
+  // the tensor after it.
+  constexpr size_t kTensorAt = (sizeof(Storage) + alignof(TensorImpl) - 1) / alignof(TensorImpl) * alignof(TensorImpl);
+  constexpr size_t kBlockBytes = kTensorAt + sizeof(TensorImpl);
+  void* mem = pool_alloc(kBlockBytes);
+  Storage* s;
+  try {
+    s = Storage::make_in_block(mem, kBlockBytes, ctx, bytes);
+  } catch (...) {
+    pool_free(mem, kBlockBytes);
+    throw;
+  }
+  auto* t = ::new (static_cast<char*>(mem) + kTensorAt)
+      TensorImpl(Ref<Storage>::adopt(s), dtype, shape, contiguous_strides(shape), 0);
+  t->set_in_shared_block();
+  Tensor result = Tensor::adopt(t);
+  if (Recorder* r = recording()) [[unlikely]] r->note_allocation(*s);
+  return result;
 }
 
 Tensor make_view(const TensorImpl& t, const Dims& shape, const Dims& strides, int64_t offset) {

@@ -22,6 +22,9 @@ struct AutogradMetaBase : PoolAllocated {
   virtual ~AutogradMetaBase() = default;
 };
 
+class TensorImpl;
+using Tensor = Ref<TensorImpl>;
+
 class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
  public:
   TensorImpl(Ref<Storage> storage, DType dtype, const Dims& shape, const Dims& strides, int64_t offset);
@@ -66,6 +69,9 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
   AutogradMetaBase* install_autograd_meta(std::unique_ptr<AutogradMetaBase> m);
 
  private:
+  friend Tensor empty(Context* ctx, DType dtype, const Dims& shape);
+  void dispose_in_place() const noexcept override;
+
   // The fields every op reads share the first cache line; the shape and
   // strides (kMaxDims entries each, mostly unused) come last.
   Ref<Storage> storage_;
@@ -80,9 +86,8 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
   Dims strides_;
 };
 
-using Tensor = Ref<TensorImpl>;
-
-// A new contiguous tensor with uninitialized data.
+// A new contiguous tensor with uninitialized data (the tensor and its
+// storage in one pool block).
 Tensor empty(Context* ctx, DType dtype, const Dims& shape);
 // A view of t's storage with other shape/strides/offset (same dtype).
 Tensor make_view(const TensorImpl& t, const Dims& shape, const Dims& strides, int64_t offset);

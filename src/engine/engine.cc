@@ -27,6 +27,8 @@ namespace {
 
 // One gradient contribution to a node input, ordered by who produced it.
 struct Contribution {
+  Contribution(uint32_t in, uint32_t edge, uint64_t seq, Tensor&& g)
+      : input_nr(in), producer_edge(edge), producer_seq(seq), grad(std::move(g)) {}
   uint32_t input_nr;
   uint32_t producer_edge;
   uint64_t producer_seq;
@@ -277,6 +279,9 @@ class GraphTask {
   // Runs ready nodes until none is left (returns true) or the budget is spent.
   template <class Budget>
   bool run_ready(Budget& budget) {
+    // Between two nodes both lists hold only null entries, so that a node
+    // with as many inputs and outputs as the one before (a chain) resizes
+    // nothing.
     TensorList grads, out;
     for (;;) {
       // Expensive nodes gather until two or more can run side by side, or
@@ -411,7 +416,6 @@ class GraphTask {
     const bool any = !task.contributions.empty();
     grads.resize(node.num_inputs());
     sum_contributions(task.contributions, grads);
-    out.clear();
     out.resize(node.num_outputs());
     const bool run = index == 0 || !restricted_ || exec_[index];
     if (any || index == 0) {
@@ -442,7 +446,7 @@ class GraphTask {
       if (run && opts_.detect_anomaly) check_finite_gradients(node, out);
       started_ = started_ || (index != 0 && run);
     }
-    grads.clear();
+    for (Tensor& g : grads) g.reset();
     if (run && !opts_.retain_graph) node.release_variables();
   }
 
@@ -554,18 +558,18 @@ class GraphTask {
   }
 
   // Hands the node's gradients to the nodes its edges point to, and queues
-  // those that have now received all of theirs.
+  // those that have now received all of theirs. Leaves `out` all null.
   [[gnu::always_inline]] void send_outputs(uint32_t index, TensorList& out) {
     Node& node = *tasks_[index].node;
     for (size_t i = 0; i < node.num_outputs(); ++i) {
       const Edge& e = node.next_edge(i);
-      if (!e.valid()) continue;
+      if (!e.valid()) {
+        out[i].reset();  // a gradient nobody wants
+        continue;
+      }
       const uint32_t target = find(e.fn.get());
       NodeTask& t = tasks_[target];
-      if (out[i]) {
-        t.contributions.push_back(
-            Contribution{e.input_nr, static_cast<uint32_t>(i), node.sequence_nr(), std::move(out[i])});
-      }
+      if (out[i]) t.contributions.emplace_back(e.input_nr, static_cast<uint32_t>(i), node.sequence_nr(), std::move(out[i]));
       if (--t.dependencies == 0) make_ready(target);
     }
   }
