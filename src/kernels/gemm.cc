@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -548,21 +549,27 @@ Grid grid(const GemmArgs& g) {
 }
 
 // grid() of the last few shapes on this thread: every task asks for it, and
-// the makespan search is not free.
-Grid cached_grid(const GemmArgs& g) {
+// the makespan search is not free. On the heap: the TLS block has a budget
+// (tests/abi/check_tls.py).
+struct GridCache {
   struct Entry {
     int64_t m = -1, n = -1, k = -1, threads = -1;
     Grid grid{};
   };
-  constexpr int kEntries = 8;
-  thread_local Entry cache[kEntries];
-  thread_local int next = 0;
-  for (const Entry& e : cache) {
+  static constexpr int kEntries = 8;
+  Entry entries[kEntries];
+  int next = 0;
+};
+
+Grid cached_grid(const GemmArgs& g) {
+  thread_local std::unique_ptr<GridCache> cache;
+  if (!cache) cache = std::make_unique<GridCache>();
+  for (const GridCache::Entry& e : cache->entries) {
     if (e.m == g.m && e.n == g.n && e.k == g.k && e.threads == g.threads) return e.grid;
   }
-  Entry& e = cache[next];
-  next = (next + 1) % kEntries;
-  e = Entry{g.m, g.n, g.k, g.threads, grid(g)};
+  GridCache::Entry& e = cache->entries[cache->next];
+  cache->next = (cache->next + 1) % GridCache::kEntries;
+  e = GridCache::Entry{g.m, g.n, g.k, g.threads, grid(g)};
   return e.grid;
 }
 
