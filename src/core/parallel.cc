@@ -97,58 +97,87 @@ constexpr int64_t kSpinNs = 200000;
 // chunks itself too, so it never waits for a worker to wake up, only for
 // chunks that a worker has claimed.
 //
-// Claims go through one word, (generation << 32) | next chunk. Publishing
-// makes the generation odd (closed), sets the loop, then even again with
-// next = 0; a claim compares-and-swaps the word it read, so it only succeeds
-// for the loop that was current when it read the word (generations never
-// repeat), and the caller waits until all claimed chunks are done before
-// the loop, on its stack, goes away.
+// Cache affinity: the chunks are dealt out in contiguous runs, one lane per
+// participant (the caller is lane 0, each worker keeps its lane while it
+// stays awake). A participant takes the chunks of its own lane first, then
+// the next lanes' (stealing). Consecutive loops over the same elements (an
+// optimizer's mul_ then sub_, a forward's ops on one activation) so find
+// their data in the cache of the core that touched it last; a shared
+// counter sent each chunk to whichever thread came first, and 1.6 MB of
+// cache-resident update ran 1.8x slower on 2 threads than on 1.
+//
+// Claims go through one word a lane, (generation << 32) | next chunk. All
+// lanes share the generation: odd while closed. Publishing sets the loop and
+// the lanes' ends, then opens every lane (next = its first chunk); a claim
+// compares-and-swaps the word it read, so it only succeeds for the loop that
+// was current when it read the word (generations never repeat), and the
+// caller waits until all claimed chunks are done before the loop, on its
+// stack, goes away.
 struct Team {
-  explicit Team(int helpers) : helpers(helpers) {}
+  explicit Team(int helpers) : helpers(helpers), lanes(new Lane[static_cast<size_t>(helpers) + 1]) {}
   const int helpers;
-  std::atomic<uint64_t> word{uint64_t{1} << 32};  // closed
+  struct alignas(64) Lane {
+    std::atomic<uint64_t> word{uint64_t{1} << 32};  // closed
+    std::atomic<int64_t> end{0};
+  };
+  std::unique_ptr<Lane[]> lanes;  // helpers + 1
+  std::atomic<uint64_t> gen{1};   // the lanes' generation; odd: closed
   std::atomic<Loop*> loop{nullptr};
-  std::atomic<int64_t> chunks{0};
   std::atomic<bool> busy{false};  // a loop is being run (one at a time)
   std::atomic<int> alive{0};      // enqueued or running workers
   std::atomic<int> holds{0};
   std::atomic<int64_t> last_use{0};
   std::atomic<bool> stop{false};
 
-  // Claims a chunk of the current loop: its index and loop, or false.
-  bool claim(int64_t& index, Loop*& l) noexcept {
-    uint64_t w = word.load(std::memory_order_seq_cst);
-    for (;;) {
-      if ((w >> 32) & 1) return false;
-      Loop* cur = loop.load(std::memory_order_seq_cst);
-      const int64_t next = static_cast<int64_t>(w & 0xffffffffu);
-      if (cur == nullptr || next >= chunks.load(std::memory_order_seq_cst)) return false;
-      if (word.compare_exchange_weak(w, w + 1, std::memory_order_seq_cst)) {
-        index = next;
-        l = cur;
-        return true;
+  // Claims a chunk of the current loop for the participant of `lane`, from
+  // its own lane first: its index and loop, or false.
+  bool claim(int lane, int64_t& index, Loop*& l) noexcept {
+    if (gen.load(std::memory_order_seq_cst) & 1) return false;
+    const int lanes_n = helpers + 1;
+    for (int i = 0; i < lanes_n; ++i) {
+      Lane& ln = lanes[static_cast<size_t>((lane + i) % lanes_n)];
+      uint64_t w = ln.word.load(std::memory_order_seq_cst);
+      for (;;) {
+        if ((w >> 32) & 1) break;
+        Loop* cur = loop.load(std::memory_order_seq_cst);
+        const int64_t next = static_cast<int64_t>(w & 0xffffffffu);
+        if (cur == nullptr || next >= ln.end.load(std::memory_order_seq_cst)) break;
+        if (ln.word.compare_exchange_weak(w, w + 1, std::memory_order_seq_cst)) {
+          index = next;
+          l = cur;
+          return true;
+        }
       }
     }
+    return false;
   }
 
   void publish(Loop* l) noexcept {
-    const uint64_t gen = word.load(std::memory_order_relaxed) >> 32;  // odd: closed
-    chunks.store(l->chunks, std::memory_order_seq_cst);
+    const uint64_t g = gen.load(std::memory_order_relaxed) + 1;  // even: open
+    const int64_t lanes_n = helpers + 1;
     loop.store(l, std::memory_order_seq_cst);
-    word.store((gen + 1) << 32, std::memory_order_seq_cst);
+    for (int64_t k = 0; k < lanes_n; ++k) {
+      lanes[static_cast<size_t>(k)].end.store((k + 1) * l->chunks / lanes_n, std::memory_order_seq_cst);
+    }
+    for (int64_t k = 0; k < lanes_n; ++k) {
+      const uint64_t first = static_cast<uint64_t>(k * l->chunks / lanes_n);
+      lanes[static_cast<size_t>(k)].word.store((g << 32) | first, std::memory_order_seq_cst);
+    }
+    gen.store(g, std::memory_order_seq_cst);
   }
 
   void close() noexcept {
-    const uint64_t gen = word.load(std::memory_order_relaxed) >> 32;
-    word.store((gen + 1) << 32, std::memory_order_seq_cst);
+    const uint64_t g = gen.load(std::memory_order_relaxed) + 1;  // odd: closed
+    gen.store(g, std::memory_order_seq_cst);
+    for (int k = 0; k <= helpers; ++k) lanes[static_cast<size_t>(k)].word.store(g << 32, std::memory_order_seq_cst);
     loop.store(nullptr, std::memory_order_seq_cst);
   }
 
-  void work() noexcept {
+  void work(int lane) noexcept {
     for (int64_t idle = 0; !stop.load(std::memory_order_relaxed);) {
       int64_t i;
       Loop* l;
-      if (claim(i, l)) {
+      if (claim(lane, i, l)) {
         l->run(i, i + 1);
         idle = 0;
         continue;
@@ -201,11 +230,11 @@ struct Context::Arena {
     t.publish(&l);
     for (int a = t.alive.load(std::memory_order_acquire); a < t.helpers; ++a) {
       t.alive.fetch_add(1, std::memory_order_acq_rel);
-      arena.enqueue([keep = team] { keep->work(); });
+      arena.enqueue([keep = team, lane = a + 1] { keep->work(lane); });
     }
     int64_t i;
     Loop* mine;
-    while (t.claim(i, mine)) l.run(i, i + 1);
+    while (t.claim(0, i, mine)) l.run(i, i + 1);
     int spins = 0;
     while (l.done.load(std::memory_order_acquire) < l.chunks) relax(spins);
     t.close();

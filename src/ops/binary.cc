@@ -18,8 +18,8 @@ namespace {
   }, work_of(k));
 }
 
-// y = k(a, b) for a contiguous y of the broadcast shape `shape` (y may be a
-// itself: every kernel reads an element before it writes it).
+}  // namespace
+
 void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape, TensorImpl& y) {
   // One element each (of any shape): most calls of small graphs.
   if (y.numel() == 1 && a->numel() == 1 && b->numel() == 1 &&
@@ -34,6 +34,8 @@ void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const 
   }
   binary_into_general(a, b, k, shape, y);
 }
+
+namespace {
 
 // a = k(a, b) in a's own buffer, for an `a` the caller gives up. False, with
 // nothing done, unless the buffer can take the result (reusable_as_result,

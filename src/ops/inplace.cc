@@ -94,20 +94,12 @@ void binary_inplace(const Tensor& self, const Tensor& other, BinaryOp op, bool s
   }
   GradModeGuard off(false);
   if (self->is_contiguous() && other->storage() != self->storage()) {
-    // Straight into self: each element is read before it is written.
-    const Dims so = broadcast_strides(other->shape(), other->strides(), self->shape());
-    const int64_t n = self->numel();
-    if (n > kElementwiseChunk && other->shape() == self->shape() && other->is_contiguous()) {
-      const size_t item = itemsize(self->dtype());
-      const Dims unit{1};
-      for_chunks(self->context(), n, [&](int64_t off, int64_t len) {
-        kernels::binary(kind_of(op), self->dtype(), Dims{len}, kernels::View{self->data() + off * item, &unit},
-                        kernels::View{other->data() + off * item, &unit}, self->data() + off * item);
-      });
-    } else {
-      kernels::binary(kind_of(op), self->dtype(), self->shape(), view_of(*self), kernels::View{other->data(), &so},
-                      self->data());
+    // Straight into self, in parallel chunks where that pays (a scalar
+    // other included: an optimizer's p -= lr * g).
+    if (other->shape() != self->shape() && !broadcastable_to(other->shape(), self->shape())) {
+      broadcast_strides(other->shape(), other->strides(), self->shape());  // fails, naming both shapes
     }
+    binary_into(self, other, kind_of(op), self->shape(), *self);
   } else {
     write(self, *op(self, other));
   }

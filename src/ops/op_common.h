@@ -241,6 +241,10 @@ inline Tensor contiguous_data(const Tensor& t) { return t->is_contiguous() ? t :
 // inputs. No graph.
 Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr = 0.0, double attr2 = 0.0);
 Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k);
+// y = k(a, b) for a contiguous y of the broadcast shape `shape`, in parallel
+// chunks where that pays; y may be a itself (every kernel reads an element
+// before it writes it). No graph.
+void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape, TensorImpl& y);
 
 // Constant masks of backward formulas (no graph), in x's dtype: 1 where
 // lo < x < hi (closed: lo <= x <= hi), else 0.

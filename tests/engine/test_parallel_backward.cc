@@ -255,5 +255,31 @@ TEST(ParallelBackward, SmallGraphsNeverDispatch) {
   EXPECT_GT(ctx->parallel_dispatches(), before);
 }
 
+// An optimizer's update, p -= lr * g with a 0-dim lr, and in-place ops with
+// a broadcast row split a large self into chunks like the out-of-place ops
+// (they ran on the calling thread alone), with the out-of-place bits; a
+// small self stays on the calling thread.
+TEST(ParallelBackward, InPlaceWithBroadcastOtherRunsInChunks) {
+  Ref<Context> ctx = make_ref<Context>(2);
+  GradModeGuard off(false);
+  Tensor lr = ops::full(ctx.get(), DType::F32, Dims(), 0.01);
+  Tensor row = filled(ctx.get(), Dims{1, 1024}, 0.7, false);
+  for (const Tensor& other : {lr, row}) {
+    Tensor g = filled(ctx.get(), Dims{256, 1024}, 0.3, false);
+    const Tensor expect = ops::sub(ops::mul(g, other), other);
+    uint64_t before = ctx->parallel_dispatches();
+    ops::mul_(g, other);
+    EXPECT_GT(ctx->parallel_dispatches(), before);
+    before = ctx->parallel_dispatches();
+    ops::sub_(g, other);
+    EXPECT_GT(ctx->parallel_dispatches(), before);
+    EXPECT_EQ(std::memcmp(g->data(), expect->data(), static_cast<size_t>(g->numel()) * sizeof(float)), 0);
+  }
+  Tensor small = filled(ctx.get(), Dims{64, 64}, 0.3, false);
+  const uint64_t before = ctx->parallel_dispatches();
+  ops::mul_(small, lr);
+  EXPECT_EQ(ctx->parallel_dispatches(), before);
+}
+
 }  // namespace
 }  // namespace ag
