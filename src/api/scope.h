@@ -18,7 +18,9 @@ struct Scope {
   std::vector<Tensor> handed_out;
 };
 
-extern thread_local Scope* tl_innermost_scope;
+// Constant-initialised and inline: no init-function check on each access
+// (every op's handle goes through it).
+inline thread_local Scope* tl_innermost_scope = nullptr;
 
 // Makes room for one more entry in the innermost scope, if any: called
 // before a handle reference is created, so that running out of memory leaves

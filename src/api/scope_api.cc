@@ -8,8 +8,6 @@ using namespace ag;
 
 namespace ag::api {
 
-thread_local Scope* tl_innermost_scope = nullptr;
-
 namespace {
 
 // Releases the handle references s still records (newest first).

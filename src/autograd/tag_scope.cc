@@ -12,10 +12,6 @@
 
 namespace ag {
 
-namespace detail {
-thread_local const char* tl_current_tag = nullptr;
-}
-
 namespace {
 
 // Every full scope name ever opened; node-based, so the strings never move.

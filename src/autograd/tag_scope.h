@@ -9,7 +9,8 @@
 namespace ag {
 
 namespace detail {
-extern thread_local const char* tl_current_tag;
+// Constant-initialised and inline: no init-function check on each op.
+inline thread_local const char* tl_current_tag = nullptr;
 }
 
 // The innermost scope's full name ("outer/inner"), or null when none is open.

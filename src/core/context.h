@@ -46,11 +46,11 @@ class Context : public RefCounted, public HandleState<kContextTag> {
     }
     parallel_impl(n, chunk, [](void* p, int64_t b, int64_t e) { (*static_cast<F*>(p))(b, e); }, &fn);
   }
-  // The same over n elements of work class w, in chunks of its grain
-  // (core/parallel.h): inline up to one grain.
+  // The same over n elements of work class w, in equal chunks of at most
+  // its grain (even_chunk, core/parallel.h): inline up to one grain.
   template <class F>
   void parallel_for(int64_t n, Work w, F&& fn) {
-    parallel_chunks(n, grain(w), std::forward<F>(fn));
+    parallel_chunks(n, even_chunk(n, w), std::forward<F>(fn));
   }
   // Keeps the workers of the arena awake (spinning, ready for the next
   // loop) until the matching release, e.g. for a backward pass; they sleep

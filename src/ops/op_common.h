@@ -23,10 +23,6 @@ namespace ag::ops {
 
 inline kernels::View view_of(const TensorImpl& t) { return kernels::View{t.data(), &t.strides()}; }
 
-// Elements up to which an elementwise op makes one kernel call on the calling
-// thread (the grain of simple elementwise work, core/parallel.h).
-constexpr int64_t kElementwiseChunk = grain(Work::Elementwise);
-
 // Runs kernel(begin, end) over [0, n) in chunks of per_chunk units, in
 // parallel in the context's arena where that pays. The one place where the
 // op files split work: every helper below and every op goes through it.
@@ -36,10 +32,10 @@ void for_ranges(Context* ctx, int64_t n, int64_t per_chunk, F&& kernel) {
 }
 
 // Runs kernel(offset, length) over the n elements of contiguous tensors in
-// chunks of work class w, in parallel where that pays.
+// equal chunks of work class w (even_chunk), in parallel where that pays.
 template <class F>
 void for_chunks(Context* ctx, int64_t n, F&& kernel, Work w = Work::Elementwise) {
-  for_ranges(ctx, n, grain(w), [&](int64_t b, int64_t e) { kernel(b, e - b); });
+  for_ranges(ctx, n, even_chunk(n, w), [&](int64_t b, int64_t e) { kernel(b, e - b); });
 }
 
 // Runs kernel(row_begin, row_end) over the rows of dim `dim` of `shape` (a
@@ -54,7 +50,7 @@ void for_rows(Context* ctx, const Dims& shape, int dim, F&& kernel, Work w = Wor
     kernel(int64_t{0}, rows);
     return;
   }
-  for_ranges(ctx, rows, units_per_chunk(w, n / rows), [&](int64_t b, int64_t e) { kernel(b, e); });
+  for_ranges(ctx, rows, even_units(rows, n / rows, w), [&](int64_t b, int64_t e) { kernel(b, e); });
 }
 
 // Runs kernel(sub_shape, in_offsets, out_offset) over chunks of whole slices
