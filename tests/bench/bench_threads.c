@@ -5,7 +5,8 @@
  *                 [--repeats R] [--idle-us U] [--host | --vs-host] [--calibrate]
  *
  * Families: copy (clone), cast (f32 -> f64), fill, add, tanh, sum, gather
- * (clone of a transposed view), adam (one optimizer step), gemm (512^3),
+ * (clone of a transposed view), adam (one optimizer step), update (the
+ * MLP's p -= lr * g on a 256x784 weight, cache-resident), gemm (512^3),
  * conv2d (8x3x64x64, 16 3x3 filters, forward), mlp (64x784 -> 256 -> 10
  * training step: forward, backward, SGD), small (workload-a-like chain of
  * 200 0-dim ops and its backward). The elementwise families run on --n
@@ -214,7 +215,7 @@ static void host_stop(host_pool *p) {
 typedef struct {
   ag_context *ctx;
   int64_t n;
-  ag_tensor *x, *y, *xt, *w1, *w2, *img, *filt, *mx, *mt, *pa, *pb, *p, *s0;
+  ag_tensor *x, *y, *xt, *w1, *w2, *img, *filt, *mx, *mt, *pa, *pb, *p, *s0, *up, *ug, *lr;
   ag_optimizer *adam, *sgd;
 } fixture;
 
@@ -260,12 +261,16 @@ static void fixture_init(fixture *f, ag_context *ctx, int64_t n) {
   CK(ag_tensor_set_grad(f->p, f->y));
   CK(ag_optimizer_create(&f->adam, AG_OPTIM_ADAM, NULL));
   CK(ag_optimizer_add_param_group(f->adam, &f->p, 1, NULL));
+  const int64_t w0[2] = {256, 784};
+  f->up = shaped(ctx, w0, 2, 14, -0.05, 0.05);
+  f->ug = shaped(ctx, w0, 2, 15, -1, 1);
+  CK(ag_tensor_scalar(&f->lr, ctx, AG_F32, 0.01));
   f->s0 = det_tensor(ctx, 1, 13, 0.1, 0.9);
   CK(ag_tensor_requires_grad(f->s0, 1));
 }
 
 static void fixture_free(fixture *f) {
-  ag_tensor *all[] = {f->x, f->y, f->xt, f->w1, f->w2, f->img, f->filt, f->mx, f->mt, f->pa, f->pb, f->p, f->s0};
+  ag_tensor *all[] = {f->x, f->y, f->xt, f->w1, f->w2, f->img, f->filt, f->mx, f->mt, f->pa, f->pb, f->p, f->s0, f->up, f->ug, f->lr};
   for (size_t i = 0; i < sizeof all / sizeof *all; ++i) ag_tensor_release(all[i]);
   ag_optimizer_release(f->adam);
   ag_optimizer_release(f->sgd);
@@ -304,6 +309,13 @@ static uint64_t run_family(fixture *f, const char *fam, int hash) {
   } else if (!strcmp(fam, "adam")) {
     CK(ag_optimizer_step(f->adam));
     r = f->p;
+  } else if (!strcmp(fam, "update")) {
+    /* The MLP's update of its first weight as written, p -= lr * g (a new
+     * lr * g, then sub_), on data that stays in the cache between calls. */
+    ag_tensor *t;
+    CK(ag_op_mul(&t, f->ug, f->lr));
+    CK(ag_op_sub_(f->up, t));
+    r = f->up;
   } else if (!strcmp(fam, "gemm")) {
     CK(ag_op_matmul(&r, f->w1, f->w2));
   } else if (!strcmp(fam, "conv2d")) {
@@ -340,7 +352,7 @@ static uint64_t run_family(fixture *f, const char *fam, int hash) {
   return h;
 }
 
-static const char *k_all = "copy,cast,fill,add,tanh,sum,gather,adam,gemm,conv2d,mlp,small";
+static const char *k_all = "copy,cast,fill,add,tanh,sum,gather,adam,update,gemm,conv2d,mlp,small";
 
 typedef struct {
   double median, min;
