@@ -94,11 +94,8 @@ void binary_inplace(const Tensor& self, const Tensor& other, BinaryOp op, bool s
   }
   GradModeGuard off(false);
   if (self->is_contiguous() && other->storage() != self->storage()) {
-    // Straight into self, in parallel chunks where that pays (a scalar
-    // other included: an optimizer's p -= lr * g).
-    if (other->shape() != self->shape() && !broadcastable_to(other->shape(), self->shape())) {
-      broadcast_strides(other->shape(), other->strides(), self->shape());  // fails, naming both shapes
-    }
+    // Straight into self (check_inplace made sure other broadcasts to it), in
+    // parallel chunks where that pays, a scalar other included: p -= lr * g.
     binary_into(self, other, kind_of(op), self->shape(), *self);
   } else {
     write(self, *op(self, other));
