@@ -70,8 +70,6 @@ struct LogaddexpK {
   }
 };
 
-// g * y * (1 - y): the gradient of sigmoid from its output y. Unfused, so
-// every target rounds as the scalar formula does.
 // g where y <= 0 is false (y > 0 or NaN, as PyTorch's threshold_backward),
 // else +0: a select, so that inf or NaN in g under the mask gives 0.
 struct ReluBackwardK {
@@ -82,6 +80,8 @@ struct ReluBackwardK {
   }
 };
 
+// g * y * (1 - y): the gradient of sigmoid from its output y. Unfused, so
+// every target rounds as the scalar formula does.
 struct SigmoidBackwardK {
   template <class V>
   HWY_INLINE V operator()(V g, V y) const {

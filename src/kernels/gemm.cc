@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <new>
 #include <vector>
@@ -472,17 +471,34 @@ constexpr int64_t kMinTasks = 4, kMinTaskMacs = int64_t{1} << 20;
 constexpr double kPackMacs = 8;
 
 // Finishing time, in multiply-adds per unit of k, of the tiles of rows x cols
-// of an m x n product on t threads that take the tasks in index order, each
-// the next free one (the pool's dynamic schedule): a task costs its rows x
-// cols plus the packing of its cols.
+// of an m x n product on t threads under the parallel loop's schedule
+// (core/parallel.cc): thread p owns the tasks [p c / t, (p + 1) c / t) in
+// index order and runs them first, then takes the next task of the next
+// lanes; the thread free first moves next. A task costs its rows x cols
+// plus the packing of its cols.
 double makespan(int64_t m, int64_t n, int64_t rows, int64_t cols, int64_t t) {
-  std::vector<double> busy(static_cast<size_t>(t), 0.0);  // a min-heap of thread finishing times
+  std::vector<double> cost;
   for (int64_t i0 = 0; i0 < m; i0 += rows) {
     for (int64_t j0 = 0; j0 < n; j0 += cols) {
       const double r = static_cast<double>(std::min(rows, m - i0)), c = static_cast<double>(std::min(cols, n - j0));
-      std::pop_heap(busy.begin(), busy.end(), std::greater<>());
-      busy.back() += c * (r + kPackMacs);
-      std::push_heap(busy.begin(), busy.end(), std::greater<>());
+      cost.push_back(c * (r + kPackMacs));
+    }
+  }
+  const int64_t count = static_cast<int64_t>(cost.size());
+  std::vector<int64_t> next(static_cast<size_t>(t)), end(static_cast<size_t>(t));
+  for (int64_t p = 0; p < t; ++p) {
+    next[static_cast<size_t>(p)] = p * count / t;
+    end[static_cast<size_t>(p)] = (p + 1) * count / t;
+  }
+  std::vector<double> busy(static_cast<size_t>(t), 0.0);
+  for (int64_t left = count; left > 0; --left) {
+    const int64_t p = std::min_element(busy.begin(), busy.end()) - busy.begin();
+    for (int64_t i = 0; i < t; ++i) {
+      const size_t lane = static_cast<size_t>((p + i) % t);
+      if (next[lane] < end[lane]) {
+        busy[static_cast<size_t>(p)] += cost[static_cast<size_t>(next[lane]++)];
+        break;
+      }
     }
   }
   return *std::max_element(busy.begin(), busy.end());

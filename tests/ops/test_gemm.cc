@@ -239,18 +239,36 @@ TEST(Gemm, SameBitsOnOneAndTwoThreads) {
 }
 
 // The elements of C each task writes (found by running it alone), and the
-// share of C the busiest of t threads computes when the tasks go in index
-// order to the first free thread (the pool's dynamic schedule).
+// share of C the busiest of t threads computes under the parallel loop's
+// schedule: thread p runs its lane of tasks [p c / t, (p + 1) c / t) first,
+// then the next lanes' next tasks, the thread free first moving next.
 double busiest_share(const GemmArgs& g, int64_t t) {
+  const int64_t count = gemm_tasks(g);
   std::vector<float> c(static_cast<size_t>(g.m * g.n));
-  std::vector<double> load(static_cast<size_t>(t), 0.0);
-  for (int64_t task = 0; task < gemm_tasks(g); ++task) {
+  std::vector<double> written(static_cast<size_t>(count));
+  for (int64_t task = 0; task < count; ++task) {
     std::fill(c.begin(), c.end(), std::nanf(""));
     GemmArgs gt = g;
     gt.c = reinterpret_cast<char*>(c.data());
     gemm_task(gt, task);
-    const double written = static_cast<double>(std::count_if(c.begin(), c.end(), [](float v) { return !std::isnan(v); }));
-    *std::min_element(load.begin(), load.end()) += written;
+    written[static_cast<size_t>(task)] =
+        static_cast<double>(std::count_if(c.begin(), c.end(), [](float v) { return !std::isnan(v); }));
+  }
+  std::vector<int64_t> next(static_cast<size_t>(t)), end(static_cast<size_t>(t));
+  for (int64_t p = 0; p < t; ++p) {
+    next[static_cast<size_t>(p)] = p * count / t;
+    end[static_cast<size_t>(p)] = (p + 1) * count / t;
+  }
+  std::vector<double> load(static_cast<size_t>(t), 0.0);
+  for (int64_t left = count; left > 0; --left) {
+    const size_t p = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    for (int64_t i = 0; i < t; ++i) {
+      const size_t lane = (p + static_cast<size_t>(i)) % static_cast<size_t>(t);
+      if (next[lane] < end[lane]) {
+        load[p] += written[static_cast<size_t>(next[lane]++)];
+        break;
+      }
+    }
   }
   return *std::max_element(load.begin(), load.end()) / static_cast<double>(g.m * g.n);
 }
