@@ -131,8 +131,10 @@ double polygamma(int64_t n, double x) {
   // The direct sum from x < 0 takes -x terms: far below 0 the result is
   // not computed (NaN) rather than taking seconds.
   if (x < -1e7) return kNaN;
+  // n! overflows at n = 171: stop there, so a huge n costs no time (the
+  // result is then inf times the zeta factor, as PyTorch's formula).
   double factorial = 1.0;
-  for (int64_t k = 2; k <= n; ++k) factorial *= static_cast<double>(k);
+  for (int64_t k = 2; k <= n && factorial < kInf; ++k) factorial *= static_cast<double>(k);
   return (n % 2 == 1 ? factorial : -factorial) * hurwitz_zeta(static_cast<double>(n + 1), x);
 }
 

@@ -202,6 +202,23 @@ TEST(ElementwiseOps, WhereAndLerpBroadcastThreeWays) {
 
 // ---------------------------------------------------------------- empty and 0-dim
 
+// A huge order costs no time (n! stops at its overflow, where a loop to n
+// ran for hours): inf times a zeta factor that underflows to 0 at x = 2,
+// NaN as PyTorch's formula, and overflows at x = 1/2; a moderate order
+// keeps its value.
+TEST(ElementwiseOps, PolygammaOfHugeOrderReturnsAtOnce) {
+  Ctx ctx(0);
+  T x(make(ctx.get(), AG_F64, {2}, {2.0, 0.5}));
+  T huge, three;
+  ASSERT_AG(ag_op_polygamma(huge.out(), int64_t{1} << 50, x.get()));
+  const std::vector<double> h = data_of<double>(huge.get());
+  EXPECT_TRUE(std::isnan(h[0])) << h[0];
+  EXPECT_EQ(h[1], -std::numeric_limits<double>::infinity());  // even order: -n! zeta(n + 1, 1/2), zeta overflows too
+  ASSERT_AG(ag_op_polygamma(three.out(), 3, x.get()));
+  // polygamma(3, 2) = 6 (zeta(4) - 1) = pi^4 / 15 - 6.
+  EXPECT_NEAR(data_of<double>(three.get())[0], std::pow(M_PI, 4) / 15 - 6, 1e-12);
+}
+
 TEST(ElementwiseOps, EmptyAndZeroDim) {
   Ctx ctx(0);
   T e(make(ctx.get(), AG_F32, {0, 3}, {})), row(make(ctx.get(), AG_F32, {3}, {1, 2, 3})),
