@@ -309,5 +309,47 @@ TEST(Gemm, GridForEachThreadCountSameBits) {
   }
 }
 
+// A weight gradient's product (k, the batch, the smallest size) is cut into
+// one band of whole rows per thread: the tasks the parallel loop deals to
+// lane p write rows [p m / t, (p + 1) m / t) within two panels of 8, the
+// part of C an elementwise loop over it deals to the same lane next. A
+// forward product (B the largest operand) is not: on 2 threads each takes
+// half of B's columns, not all of B.
+TEST(Gemm, WeightGradientInRowBandsPerThread) {
+  std::mt19937_64 rng(53);
+  struct Sizes {
+    int64_t m, n, k;
+    bool bands;
+  };
+  for (const Sizes& z : {Sizes{256, 784, 64, true}, Sizes{784, 256, 64, true}, Sizes{256, 256, 64, true},
+                         Sizes{64, 256, 784, false}, Sizes{64, 256, 256, false}}) {
+    const Matrix<float> a(z.m, z.k, Layout::RowMajor, rng), b(z.k, z.n, Layout::RowMajor, rng);
+    for (int64_t t : {2, 3, 4}) {
+      std::vector<float> c(static_cast<size_t>(z.m * z.n), std::nanf(""));
+      GemmArgs g{DType::F32, z.m, z.n, z.k, 1.0, reinterpret_cast<const char*>(a.data.data()), a.rs, a.cs,
+                 reinterpret_cast<const char*>(b.data.data()), b.rs, b.cs, 0.0, reinterpret_cast<char*>(c.data()), z.n};
+      g.threads = t;
+      const int64_t count = gemm_tasks(g);
+      for (int64_t task = 0; task < count / t; ++task) gemm_task(g, task);  // lane 0's run
+      int64_t full_rows = 0, touched_rows = 0;
+      for (int64_t i = 0; i < z.m; ++i) {
+        const auto row = c.begin() + i * z.n;
+        const int64_t written = std::count_if(row, row + z.n, [](float v) { return !std::isnan(v); });
+        full_rows += written == z.n;
+        touched_rows += written > 0;
+      }
+      const std::string what = std::to_string(z.m) + "x" + std::to_string(z.n) + "x" + std::to_string(z.k) +
+                               " on " + std::to_string(t) + " threads";
+      if (z.bands) {
+        EXPECT_EQ(full_rows, touched_rows) << what;
+        EXPECT_NEAR(static_cast<double>(full_rows), static_cast<double>(z.m) / static_cast<double>(t), 16.0) << what;
+        for (int64_t i = 0; i < full_rows * z.n; ++i) ASSERT_FALSE(std::isnan(c[static_cast<size_t>(i)])) << what;
+      } else if (t == 2) {
+        EXPECT_EQ(touched_rows, z.m) << what;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ag::kernels
