@@ -50,7 +50,7 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   // its grain (even_chunk, core/parallel.h): inline up to one grain.
   template <class F>
   void parallel_for(int64_t n, Work w, F&& fn) {
-    parallel_chunks(n, even_chunk(n, w), std::forward<F>(fn));
+    parallel_chunks(n, even_chunk(n, w, concurrency_), std::forward<F>(fn));
   }
   // Keeps the workers of the arena awake (spinning, ready for the next
   // loop) until the matching release, e.g. for a backward pass; they sleep

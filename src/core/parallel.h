@@ -2,9 +2,10 @@
 // parallel_chunks): each kernel class has a grain, the elements one chunk
 // holds. Work of at most one grain runs inline on the calling thread (no
 // arena, no task, no host callback); larger work is cut into chunks of one
-// grain (reductions) or into equal chunks of at most one grain (elementwise
-// loops, even_chunk), fixed by the sizes alone, so the chunk boundaries (and
-// with them the reduction trees) never depend on the thread count.
+// grain (reductions: fixed by the sizes alone, so the reduction trees never
+// depend on the thread count) or into equal chunks of at most one grain
+// (loops over independent elements, even_chunk: their count a multiple of
+// the threads, which changes no result).
 //
 // A grain is the elements whose work takes about kChunkNs on one thread, so
 // that handing a chunk to another thread (a claim on a shared counter, well
@@ -58,23 +59,30 @@ constexpr int64_t units_per_chunk(Work w, int64_t elements_per_unit) {
 }
 
 // Units per chunk for `units` units of `per_unit` elements of work class w,
-// in a loop whose chunks may fall anywhere: the fewest chunks of at most one
-// grain, made equal. Small units go in whole groups of 64 elements, which
-// keeps vector alignment and cache lines apart. A 200,704-element update
-// goes in 4 chunks of 50,176 (flat, or 64 rows of 784), not 3 grains and a
-// 4,096 tail that left one thread of two with twice the other's work; ops on
-// one tensor so cut it alike, and each thread finds its part in its cache.
-constexpr int64_t even_units(int64_t units, int64_t per_unit, Work w) {
+// in a loop of independent units run by `lanes` participants: the fewest
+// chunks of at most one grain, made equal, and when there are at least as
+// many chunks as lanes, a multiple of the lanes (so at least half a grain
+// each). Small units go in whole groups of 64 elements, which keeps vector
+// alignment and cache lines apart. A 200,704-element update goes in 4
+// chunks of 50,176 (flat, or 64 rows of 784), not 3 grains and a 4,096 tail
+// that left one thread of two with twice the other's work; on 3 threads in
+// 6. Each lane (core/parallel.cc) so gets an equal share of the elements,
+// at the same place for every op over one tensor, and for the GEMM that
+// wrote it (row bands): each thread finds its part in its own cache. Only
+// loops whose results do not depend on their chunks may use it: reductions
+// keep whole grains.
+constexpr int64_t even_units(int64_t units, int64_t per_unit, Work w, int64_t lanes) {
   const int64_t per_chunk = units_per_chunk(w, per_unit);
   if (units <= per_chunk) return per_chunk;
-  const int64_t chunks = (units + per_chunk - 1) / per_chunk;
+  int64_t chunks = (units + per_chunk - 1) / per_chunk;
+  if (lanes > 1 && chunks >= lanes) chunks = (chunks + lanes - 1) / lanes * lanes;
   const int64_t even = (units + chunks - 1) / chunks;
   const int64_t group = per_unit >= 64 ? 1 : 64 / std::max<int64_t>(1, per_unit);
   return (even + group - 1) / group * group;
 }
 
 // The same for n elements: the chunk of a flat elementwise loop.
-constexpr int64_t even_chunk(int64_t n, Work w) { return even_units(n, 1, w); }
+constexpr int64_t even_chunk(int64_t n, Work w, int64_t lanes) { return even_units(n, 1, w, lanes); }
 
 // A host's task system (ag_context_options.enqueue_task and friends);
 // unset when enqueue is NULL.

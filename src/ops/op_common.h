@@ -35,7 +35,7 @@ void for_ranges(Context* ctx, int64_t n, int64_t per_chunk, F&& kernel) {
 // equal chunks of work class w (even_chunk), in parallel where that pays.
 template <class F>
 void for_chunks(Context* ctx, int64_t n, F&& kernel, Work w = Work::Elementwise) {
-  for_ranges(ctx, n, even_chunk(n, w), [&](int64_t b, int64_t e) { kernel(b, e - b); });
+  for_ranges(ctx, n, even_chunk(n, w, ctx->concurrency()), [&](int64_t b, int64_t e) { kernel(b, e - b); });
 }
 
 // Runs kernel(row_begin, row_end) over the rows of dim `dim` of `shape` (a
@@ -50,7 +50,7 @@ void for_rows(Context* ctx, const Dims& shape, int dim, F&& kernel, Work w = Wor
     kernel(int64_t{0}, rows);
     return;
   }
-  for_ranges(ctx, rows, even_units(rows, n / rows, w), [&](int64_t b, int64_t e) { kernel(b, e); });
+  for_ranges(ctx, rows, even_units(rows, n / rows, w, ctx->concurrency()), [&](int64_t b, int64_t e) { kernel(b, e); });
 }
 
 // Runs kernel(sub_shape, in_offsets, out_offset) over chunks of whole slices

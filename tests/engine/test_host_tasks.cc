@@ -48,6 +48,7 @@ class Scheduler {
   static void* enqueue(ag_task_fn fn, void* task_ctx, int64_t count, int64_t min_range, void* user) {
     auto* s = static_cast<Scheduler*>(user);
     s->enqueued.fetch_add(1);
+    s->last_count.store(count);
     auto* job = new Job{fn, task_ctx, {count}};
     {
       std::lock_guard<std::mutex> lock(s->mu_);
@@ -74,6 +75,7 @@ class Scheduler {
   }
 
   std::atomic<int> enqueued{0};
+  std::atomic<int64_t> last_count{0};  // items of the last enqueue
 
  private:
   struct Range {
@@ -366,6 +368,33 @@ TEST(HostTasks, AFailingChunkComesOutOnTheCaller) {
       EXPECT_NE(e.message().find("chunk at 30"), std::string::npos) << e.message();
     }
     EXPECT_EQ(ran.load(), workers == 1 ? 4 : 10) << workers;  // inline stops at the failure
+  }
+}
+
+// An elementwise loop's chunks: the fewest of at most one grain (65,536
+// elements for add), a multiple of the threads when there are at least as
+// many, so each thread gets an equal share; up to one grain, none.
+TEST(HostTasks, ElementwiseChunksComeInMultiplesOfTheThreads) {
+  struct Case {
+    int workers;
+    int64_t n, chunks;
+  };
+  for (const Case& c : {Case{2, 200704, 4}, Case{3, 200704, 6}, Case{4, 200704, 4}, Case{3, 500000, 9},
+                        Case{8, 200704, 4}, Case{3, 65536, 0}}) {
+    Scheduler s(c.workers);
+    ag_context* ctx = host_context(s, c.workers);
+    ASSERT_NE(ctx, nullptr);
+    ag_tensor *x, *y;
+    CK(ag_tensor_full(&x, ctx, AG_F32, &c.n, 1, 0.5));
+    const int before = s.enqueued.load();
+    CK(ag_op_add(&y, x, x));
+    EXPECT_EQ(s.enqueued.load() - before, c.chunks > 0 ? 1 : 0) << c.workers << " workers, " << c.n;
+    if (c.chunks > 0) {
+      EXPECT_EQ(s.last_count.load(), c.chunks) << c.workers << " workers, " << c.n;
+    }
+    ag_tensor_release(y);
+    ag_tensor_release(x);
+    ag_context_release(ctx);
   }
 }
 
