@@ -309,7 +309,7 @@ TEST(Gemm, GridForEachThreadCountSameBits) {
   }
 }
 
-// A weight gradient's product (k, the batch, the smallest size) is cut into
+// A weight gradient's product (k, the batch, at most half of m and n) is cut into
 // one band of whole rows per thread: the tasks the parallel loop deals to
 // lane p write rows [p m / t, (p + 1) m / t) within two panels of 8, the
 // part of C an elementwise loop over it deals to the same lane next. A
