@@ -463,12 +463,19 @@ namespace {
 // MR and NR so that only the last tile has partial panels, and even splits
 // make the tasks alike.
 constexpr int64_t kTaskRows = 256, kTaskCols = 1024, kRowAlign = 24, kColAlign = 48;
+// Column tiles of the threads' grids step by whole vectors (AVX-512's 16
+// floats) rather than whole panels: 256 columns split 128 + 128, where
+// panels of 48 gave one thread of two 144 (a partial panel costs less than
+// the other thread's wait).
+constexpr int64_t kColStep = 16;
 constexpr int64_t kVectorTaskMacs = int64_t{1} << 18;
 constexpr int64_t kMinTasks = 4, kMinTaskMacs = int64_t{1} << 20;
 // Row bands (row_bands) are taken when they finish within this much of the
-// best grid. Their rows align to 8 (AVX-512's MR): equal bands matter more
-// than a partial panel.
-constexpr double kBandSlack = 0.05;
+// best grid by the model: the C they keep in place would otherwise cross
+// to another core (some 20 GB/s on 2 cores), which costs about as much as
+// computing it. Their rows align to 8 (AVX-512's MR): equal bands matter
+// more than a partial panel.
+constexpr double kBandSlack = 0.15;
 constexpr int64_t kBandAlign = 8;
 
 // Each task packs its KC x cols block of B: about this many multiply-adds'
@@ -558,11 +565,11 @@ Grid grid(const GemmArgs& g) {
   const int64_t macs = g.m * g.n * g.k;
   const int64_t want = std::min<int64_t>(kMinTasks, macs / kMinTaskMacs);
   if (mb * ceil_div(g.n, cols) < want) cols = split(g.n, ceil_div(g.n, ceil_div(want, mb)), kColAlign);
-  // For t threads: among the aligned tiles up to the sizes above (both sides
-  // step by their alignment, at most 4t tasks, each keeping kMinTaskMacs), the grid
-  // whose tasks finish first (makespan), ties to the fewest tasks. Equal
-  // counts are not equal shares: 784 columns in tiles of 240 leave one
-  // thread of two with 480 of them, tiles of 192 with 400.
+  // For t threads: among the tiles up to the sizes above (rows step by their
+  // alignment, columns by kColStep; at most 4t tasks, each keeping
+  // kMinTaskMacs), the grid whose tasks finish first (makespan), ties to the
+  // fewest tasks. Equal counts are not equal shares: 784 columns in tiles of
+  // 240 leave one thread of two with 480 of them, tiles of 192 with 400.
   const int64_t t = std::max<int64_t>(1, g.threads);
   int64_t nb = ceil_div(g.n, cols);
   if (t > 1 && mb * nb < 4 * t) {
@@ -570,7 +577,7 @@ Grid grid(const GemmArgs& g) {
     for (int64_t r = split(g.m, kTaskRows, kRowAlign); r >= kRowAlign; r -= kRowAlign) {
       const int64_t mr = ceil_div(g.m, r);
       if (mr > 4 * t) break;
-      for (int64_t c = split(g.n, kTaskCols, kColAlign); c >= kColAlign; c -= kColAlign) {
+      for (int64_t c = split(g.n, kTaskCols, kColAlign); c >= kColStep; c -= kColStep) {
         const int64_t nc = ceil_div(g.n, c), count = mr * nc;
         if (count > 4 * t || macs / count < kMinTaskMacs) break;
         const double cand = makespan(g.m, g.n, r, c, t);
@@ -609,7 +616,7 @@ struct GridCache {
     int64_t m = -1, n = -1, k = -1, threads = -1;
     Grid grid{};
   };
-  static constexpr int kEntries = 8;
+  static constexpr int kEntries = 16;
   Entry entries[kEntries];
   int next = 0;
 };

@@ -275,9 +275,9 @@ double busiest_share(const GemmArgs& g, int64_t t) {
 
 // The grid made for T threads (GemmArgs::threads) changes neither the bits
 // nor the coverage of C, and the busiest thread's share of a large product
-// shrinks as T grows and stays near an even share at 2 threads (the MLP's
-// products of a batch of 64 among them: 256 columns in tiles aligned to 48
-// give at best 144 to one thread, 0.5625).
+// shrinks as T grows and stays within 0.52 at 2 threads (the MLP's
+// products of a batch of 64 among them: 256 columns split 128 + 128; tiles
+// in whole panels of 48 gave one thread 144, 0.5625).
 TEST(Gemm, GridForEachThreadCountSameBits) {
   std::mt19937_64 rng(47);
   struct Sizes {
@@ -302,7 +302,7 @@ TEST(Gemm, GridForEachThreadCountSameBits) {
       const double share = busiest_share(gt, t);
       EXPECT_LE(share, last_share + 0.02) << z.m << "x" << z.n << "x" << z.k << " for " << t << " threads";
       if (t == 2) {
-        EXPECT_LE(share, 0.57) << z.m << "x" << z.n << "x" << z.k;
+        EXPECT_LE(share, 0.52) << z.m << "x" << z.n << "x" << z.k;
       }
       last_share = std::min(last_share, share);
     }
