@@ -8,7 +8,8 @@
 //       for each MR rows:    micro-kernel: MR x NR accumulators in registers
 // Packing reads A and B through their strides, so transposed operands cost
 // nothing beyond the packing itself. Tiny products and single rows or
-// columns (matrix-vector, dot) take unpacked paths.
+// columns (matrix-vector, dot) take unpacked paths, and so do products of at
+// most 12 columns whose A is column-major (NarrowTile).
 #include "kernels/targets.h"  // first: selects the targets
 
 #include <algorithm>
@@ -56,6 +57,13 @@ constexpr int64_t kSmallMacs = 32 * 32 * 32;
 // Depth of a packed block in bytes per element row: KC = 128 floats or 64
 // doubles, so that a KC x NR panel of B (24 KiB on AVX-512) stays in L1.
 constexpr size_t kKCBytes = 512;
+
+// A product of at most this many columns whose A is column-major (a_rs = 1:
+// a transposed operand, as in a classifier weight's gradient h^T g) takes
+// NarrowTile: vectors run down the columns of C along A's contiguous
+// columns, so every lane is used (a panel of B would use n of 16).
+constexpr int64_t kNarrowCols = 12;
+inline bool narrow_product(const GemmArgs& g) { return g.n <= kNarrowCols && g.n > 1 && g.a_rs == 1 && g.a_cs != 1; }
 
 }  // namespace
 }  // namespace ag::kernels
@@ -432,14 +440,105 @@ void DotRows(const GemmArgs& g) {
   }
 }
 
+// Rows [i0, i1) of a narrow product (narrow_product) of NC columns: for
+// each run of NV vectors of rows, NC accumulators per vector, one broadcast
+// of B per column and k step, summed per KC block from zero, then added into
+// C row by row as UpdateC does.
+template <class T, int NC>
+HWY_NOINLINE void NarrowTile(const GemmArgs& g, int64_t i0, int64_t i1) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const size_t N = hn::Lanes(d);
+#if HWY_TARGET <= HWY_AVX3
+  constexpr int NV = 2;  // 2 x 12 accumulators of 32 registers
+#else
+  constexpr int NV = 1;
+#endif
+  const T* A = reinterpret_cast<const T*>(g.a);
+  const T* B = reinterpret_cast<const T*>(g.b);
+  T* C = reinterpret_cast<T*>(g.c);
+  const T alpha = static_cast<T>(g.alpha), beta = static_cast<T>(g.beta);
+  const int64_t KCn = static_cast<int64_t>(KC<T>());
+  const int64_t run = NV * static_cast<int64_t>(N);
+  const hn::RebindToSigned<decltype(d)> di;
+  // The accumulators column by column; the columns of row r are gathered
+  // from it N at a time (room for whole vectors of columns).
+  constexpr size_t kMax = hn::MaxLanes(d);
+  HWY_ALIGN T tile[(NC + kMax - 1) / kMax * kMax * NV * kMax] = {};
+  HWY_ALIGN hn::TFromD<decltype(di)> index[kMax];
+  for (size_t j = 0; j < N; ++j) index[j] = static_cast<hn::TFromD<decltype(di)>>(j * NV * N);
+  const auto column = hn::Load(di, index);
+  for (int64_t i = i0; i < i1; i += run) {
+    const size_t rows = static_cast<size_t>(std::min(run, i1 - i));
+    for (int64_t pc = 0; pc < g.k; pc += KCn) {
+      const int64_t pe = std::min(g.k, pc + KCn);
+      V acc[NC][NV];
+#pragma GCC unroll 12
+      for (int j = 0; j < NC; ++j) {
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) acc[j][v] = hn::Zero(d);
+      }
+      for (int64_t p = pc; p < pe; ++p) {
+        const T* a = A + p * g.a_cs + i;
+        V av[NV];
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) {
+          const size_t lo = static_cast<size_t>(v) * N;
+          av[v] = rows >= lo + N ? hn::LoadU(d, a + lo) : rows > lo ? LoadTail(d, a + lo, rows - lo) : hn::Zero(d);
+        }
+        const T* b = B + p * g.b_rs;
+#pragma GCC unroll 12
+        for (int j = 0; j < NC; ++j) {
+          const V bj = hn::Set(d, b[j * g.b_cs]);
+#pragma GCC unroll 2
+          for (int v = 0; v < NV; ++v) acc[j][v] = hn::MulAdd(av[v], bj, acc[j][v]);
+        }
+      }
+#pragma GCC unroll 12
+      for (int j = 0; j < NC; ++j) {
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) hn::Store(acc[j][v], d, tile + (j * NV + v) * N);
+      }
+      const bool first = pc == 0, relu = g.relu && pe == g.k;
+      for (size_t r = 0; r < rows; ++r) {
+        T* c = C + (i + static_cast<int64_t>(r)) * g.c_rs;
+        for (size_t j0 = 0; j0 < static_cast<size_t>(NC); j0 += N) {
+          UpdateC(d, hn::GatherIndex(d, tile + j0 * NV * N + r, column), c + j0, std::min(N, NC - j0), alpha, beta,
+                  first, relu);
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void NarrowTileN(const GemmArgs& g, int64_t i0, int64_t i1) {
+  static_assert(kNarrowCols == 12, "one case per width");
+  switch (g.n) {
+    case 2: return NarrowTile<T, 2>(g, i0, i1);
+    case 3: return NarrowTile<T, 3>(g, i0, i1);
+    case 4: return NarrowTile<T, 4>(g, i0, i1);
+    case 5: return NarrowTile<T, 5>(g, i0, i1);
+    case 6: return NarrowTile<T, 6>(g, i0, i1);
+    case 7: return NarrowTile<T, 7>(g, i0, i1);
+    case 8: return NarrowTile<T, 8>(g, i0, i1);
+    case 9: return NarrowTile<T, 9>(g, i0, i1);
+    case 10: return NarrowTile<T, 10>(g, i0, i1);
+    case 11: return NarrowTile<T, 11>(g, i0, i1);
+    default: return NarrowTile<T, 12>(g, i0, i1);
+  }
+}
+
 void GemmTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool small) {
   if (g.dt == DType::F64) {
     if (small && g.n == 1) return DotRows<double>(g);
     if (small) return SmallGemm<double>(g);
+    if (narrow_product(g)) return NarrowTileN<double>(g, i0, i1);
     return PackedTile<double>(g, i0, i1, j0, j1);
   }
   if (small && g.n == 1) return DotRows<float>(g);
   if (small) return SmallGemm<float>(g);
+  if (narrow_product(g)) return NarrowTileN<float>(g, i0, i1);
   PackedTile<float>(g, i0, i1, j0, j1);
 }
 
@@ -555,6 +654,12 @@ Grid grid(const GemmArgs& g) {
   if (g.m == 1) {
     const int64_t cols = ceil_div(std::max<int64_t>(1, kVectorTaskMacs / g.k), kColAlign) * kColAlign;
     return {true, 1, ceil_div(g.n, cols), 1, cols};
+  }
+  if (narrow_product(g)) {
+    // Whole-width row tasks of at least kMinTaskMacs, in runs of 32 rows;
+    // the loop's lanes make them one band per thread.
+    const int64_t rows = std::max<int64_t>(32, ceil_div(ceil_div(kMinTaskMacs, g.n * g.k), 32) * 32);
+    return {false, ceil_div(g.m, rows), 1, rows, g.n};
   }
   int64_t rows = split(g.m, kTaskRows, kRowAlign);
   int64_t cols = split(g.n, kTaskCols, kColAlign);
