@@ -697,8 +697,9 @@ Grid grid(const GemmArgs& g) {
   // batch, at most half of m and n): otherwise each band would read all of
   // a large B, which then sits in every core's cache (whoever writes it
   // next, the update of a weight read here, must fetch it back), and a
-  // 512^3 product ran 1.25x slower in bands on 2 threads. Bands for fewer threads are candidates too, where t bands would make
-  // tasks too small: more threads must never do worse than fewer.
+  // 512^3 product ran 1.25x slower in bands on 2 threads. Bands for fewer
+  // threads are candidates too, where t bands would make tasks too small:
+  // more threads must never do worse than fewer.
   if (t > 1 && 2 * g.k <= std::min(g.m, g.n)) {
     Grid band{};
     double band_time = makespan(g.m, g.n, rows, cols, t) * (1 + kBandSlack);
