@@ -9,7 +9,8 @@
 // Packing reads A and B through their strides, so transposed operands cost
 // nothing beyond the packing itself. Tiny products and single rows or
 // columns (matrix-vector, dot) take unpacked paths, and so do products of at
-// most 12 columns whose A is column-major (NarrowTile).
+// most 12 columns whose A is column-major (NarrowTile) or whose A rows and B
+// columns both run along k (DotTile).
 #include "kernels/targets.h"  // first: selects the targets
 
 #include <algorithm>
@@ -62,8 +63,14 @@ constexpr size_t kKCBytes = 512;
 // a transposed operand, as in a classifier weight's gradient h^T g) takes
 // NarrowTile: vectors run down the columns of C along A's contiguous
 // columns, so every lane is used (a panel of B would use n of 16).
+// Such a product whose A rows and B columns are both contiguous along k
+// (h W^T with W row-major: a classifier's forward) takes DotTile instead:
+// vectors run along k, one accumulator per element of C, summed across
+// lanes at the end.
 constexpr int64_t kNarrowCols = 12;
-inline bool narrow_product(const GemmArgs& g) { return g.n <= kNarrowCols && g.n > 1 && g.a_rs == 1 && g.a_cs != 1; }
+inline bool narrow_columns(const GemmArgs& g) { return g.n <= kNarrowCols && g.n > 1; }
+inline bool narrow_product(const GemmArgs& g) { return narrow_columns(g) && g.a_rs == 1 && g.a_cs != 1; }
+inline bool dot_product(const GemmArgs& g) { return narrow_columns(g) && g.a_cs == 1 && g.b_rs == 1 && g.a_rs != 1; }
 
 }  // namespace
 }  // namespace ag::kernels
@@ -113,6 +120,14 @@ HWY_INLINE void UpdateC(D d, hn::Vec<D> acc, hn::TFromD<D>* c, size_t n, hn::TFr
   } else {
     StoreTail(d, acc, c, n);
   }
+}
+
+// UpdateC for one element (the same operations, so the same bits).
+template <class T>
+HWY_INLINE void UpdateOne(T acc, T* c, T alpha, T beta, bool first, bool relu) {
+  if (alpha != T(1)) acc = alpha * acc;
+  if (!first || beta != T(0)) acc = (first && beta != T(1) ? beta * *c : *c) + acc;
+  *c = relu && acc <= T(0) ? T(0) : acc;
 }
 
 // Depth of a packed block: KC elements.
@@ -440,92 +455,193 @@ void DotRows(const GemmArgs& g) {
   }
 }
 
-// Rows [i0, i1) of a narrow product (narrow_product) of NC columns: for
-// each run of NV vectors of rows, NC accumulators per vector, one broadcast
-// of B per column and k step, summed per KC block from zero, then added into
-// C row by row as UpdateC does.
+// The narrow and dot paths take the columns in blocks of at most this many
+// (made as equal as they can be: 10 = 5 + 5), each block's accumulators in
+// registers; one instance per block width keeps the code small. Both are
+// compiled for AVX2 and above only (SSE4 and scalar take the packed path):
+// the library's size has a cap (tests/abi/check_closure.sh).
+constexpr int kBlockCols = 6;
+
+// Rows [i, i + rows) x columns [j0, j0 + NC) of a narrow product
+// (narrow_product), rows <= NV vectors: NC accumulators per vector, one
+// broadcast of B per column and k step, summed per KC block from zero, then
+// added into C row by row as UpdateC does.
+#if HWY_TARGET <= HWY_AVX3
+constexpr int kNarrowVectors = 4;  // 4 x 6 accumulators and 4 of A in 32 registers
+#else
+constexpr int kNarrowVectors = 2;  // 2 x 6 and 2 + 1 in 16
+#endif
+
 template <class T, int NC>
-HWY_NOINLINE void NarrowTile(const GemmArgs& g, int64_t i0, int64_t i1) {
+HWY_NOINLINE void NarrowBlock(const GemmArgs& g, int64_t i, size_t rows, int64_t j0) {
+  constexpr int NV = kNarrowVectors;
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
-#if HWY_TARGET <= HWY_AVX3
-  constexpr int NV = 2;  // 2 x 12 accumulators of 32 registers
-#else
-  constexpr int NV = 1;
-#endif
   const T* A = reinterpret_cast<const T*>(g.a);
-  const T* B = reinterpret_cast<const T*>(g.b);
-  T* C = reinterpret_cast<T*>(g.c);
+  const T* B = reinterpret_cast<const T*>(g.b) + j0 * g.b_cs;
   const T alpha = static_cast<T>(g.alpha), beta = static_cast<T>(g.beta);
   const int64_t KCn = static_cast<int64_t>(KC<T>());
-  const int64_t run = NV * static_cast<int64_t>(N);
-  const hn::RebindToSigned<decltype(d)> di;
-  // The accumulators column by column; the columns of row r are gathered
-  // from it N at a time (room for whole vectors of columns).
-  constexpr size_t kMax = hn::MaxLanes(d);
-  HWY_ALIGN T tile[(NC + kMax - 1) / kMax * kMax * NV * kMax] = {};
-  HWY_ALIGN hn::TFromD<decltype(di)> index[kMax];
-  for (size_t j = 0; j < N; ++j) index[j] = static_cast<hn::TFromD<decltype(di)>>(j * NV * N);
-  const auto column = hn::Load(di, index);
-  for (int64_t i = i0; i < i1; i += run) {
-    const size_t rows = static_cast<size_t>(std::min(run, i1 - i));
-    for (int64_t pc = 0; pc < g.k; pc += KCn) {
-      const int64_t pe = std::min(g.k, pc + KCn);
-      V acc[NC][NV];
-#pragma GCC unroll 12
-      for (int j = 0; j < NC; ++j) {
-#pragma GCC unroll 2
-        for (int v = 0; v < NV; ++v) acc[j][v] = hn::Zero(d);
-      }
+  // The accumulators column by column (row r of column j at j * NV * N + r).
+  HWY_ALIGN T tile[NC * NV * hn::MaxLanes(d)];
+  for (int64_t pc = 0; pc < g.k; pc += KCn) {
+    const int64_t pe = std::min(g.k, pc + KCn);
+    V acc[NC][NV];
+#pragma GCC unroll 6
+    for (int j = 0; j < NC; ++j) {
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[j][v] = hn::Zero(d);
+    }
+    // A whole run of rows, or a partial one (separate loop bodies, as in
+    // DotBlock).
+    auto steps = [&](auto load) HWY_ATTR {
       for (int64_t p = pc; p < pe; ++p) {
         const T* a = A + p * g.a_cs + i;
         V av[NV];
-#pragma GCC unroll 2
-        for (int v = 0; v < NV; ++v) {
-          const size_t lo = static_cast<size_t>(v) * N;
-          av[v] = rows >= lo + N ? hn::LoadU(d, a + lo) : rows > lo ? LoadTail(d, a + lo, rows - lo) : hn::Zero(d);
-        }
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) av[v] = load(a, static_cast<size_t>(v) * N);
         const T* b = B + p * g.b_rs;
-#pragma GCC unroll 12
+#pragma GCC unroll 6
         for (int j = 0; j < NC; ++j) {
           const V bj = hn::Set(d, b[j * g.b_cs]);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
           for (int v = 0; v < NV; ++v) acc[j][v] = hn::MulAdd(av[v], bj, acc[j][v]);
         }
       }
-#pragma GCC unroll 12
-      for (int j = 0; j < NC; ++j) {
-#pragma GCC unroll 2
-        for (int v = 0; v < NV; ++v) hn::Store(acc[j][v], d, tile + (j * NV + v) * N);
+    };
+    if (rows == NV * N) {
+      steps([&](const T* a, size_t lo) HWY_ATTR { return hn::LoadU(d, a + lo); });
+    } else {
+      steps([&](const T* a, size_t lo) HWY_ATTR {
+        return rows >= lo + N ? hn::LoadU(d, a + lo) : rows > lo ? LoadTail(d, a + lo, rows - lo) : hn::Zero(d);
+      });
+    }
+#pragma GCC unroll 6
+    for (int j = 0; j < NC; ++j) {
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) hn::Store(acc[j][v], d, tile + (j * NV + v) * N);
+    }
+    const bool first = pc == 0, relu = g.relu && pe == g.k;
+    // Element by element: at most 6 per row, where a gather of a row's
+    // columns took as long as the multiply-adds; a plain product (the
+    // common case) only copies.
+    T* c = reinterpret_cast<T*>(g.c) + i * g.c_rs + j0;
+    if (first && beta == T(0) && alpha == T(1) && !relu) {
+      for (size_t r = 0; r < rows; ++r, c += g.c_rs) {
+#pragma GCC unroll 6
+        for (int j = 0; j < NC; ++j) c[j] = tile[static_cast<size_t>(j * NV) * N + r];
       }
-      const bool first = pc == 0, relu = g.relu && pe == g.k;
-      for (size_t r = 0; r < rows; ++r) {
-        T* c = C + (i + static_cast<int64_t>(r)) * g.c_rs;
-        for (size_t j0 = 0; j0 < static_cast<size_t>(NC); j0 += N) {
-          UpdateC(d, hn::GatherIndex(d, tile + j0 * NV * N + r, column), c + j0, std::min(N, NC - j0), alpha, beta,
-                  first, relu);
-        }
+    } else {
+      for (size_t r = 0; r < rows; ++r, c += g.c_rs) {
+#pragma GCC unroll 6
+        for (int j = 0; j < NC; ++j) UpdateOne(tile[static_cast<size_t>(j * NV) * N + r], c + j, alpha, beta, first, relu);
       }
     }
   }
 }
 
+// Rows [i, i + rows) x columns [j0, j0 + NC) of a dot product
+// (dot_product), rows <= MR: MR x NC accumulators of vectors along k (zeros
+// past k), each summed across its lanes in a fixed order when k is done; C
+// is then updated row by row as UpdateC does. One pass over k: A's rows and
+// B's columns are contiguous, and B (at most 12 columns) stays in L1.
+#if HWY_TARGET <= HWY_AVX3
+constexpr int kDotRows = 4;  // 4 x 6 accumulators and 4 rows of A in 32 registers
+#else
+constexpr int kDotRows = 2;  // 2 x 6 and 2 + 1 in 16
+#endif
+
+template <class T, int NC>
+HWY_NOINLINE void DotBlock(const GemmArgs& g, int64_t i, int rows, int64_t j0) {
+  constexpr int MR = kDotRows;
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const size_t N = hn::Lanes(d);
+  const T* A = reinterpret_cast<const T*>(g.a);
+  const T* B = reinterpret_cast<const T*>(g.b) + j0 * g.b_cs;
+  const T alpha = static_cast<T>(g.alpha), beta = static_cast<T>(g.beta);
+  const int64_t step = static_cast<int64_t>(N);
+  const T* a[MR];
+#pragma GCC unroll 4
+  for (int r = 0; r < MR; ++r) a[r] = A + (i + std::min(r, rows - 1)) * g.a_rs;  // spare rows repeat the last
+  V acc[MR][NC];
+#pragma GCC unroll 4
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 6
+    for (int j = 0; j < NC; ++j) acc[r][j] = hn::Zero(d);
+  }
+  // Whole vectors, then the partial one (a separate loop body: a load that
+  // chooses per step keeps the accumulators out of registers).
+  auto step_at = [&](int64_t p, auto load) HWY_ATTR {
+    V av[MR];
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) av[r] = load(a[r] + p);
+#pragma GCC unroll 6
+    for (int j = 0; j < NC; ++j) {
+      const V bj = load(B + j * g.b_cs + p);
+#pragma GCC unroll 4
+      for (int r = 0; r < MR; ++r) acc[r][j] = hn::MulAdd(av[r], bj, acc[r][j]);
+    }
+  };
+  int64_t p = 0;
+  for (; p + step <= g.k; p += step) step_at(p, [&](const T* x) HWY_ATTR { return hn::LoadU(d, x); });
+  if (p < g.k) {
+    const size_t n = static_cast<size_t>(g.k - p);
+    step_at(p, [&](const T* x) HWY_ATTR { return LoadTail(d, x, n); });
+  }
+  constexpr size_t kMax = hn::MaxLanes(d);
+  HWY_ALIGN T sums[(NC + kMax - 1) / kMax * kMax] = {};
+  for (int r = 0; r < rows; ++r) {
+#pragma GCC unroll 6
+    for (int j = 0; j < NC; ++j) sums[j] = hn::GetLane(hn::SumOfLanes(d, acc[r][j]));
+    T* c = reinterpret_cast<T*>(g.c) + (i + r) * g.c_rs + j0;
+    for (size_t jj = 0; jj < static_cast<size_t>(NC); jj += N) {
+      UpdateC(d, hn::Load(d, sums + jj), c + jj, std::min(N, NC - jj), alpha, beta, true, g.relu);
+    }
+  }
+}
+
+// Rows [i0, i1) of a dot product: kDotRows rows at a time, the columns in
+// blocks (kBlockCols).
 template <class T>
-void NarrowTileN(const GemmArgs& g, int64_t i0, int64_t i1) {
-  static_assert(kNarrowCols == 12, "one case per width");
-  switch (g.n) {
-    case 2: return NarrowTile<T, 2>(g, i0, i1);
-    case 3: return NarrowTile<T, 3>(g, i0, i1);
-    case 4: return NarrowTile<T, 4>(g, i0, i1);
-    case 5: return NarrowTile<T, 5>(g, i0, i1);
-    case 6: return NarrowTile<T, 6>(g, i0, i1);
-    case 7: return NarrowTile<T, 7>(g, i0, i1);
-    case 8: return NarrowTile<T, 8>(g, i0, i1);
-    case 9: return NarrowTile<T, 9>(g, i0, i1);
-    case 10: return NarrowTile<T, 10>(g, i0, i1);
-    case 11: return NarrowTile<T, 11>(g, i0, i1);
-    default: return NarrowTile<T, 12>(g, i0, i1);
+void DotTile(const GemmArgs& g, int64_t i0, int64_t i1) {
+  static_assert(kNarrowCols <= 2 * kBlockCols, "blocks are at least 2 wide");
+  const int64_t blocks = (g.n + kBlockCols - 1) / kBlockCols;
+  for (int64_t i = i0; i < i1; i += kDotRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kDotRows, i1 - i));
+    for (int64_t b = 0, j0 = 0; b < blocks; ++b) {
+      const int64_t w = g.n / blocks + (b < g.n % blocks ? 1 : 0);
+      switch (w) {
+        case 2: DotBlock<T, 2>(g, i, rows, j0); break;
+        case 3: DotBlock<T, 3>(g, i, rows, j0); break;
+        case 4: DotBlock<T, 4>(g, i, rows, j0); break;
+        case 5: DotBlock<T, 5>(g, i, rows, j0); break;
+        default: DotBlock<T, 6>(g, i, rows, j0); break;
+      }
+      j0 += w;
+    }
+  }
+}
+
+// Rows [i0, i1) of a narrow product: runs of kNarrowVectors vectors of rows,
+// the columns in blocks (kBlockCols).
+template <class T>
+void NarrowTile(const GemmArgs& g, int64_t i0, int64_t i1) {
+  const int64_t run = kNarrowVectors * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
+  const int64_t blocks = (g.n + kBlockCols - 1) / kBlockCols;
+  for (int64_t i = i0; i < i1; i += run) {
+    const size_t rows = static_cast<size_t>(std::min(run, i1 - i));
+    for (int64_t b = 0, j0 = 0; b < blocks; ++b) {
+      const int64_t w = g.n / blocks + (b < g.n % blocks ? 1 : 0);
+      switch (w) {
+        case 2: NarrowBlock<T, 2>(g, i, rows, j0); break;
+        case 3: NarrowBlock<T, 3>(g, i, rows, j0); break;
+        case 4: NarrowBlock<T, 4>(g, i, rows, j0); break;
+        case 5: NarrowBlock<T, 5>(g, i, rows, j0); break;
+        default: NarrowBlock<T, 6>(g, i, rows, j0); break;
+      }
+      j0 += w;
+    }
   }
 }
 
@@ -533,12 +649,18 @@ void GemmTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
   if (g.dt == DType::F64) {
     if (small && g.n == 1) return DotRows<double>(g);
     if (small) return SmallGemm<double>(g);
-    if (narrow_product(g)) return NarrowTileN<double>(g, i0, i1);
+#if HWY_TARGET <= HWY_AVX2
+    if (narrow_product(g)) return NarrowTile<double>(g, i0, i1);
+    if (dot_product(g)) return DotTile<double>(g, i0, i1);
+#endif
     return PackedTile<double>(g, i0, i1, j0, j1);
   }
   if (small && g.n == 1) return DotRows<float>(g);
   if (small) return SmallGemm<float>(g);
-  if (narrow_product(g)) return NarrowTileN<float>(g, i0, i1);
+#if HWY_TARGET <= HWY_AVX2
+  if (narrow_product(g)) return NarrowTile<float>(g, i0, i1);
+  if (dot_product(g)) return DotTile<float>(g, i0, i1);
+#endif
   PackedTile<float>(g, i0, i1, j0, j1);
 }
 
@@ -655,10 +777,11 @@ Grid grid(const GemmArgs& g) {
     const int64_t cols = ceil_div(std::max<int64_t>(1, kVectorTaskMacs / g.k), kColAlign) * kColAlign;
     return {true, 1, ceil_div(g.n, cols), 1, cols};
   }
-  if (narrow_product(g)) {
-    // Whole-width row tasks of at least kMinTaskMacs, in runs of 32 rows;
-    // the loop's lanes make them one band per thread.
-    const int64_t rows = std::max<int64_t>(32, ceil_div(ceil_div(kMinTaskMacs, g.n * g.k), 32) * 32);
+  if (narrow_product(g) || dot_product(g)) {
+    // Whole-width row tasks of at least kMinTaskMacs, in runs of 64 rows
+    // (AVX-512's kNarrowVectors vectors of floats); the loop's lanes make
+    // them one band per thread.
+    const int64_t rows = std::max<int64_t>(64, ceil_div(ceil_div(kMinTaskMacs, g.n * g.k), 64) * 64);
     return {false, ceil_div(g.m, rows), 1, rows, g.n};
   }
   int64_t rows = split(g.m, kTaskRows, kRowAlign);

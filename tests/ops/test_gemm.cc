@@ -123,10 +123,15 @@ void check_layouts() {
       check_product<T>(37, 1, 1001, la, lb, 1.0, 0.0, rng);  // one column: dot products
       check_product<T>(1, 301, 203, la, lb, 1.0, 0.0, rng);  // one row
       // Narrow (column-major A: vectors down C's columns), over KC blocks
-      // and partial runs of rows.
-      for (int64_t n : {2, 10, 12, 13}) check_product<T>(70, n, 300, la, lb, 1.0, 0.0, rng);
+      // and partial runs of rows, in column blocks of every width (7 = 4 + 3,
+      // 11 = 6 + 5).
+      for (int64_t n : {2, 3, 7, 10, 11, 12, 13}) check_product<T>(70, n, 300, la, lb, 1.0, 0.0, rng);
       check_product<T>(33, 10, 64, la, lb, 1.0, 0.0, rng);
       check_product<T>(256, 10, 64, la, lb, 1.0, 0.0, rng);
+      // Dot (row-major A, column-major B: vectors along k): an odd row
+      // count (the last of a pair alone), k with a partial vector.
+      check_product<T>(33, 10, 67, la, lb, 1.0, 0.0, rng);
+      check_product<T>(64, 10, 256, la, lb, 1.0, 0.0, rng);
     }
   }
 }
@@ -140,6 +145,7 @@ void check_alpha_beta() {
       check_product<T>(41, 59, 301, Layout::RowMajor, Layout::ColMajor, alpha, beta, rng);
       check_product<T>(9, 1, 517, Layout::RowMajor, Layout::RowMajor, alpha, beta, rng);
       check_product<T>(45, 7, 301, Layout::ColMajor, Layout::RowMajor, alpha, beta, rng);
+      check_product<T>(45, 7, 301, Layout::RowMajor, Layout::ColMajor, alpha, beta, rng);
     }
   }
 }
@@ -168,7 +174,8 @@ TEST_P(GemmOnTarget, EmptyInnerDim) {
 
 // The relu epilogue gives the bits of the product followed by relu (x > 0 ?
 // x : +0, NaN stays NaN), on the small, dot, packed and multi-KC-block
-// paths, with beta = 1 (a bias in C, as linear uses it), and the narrow one.
+// paths, with beta = 1 (a bias in C, as linear uses it), and the narrow and
+// dot ones.
 template <class T>
 void check_relu_epilogue() {
   std::mt19937_64 rng(53);
@@ -176,9 +183,11 @@ void check_relu_epilogue() {
     int64_t m, n, k;
   };
   for (const Sizes& z : {Sizes{5, 3, 7}, Sizes{37, 1, 301}, Sizes{67, 53, 139}, Sizes{64, 10, 784}, Sizes{70, 90, 600}}) {
-    for (Layout lb : {Layout::RowMajor, Layout::ColMajor}) {
-      // Column-major A: the narrow path for 10 columns.
-      const Layout la = lb == Layout::ColMajor ? Layout::ColMajor : Layout::RowMajor;
+    for (int pair = 0; pair < 3; ++pair) {
+      // For 10 columns: column-major A takes the narrow path, row-major A
+      // with column-major B the dot path.
+      const Layout la = pair == 1 ? Layout::ColMajor : Layout::RowMajor;
+      const Layout lb = pair == 0 ? Layout::RowMajor : Layout::ColMajor;
       const Matrix<T> a(z.m, z.k, la, rng), b(z.k, z.n, lb, rng);
       std::vector<T> bias(static_cast<size_t>(z.m * z.n));
       std::uniform_real_distribution<double> u(-1.0, 1.0);
