@@ -169,6 +169,28 @@ HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, i
     bp += NV * N;
   }
   if (nr == NV * N) {  // full width: straight from the registers
+    // A plain product (alpha 1, no relu) stores its first block of k and
+    // adds the later ones: UpdateC's operations without its tests per
+    // vector, which cost as much as the multiply-adds when k is short.
+    if (alpha == T(1) && !relu && (!first || beta == T(0))) {
+      if (first) {
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) hn::StoreU(acc[r][v], d, c + r * c_rs + v * N);
+        }
+      } else {
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) {
+            T* cv = c + r * c_rs + v * N;
+            hn::StoreU(hn::Add(hn::LoadU(d, cv), acc[r][v]), d, cv);
+          }
+        }
+      }
+      return;
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
