@@ -1,9 +1,12 @@
 // Matrix norms, linalg.norm's dispatch, pinv and cond: composed of
 // differentiable ops (svdvals, sums, vector norms) except pinv, which has
 // its own backward node (PyTorch's formula in the pseudo-inverse alone).
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
+#include "kernels/linalg_decomp.h"
 #include "ops/linalg_common.h"
 #include "ops/ops.h"
 
@@ -153,20 +156,52 @@ Tensor pinv(const Tensor& a, double atol, double rtol, bool hermitian) {
   return y;
 }
 
-// cond: p NaN or 2 the ratio of the largest to the smallest singular value,
-// -2 its inverse; other p (AG_NORM_FRO, AG_NORM_NUC, 1, -1, inf, -inf)
-// matrix_norm(A, p) matrix_norm(A^-1, p) (A square and invertible).
+// cond, as torch.linalg.cond: p NaN or 2 the ratio of the largest to the
+// smallest singular value, -2 its inverse; 'nuc' sum(S) sum(1 / S) (the
+// singular values again, so a singular A gives inf or nan as the sums do);
+// 'fro', 1, -1, inf, -inf matrix_norm(A, p) matrix_norm(A^-1, p) for
+// square A, and inf for a matrix whose LU factorization has an exactly
+// zero pivot (its inverse is taken of the identity instead, and gets no
+// gradient).
 Tensor cond(const Tensor& a, double p) {
   check_matrix(a, "A");
-  if (std::isnan(p) || p == 2.0 || p == -2.0) {
+  if (std::isnan(p) || p == 2.0 || p == -2.0 || p == kNormNuc) {
     const Tensor s = std::get<1>(svd(a, false));
     const int64_t k = s->shape()[s->ndim() - 1];
     if (k == 0) fail(AG_ERR_SHAPE, "cond of empty matrices (shape ", shape_str(a->shape()), ")");
+    if (p == kNormNuc) {
+      check_square(a, "A");
+      return mul(sum_dims(s, Dims{-1}, false), sum_dims(reciprocal(s), Dims{-1}, false));
+    }
     const Tensor hi = select(s, -1, 0), lo = select(s, -1, k - 1);
     return p == -2.0 ? div(lo, hi) : div(hi, lo);
   }
   check_square(a, "A");
-  return mul(matrix_norm(a, Dims{}, false, p), matrix_norm(inv(a), Dims{}, false, p));
+  if (p != kNormFro && p != 1.0 && p != -1.0 && !std::isinf(p)) {
+    fail(AG_ERR_INVALID_ARGUMENT, "p ", p, " is not a norm of cond (NaN, 2, -2, AG_NORM_FRO, AG_NORM_NUC, 1, -1, inf, -inf)");
+  }
+  // Which matrices are singular: an exactly zero pivot, as inv finds it.
+  const int64_t n = a->shape()[a->ndim() - 1];
+  const Dims batch = batch_of(a->shape());
+  const int64_t count = n > 0 ? a->numel() / (n * n) : 0;
+  const Tensor lu = f64_copy(a);
+  std::vector<uint8_t> singular(static_cast<size_t>(count), 0);
+  int64_t unused = 0;
+  for_matrices(a->context(), count, n, &unused, [&](int64_t b) {
+    std::vector<int64_t> piv(static_cast<size_t>(n));
+    int sign = 1;
+    singular[static_cast<size_t>(b)] = kernels::lu_factor(lu->data_as<double>() + b * n * n, n, piv.data(), &sign) >= 0;
+    return int64_t{-1};
+  });
+  if (std::find(singular.begin(), singular.end(), 1) == singular.end()) {
+    return mul(matrix_norm(a, Dims{}, false, p), matrix_norm(inv(a), Dims{}, false, p));
+  }
+  Tensor mask = empty(a->context(), DType::Bool, batch);
+  std::copy(singular.begin(), singular.end(), mask->data_as<uint8_t>());
+  const Tensor mask2 = unsqueeze(unsqueeze(mask, -1), -1);
+  const Tensor safe = where(mask2, eye(a->context(), a->dtype(), n, -1), a);
+  const Tensor r = mul(matrix_norm(a, Dims{}, false, p), matrix_norm(inv(safe), Dims{}, false, p));
+  return where(mask, full(a->context(), a->dtype(), Dims{}, HUGE_VAL), r);
 }
 
 }  // namespace ag::ops

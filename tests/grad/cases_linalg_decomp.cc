@@ -358,7 +358,8 @@ Cases cases_pinv() {
 Cases cases_cond() {
   auto c = [](double p) { return [p](ag_tensor** out, ag_tensor* a) { return ag_op_cond(out, a, p); }; };
   return {prepared("cond", {3, 3}, separated_general, c(NAN)), prepared("cond(-2, tall)", {4, 3}, separated_general, c(-2.0)),
-          prepared("cond(fro)", {3, 3}, invertible, c(AG_NORM_FRO)), prepared("cond(inf)", {3, 3}, invertible, c(HUGE_VAL))};
+          prepared("cond(fro)", {3, 3}, invertible, c(AG_NORM_FRO)), prepared("cond(inf)", {3, 3}, invertible, c(HUGE_VAL)),
+          prepared("cond(nuc)", {3, 3}, separated_general, c(AG_NORM_NUC))};
 }
 
 // A made of full rank by separated_general (singular values well apart).

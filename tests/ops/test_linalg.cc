@@ -343,3 +343,58 @@ TEST(LinalgErrors, LstsqRankDeficient) {
   ag_tensor_release(b);
   ag_tensor_release(bb);
 }
+
+// cond of singular matrices as torch.linalg.cond: inf for 'fro', 1, -1, inf
+// and -inf (an exactly zero LU pivot; the zero matrix too, not 0 * inf),
+// per batch element, the regular one as alone; 'nuc' from the singular
+// values, sum(S) sum(1 / S): inf for diag(1, 0), nan for zeros; and the
+// gradient reaches only the regular element.
+TEST(LinalgValues, CondOfSingularMatricesAsPyTorch) {
+  Ctx ctx(0);
+  // Batch: [[1, 2], [2, 4]] (rank 1), [[2, 1], [1, 3]], zeros.
+  const std::vector<double> v = {1, 2, 2, 4, 2, 1, 1, 3, 0, 0, 0, 0};
+  ag_tensor* a = new_tensor(ctx.get(), AG_F64, Shape{3, 2, 2}, v);
+  ASSERT_AG(ag_tensor_requires_grad(a, 1));
+  // The regular matrix's conds by hand: A = [[2, 1], [1, 3]], A^-1 =
+  // [[3, -1], [-1, 2]] / 5.
+  const double fro = std::sqrt(15.0) * std::sqrt(15.0) / 5, one = 4.0 * 4.0 / 5, mone = 3.0 * 3.0 / 5;
+  struct Want {
+    double p, regular;
+  };
+  for (const Want& w : {Want{AG_NORM_FRO, fro}, Want{1.0, one}, Want{-1.0, mone}, Want{HUGE_VAL, one},
+                        Want{-HUGE_VAL, mone}}) {
+    ag_tensor* c = nullptr;
+    ASSERT_AG(ag_op_cond(&c, a, w.p));
+    const std::vector<double> got = read(c);
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_TRUE(std::isinf(got[0]) && got[0] > 0) << "p " << w.p << ": " << got[0];
+    EXPECT_NEAR(got[1], w.regular, 1e-12) << "p " << w.p;
+    EXPECT_TRUE(std::isinf(got[2]) && got[2] > 0) << "p " << w.p << ": " << got[2];
+    if (w.p == AG_NORM_FRO) {
+      ag_tensor *s = nullptr, *g = nullptr;
+      ag_tensor* only = nullptr;
+      ASSERT_AG(ag_op_select(&only, c, 0, 1));
+      ASSERT_AG(ag_op_sum(&s, only));
+      ASSERT_AG(ag_backward(s, nullptr, nullptr));
+      ASSERT_AG(ag_tensor_grad(&g, a));
+      const std::vector<double> ga = read(g);
+      for (int i : {0, 1, 2, 3, 8, 9, 10, 11}) EXPECT_EQ(ga[static_cast<size_t>(i)], 0.0) << i;
+      double mag = 0;
+      for (int i = 4; i < 8; ++i) mag += std::fabs(ga[static_cast<size_t>(i)]);
+      EXPECT_GT(mag, 0.0);
+      for (ag_tensor* t : {s, g, only}) ag_tensor_release(t);
+    }
+    ag_tensor_release(c);
+  }
+  // 'nuc': sum(S) sum(1/S) of diag(1, 0) is inf, of zeros nan; of the
+  // regular one (eigenvalues (5 +- sqrt 5) / 2: S = those) 5 exactly in
+  // exact arithmetic.
+  ag_tensor* b = new_tensor(ctx.get(), AG_F64, Shape{3, 2, 2}, {1, 0, 0, 0, 2, 1, 1, 3, 0, 0, 0, 0});
+  ag_tensor* c = nullptr;
+  ASSERT_AG(ag_op_cond(&c, b, AG_NORM_NUC));
+  const std::vector<double> got = read(c);
+  EXPECT_TRUE(std::isinf(got[0]) && got[0] > 0) << got[0];
+  EXPECT_NEAR(got[1], 5.0, 1e-12);
+  EXPECT_TRUE(std::isnan(got[2])) << got[2];
+  for (ag_tensor* t : {a, b, c}) ag_tensor_release(t);
+}

@@ -2604,9 +2604,11 @@ end
 
 """Condition number (torch.linalg.cond): p NaN (None) or 2: S_max / S_min
 of the singular values, -2: S_min / S_max (inf for singular matrices as
-the ratio gives); p AG_NORM_FRO, AG_NORM_NUC, 1, -1, INFINITY, -INFINITY:
-matrix_norm(A, p) * matrix_norm(A^-1, p) for square A (a singular A is
-AG_ERR_INVALID_ARGUMENT, where PyTorch returns inf)."""
+the ratio gives); AG_NORM_NUC: sum(S) * sum(1 / S) for square A (inf or
+NaN for singular ones, as the sums give); AG_NORM_FRO, 1, -1, INFINITY,
+-INFINITY: matrix_norm(A, p) * matrix_norm(A^-1, p) for square A, and
+inf (no gradient) for each matrix whose LU factorization has an exactly
+zero pivot, as PyTorch. Another p is AG_ERR_INVALID_ARGUMENT."""
 function ag_op_cond(out, a, p)
     ccall((:ag_op_cond, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, a, p)
 end
