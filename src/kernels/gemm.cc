@@ -72,6 +72,23 @@ inline bool narrow_columns(const GemmArgs& g) { return g.n <= kNarrowCols && g.n
 inline bool narrow_product(const GemmArgs& g) { return narrow_columns(g) && g.a_rs == 1 && g.a_cs != 1; }
 inline bool dot_product(const GemmArgs& g) { return narrow_columns(g) && g.a_cs == 1 && g.b_rs == 1 && g.a_rs != 1; }
 
+// A product of at most kNarrowCols rows and more columns (a classifier
+// weight's gradient g^T h with W stored [out, in]) runs as its transpose
+// C^T = B^T A^T, written through C's strides, when that is narrow or dot.
+inline GemmArgs transposed(const GemmArgs& g) {
+  GemmArgs t = g;
+  t.m = g.n, t.n = g.m;
+  t.a = g.b, t.a_rs = g.b_cs, t.a_cs = g.b_rs;
+  t.b = g.a, t.b_rs = g.a_cs, t.b_cs = g.a_rs;
+  t.c_rs = g.c_cs, t.c_cs = g.c_rs;
+  return t;
+}
+inline bool narrow_rows(const GemmArgs& g) {
+  if (g.m > kNarrowCols || g.n <= kNarrowCols) return false;
+  const GemmArgs t = transposed(g);
+  return narrow_product(t) || dot_product(t);
+}
+
 }  // namespace
 }  // namespace ag::kernels
 #endif  // AG_KERNELS_GEMM_SCRATCH_
@@ -547,16 +564,18 @@ HWY_NOINLINE void NarrowBlock(const GemmArgs& g, int64_t i, size_t rows, int64_t
     // Element by element: at most 6 per row, where a gather of a row's
     // columns took as long as the multiply-adds; a plain product (the
     // common case) only copies.
-    T* c = reinterpret_cast<T*>(g.c) + i * g.c_rs + j0;
+    T* c = reinterpret_cast<T*>(g.c) + i * g.c_rs + j0 * g.c_cs;
     if (first && beta == T(0) && alpha == T(1) && !relu) {
       for (size_t r = 0; r < rows; ++r, c += g.c_rs) {
 #pragma GCC unroll 6
-        for (int j = 0; j < NC; ++j) c[j] = tile[static_cast<size_t>(j * NV) * N + r];
+        for (int j = 0; j < NC; ++j) c[j * g.c_cs] = tile[static_cast<size_t>(j * NV) * N + r];
       }
     } else {
       for (size_t r = 0; r < rows; ++r, c += g.c_rs) {
 #pragma GCC unroll 6
-        for (int j = 0; j < NC; ++j) UpdateOne(tile[static_cast<size_t>(j * NV) * N + r], c + j, alpha, beta, first, relu);
+        for (int j = 0; j < NC; ++j) {
+          UpdateOne(tile[static_cast<size_t>(j * NV) * N + r], c + j * g.c_cs, alpha, beta, first, relu);
+        }
       }
     }
   }
@@ -611,15 +630,10 @@ HWY_NOINLINE void DotBlock(const GemmArgs& g, int64_t i, int rows, int64_t j0) {
     const size_t n = static_cast<size_t>(g.k - p);
     step_at(p, [&](const T* x) HWY_ATTR { return LoadTail(d, x, n); });
   }
-  constexpr size_t kMax = hn::MaxLanes(d);
-  HWY_ALIGN T sums[(NC + kMax - 1) / kMax * kMax] = {};
   for (int r = 0; r < rows; ++r) {
+    T* c = reinterpret_cast<T*>(g.c) + (i + r) * g.c_rs + j0 * g.c_cs;
 #pragma GCC unroll 6
-    for (int j = 0; j < NC; ++j) sums[j] = hn::GetLane(hn::SumOfLanes(d, acc[r][j]));
-    T* c = reinterpret_cast<T*>(g.c) + (i + r) * g.c_rs + j0;
-    for (size_t jj = 0; jj < static_cast<size_t>(NC); jj += N) {
-      UpdateC(d, hn::Load(d, sums + jj), c + jj, std::min(N, NC - jj), alpha, beta, true, g.relu);
-    }
+    for (int j = 0; j < NC; ++j) UpdateOne(hn::GetLane(hn::SumOfLanes(d, acc[r][j])), c + j * g.c_cs, alpha, beta, true, g.relu);
   }
 }
 
@@ -667,6 +681,15 @@ void NarrowTile(const GemmArgs& g, int64_t i0, int64_t i1) {
   }
 }
 
+// Columns [j0, j1) of a product of few rows (narrow_rows): rows of its
+// transpose.
+template <class T>
+void NarrowTransposed(const GemmArgs& g, int64_t j0, int64_t j1) {
+  const GemmArgs t = transposed(g);
+  if (narrow_product(t)) return NarrowTile<T>(t, j0, j1);
+  DotTile<T>(t, j0, j1);
+}
+
 void GemmTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool small) {
   if (g.dt == DType::F64) {
     if (small && g.n == 1) return DotRows<double>(g);
@@ -674,6 +697,7 @@ void GemmTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
 #if HWY_TARGET <= HWY_AVX2
     if (narrow_product(g)) return NarrowTile<double>(g, i0, i1);
     if (dot_product(g)) return DotTile<double>(g, i0, i1);
+    if (narrow_rows(g)) return NarrowTransposed<double>(g, j0, j1);
 #endif
     return PackedTile<double>(g, i0, i1, j0, j1);
   }
@@ -682,6 +706,7 @@ void GemmTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
 #if HWY_TARGET <= HWY_AVX2
   if (narrow_product(g)) return NarrowTile<float>(g, i0, i1);
   if (dot_product(g)) return DotTile<float>(g, i0, i1);
+  if (narrow_rows(g)) return NarrowTransposed<float>(g, j0, j1);
 #endif
   PackedTile<float>(g, i0, i1, j0, j1);
 }
@@ -771,6 +796,18 @@ int64_t split(int64_t n, int64_t target, int64_t align) {
   return ceil_div(ceil_div(n, parts), align) * align;
 }
 
+// Rows (or columns) per task of a narrow product's `len` rows of `per_row`
+// multiply-adds each: equal tasks of at least kMinTaskMacs and 16 rows
+// (whole vectors), their count a multiple of the threads when there are
+// at least as many (192 + 64 of 256 rows would leave one thread of two
+// three quarters of the work).
+int64_t narrow_task(int64_t len, int64_t per_row, int64_t threads) {
+  const int64_t t = std::max<int64_t>(1, threads);
+  int64_t count = std::clamp<int64_t>(len * per_row / kMinTaskMacs, 1, ceil_div(len, 16));
+  if (t > 1 && count >= t) count = std::min(ceil_div(count, t) * t, ceil_div(len, 16));
+  return ceil_div(ceil_div(len, count), 16) * 16;
+}
+
 // One band of whole rows of C per thread, in tasks of at most kTaskRows
 // rows, or mb = 0 if the rows do not cut into t such bands. The parallel
 // loop deals lane p the p-th contiguous run of tasks, so thread p writes
@@ -800,11 +837,14 @@ Grid grid(const GemmArgs& g) {
     return {true, 1, ceil_div(g.n, cols), 1, cols};
   }
   if (narrow_product(g) || dot_product(g)) {
-    // Whole-width row tasks of at least kMinTaskMacs, in runs of 64 rows
-    // (AVX-512's kNarrowVectors vectors of floats); the loop's lanes make
-    // them one band per thread.
-    const int64_t rows = std::max<int64_t>(64, ceil_div(ceil_div(kMinTaskMacs, g.n * g.k), 64) * 64);
+    // Whole-width row tasks; the loop's lanes make them one band per thread.
+    const int64_t rows = narrow_task(g.m, g.n * g.k, g.threads);
     return {false, ceil_div(g.m, rows), 1, rows, g.n};
+  }
+  if (narrow_rows(g)) {
+    // The same for its transpose: whole-height column tasks.
+    const int64_t cols = narrow_task(g.n, g.m * g.k, g.threads);
+    return {false, 1, ceil_div(g.n, cols), g.m, cols};
   }
   int64_t rows = split(g.m, kTaskRows, kRowAlign);
   int64_t cols = split(g.n, kTaskCols, kColAlign);

@@ -35,6 +35,9 @@ struct GemmArgs {
   // C = relu(alpha * A * B + beta * C), relu as the relu kernel's (x > 0 ? x
   // : +0, NaN stays): the same bits as the product followed by relu.
   bool relu = false;
+  // C's column stride: 1 but for the transposed narrow products gemm.cc
+  // runs internally (only its narrow and dot paths read it).
+  int64_t c_cs = 1;
 };
 
 // Number of tasks of the product (at least 1).

@@ -132,6 +132,10 @@ void check_layouts() {
       // count (the last of a pair alone), k with a partial vector.
       check_product<T>(33, 10, 67, la, lb, 1.0, 0.0, rng);
       check_product<T>(64, 10, 256, la, lb, 1.0, 0.0, rng);
+      // Few rows, many columns: the transposes of the narrow and dot
+      // products (C written through its column stride), partial runs.
+      for (int64_t m : {2, 7, 10}) check_product<T>(m, 70, 300, la, lb, 1.0, 0.0, rng);
+      check_product<T>(10, 256, 64, la, lb, 1.0, 0.0, rng);
     }
   }
 }
@@ -146,6 +150,8 @@ void check_alpha_beta() {
       check_product<T>(9, 1, 517, Layout::RowMajor, Layout::RowMajor, alpha, beta, rng);
       check_product<T>(45, 7, 301, Layout::ColMajor, Layout::RowMajor, alpha, beta, rng);
       check_product<T>(45, 7, 301, Layout::RowMajor, Layout::ColMajor, alpha, beta, rng);
+      check_product<T>(7, 45, 301, Layout::ColMajor, Layout::RowMajor, alpha, beta, rng);
+      check_product<T>(7, 45, 301, Layout::RowMajor, Layout::ColMajor, alpha, beta, rng);
     }
   }
 }
@@ -182,7 +188,7 @@ void check_relu_epilogue() {
   struct Sizes {
     int64_t m, n, k;
   };
-  for (const Sizes& z : {Sizes{5, 3, 7}, Sizes{37, 1, 301}, Sizes{67, 53, 139}, Sizes{64, 10, 784}, Sizes{70, 90, 600}}) {
+  for (const Sizes& z : {Sizes{5, 3, 7}, Sizes{37, 1, 301}, Sizes{67, 53, 139}, Sizes{64, 10, 784}, Sizes{10, 64, 784}, Sizes{70, 90, 600}}) {
     for (int pair = 0; pair < 3; ++pair) {
       // For 10 columns: column-major A takes the narrow path, row-major A
       // with column-major B the dot path.
