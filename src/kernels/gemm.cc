@@ -18,6 +18,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/gemm.h"
@@ -500,17 +501,19 @@ void DotRows(const GemmArgs& g) {
 // compiled for AVX2 and above only (SSE4 and scalar take the packed path):
 // the library's size has a cap (tests/abi/check_closure.sh).
 constexpr int kBlockCols = 6;
+// Vectors of rows of a narrow block, rows of a dot block: 4 x 6
+// accumulators and 4 vectors of A in AVX-512's 32 registers, 2 x 6 and
+// 2 + 1 in 16.
+#if HWY_TARGET <= HWY_AVX3
+constexpr int kNarrowVectors = 4, kDotRows = 4;
+#else
+constexpr int kNarrowVectors = 2, kDotRows = 2;
+#endif
 
 // Rows [i, i + rows) x columns [j0, j0 + NC) of a narrow product
 // (narrow_product), rows <= NV vectors: NC accumulators per vector, one
 // broadcast of B per column and k step, summed per KC block from zero, then
 // added into C row by row as UpdateC does.
-#if HWY_TARGET <= HWY_AVX3
-constexpr int kNarrowVectors = 4;  // 4 x 6 accumulators and 4 of A in 32 registers
-#else
-constexpr int kNarrowVectors = 2;  // 2 x 6 and 2 + 1 in 16
-#endif
-
 template <class T, int NC>
 HWY_NOINLINE void NarrowBlock(const GemmArgs& g, int64_t i, size_t rows, int64_t j0) {
   constexpr int NV = kNarrowVectors;
@@ -586,12 +589,6 @@ HWY_NOINLINE void NarrowBlock(const GemmArgs& g, int64_t i, size_t rows, int64_t
 // past k), each summed across its lanes in a fixed order when k is done; C
 // is then updated row by row as UpdateC does. One pass over k: A's rows and
 // B's columns are contiguous, and B (at most 12 columns) stays in L1.
-#if HWY_TARGET <= HWY_AVX3
-constexpr int kDotRows = 4;  // 4 x 6 accumulators and 4 rows of A in 32 registers
-#else
-constexpr int kDotRows = 2;  // 2 x 6 and 2 + 1 in 16
-#endif
-
 template <class T, int NC>
 HWY_NOINLINE void DotBlock(const GemmArgs& g, int64_t i, int rows, int64_t j0) {
   constexpr int MR = kDotRows;
@@ -637,47 +634,44 @@ HWY_NOINLINE void DotBlock(const GemmArgs& g, int64_t i, int rows, int64_t j0) {
   }
 }
 
+// Calls block(width, j0) for the blocks of n columns (kBlockCols), the
+// width as a constant (std::integral_constant) so each block's
+// accumulators stay in registers.
+template <class F>
+HWY_INLINE void ColumnBlocks(int64_t n, F&& block) {
+  static_assert(kNarrowCols <= 2 * kBlockCols, "blocks are at least 2 wide");
+  const int64_t blocks = (n + kBlockCols - 1) / kBlockCols;
+  for (int64_t b = 0, j0 = 0; b < blocks; ++b) {
+    const int64_t w = n / blocks + (b < n % blocks ? 1 : 0);
+    switch (w) {
+      case 2: block(std::integral_constant<int, 2>(), j0); break;
+      case 3: block(std::integral_constant<int, 3>(), j0); break;
+      case 4: block(std::integral_constant<int, 4>(), j0); break;
+      case 5: block(std::integral_constant<int, 5>(), j0); break;
+      default: block(std::integral_constant<int, 6>(), j0); break;
+    }
+    j0 += w;
+  }
+}
+
 // Rows [i0, i1) of a dot product: kDotRows rows at a time, the columns in
-// blocks (kBlockCols).
+// blocks.
 template <class T>
 void DotTile(const GemmArgs& g, int64_t i0, int64_t i1) {
-  static_assert(kNarrowCols <= 2 * kBlockCols, "blocks are at least 2 wide");
-  const int64_t blocks = (g.n + kBlockCols - 1) / kBlockCols;
   for (int64_t i = i0; i < i1; i += kDotRows) {
     const int rows = static_cast<int>(std::min<int64_t>(kDotRows, i1 - i));
-    for (int64_t b = 0, j0 = 0; b < blocks; ++b) {
-      const int64_t w = g.n / blocks + (b < g.n % blocks ? 1 : 0);
-      switch (w) {
-        case 2: DotBlock<T, 2>(g, i, rows, j0); break;
-        case 3: DotBlock<T, 3>(g, i, rows, j0); break;
-        case 4: DotBlock<T, 4>(g, i, rows, j0); break;
-        case 5: DotBlock<T, 5>(g, i, rows, j0); break;
-        default: DotBlock<T, 6>(g, i, rows, j0); break;
-      }
-      j0 += w;
-    }
+    ColumnBlocks(g.n, [&](auto w, int64_t j0) HWY_ATTR { DotBlock<T, decltype(w)::value>(g, i, rows, j0); });
   }
 }
 
 // Rows [i0, i1) of a narrow product: runs of kNarrowVectors vectors of rows,
-// the columns in blocks (kBlockCols).
+// the columns in blocks.
 template <class T>
 void NarrowTile(const GemmArgs& g, int64_t i0, int64_t i1) {
   const int64_t run = kNarrowVectors * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
-  const int64_t blocks = (g.n + kBlockCols - 1) / kBlockCols;
   for (int64_t i = i0; i < i1; i += run) {
     const size_t rows = static_cast<size_t>(std::min(run, i1 - i));
-    for (int64_t b = 0, j0 = 0; b < blocks; ++b) {
-      const int64_t w = g.n / blocks + (b < g.n % blocks ? 1 : 0);
-      switch (w) {
-        case 2: NarrowBlock<T, 2>(g, i, rows, j0); break;
-        case 3: NarrowBlock<T, 3>(g, i, rows, j0); break;
-        case 4: NarrowBlock<T, 4>(g, i, rows, j0); break;
-        case 5: NarrowBlock<T, 5>(g, i, rows, j0); break;
-        default: NarrowBlock<T, 6>(g, i, rows, j0); break;
-      }
-      j0 += w;
-    }
+    ColumnBlocks(g.n, [&](auto w, int64_t j0) HWY_ATTR { NarrowBlock<T, decltype(w)::value>(g, i, rows, j0); });
   }
 }
 
