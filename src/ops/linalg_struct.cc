@@ -215,6 +215,8 @@ Tensor kron(const Tensor& a, const Tensor& b) {
   check_same(*a, *b);
   check_floating(*a);
   const int n = std::max(a->ndim(), b->ndim());
+  // Before the interleaved shapes are built: they hold 2 n dims.
+  if (2 * n > kMaxDims) fail(AG_ERR_SHAPE, "inputs of ", n, " dims need ", 2 * n, " dims, more than ", kMaxDims);
   Dims sa, sb, out;
   for (int i = 0; i < n; ++i) {
     const int ia = i - (n - a->ndim()), ib = i - (n - b->ndim());
@@ -225,7 +227,6 @@ Tensor kron(const Tensor& a, const Tensor& b) {
     sb.push_back(y);
     out.push_back(x * y);
   }
-  if (2 * n > kMaxDims) fail(AG_ERR_SHAPE, "inputs of ", n, " dims need ", 2 * n, " dims, more than ", kMaxDims);
   return reshape(mul(reshape(a, sa), reshape(b, sb)), out);
 }
 

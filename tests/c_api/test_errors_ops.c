@@ -2,7 +2,7 @@
  * tests/c_api/test_errors_ops.c - error paths of the ops in the C API:
  * shapes that do not broadcast, mixed dtypes, non-floating inputs, bad cast
  * targets, tensors from two contexts, incompatible expand and sum_to_size;
- * the arguments of embedding_bag and ctc_loss.
+ * kron past the dims limit; the arguments of embedding_bag and ctc_loss.
  */
 #include "harness.h"
 
@@ -199,6 +199,32 @@ static void test_sum_to_size_incompatible(void) {
   ag_context_release(ctx);
 }
 
+/* kron of inputs with more than AG_MAX_DIMS / 2 dims: its interleaved
+ * shapes would need 2 n dims (a fuzzer input overran them before the
+ * check); 8 dims still work. */
+static void test_kron_too_many_dims(void) {
+  ag_context *ctx = NEW_CTX();
+  int64_t ones9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 2}, ones8[8] = {1, 1, 1, 1, 1, 1, 1, 2};
+  ag_tensor *a, *b, *c, *out = SENT_T;
+  REQUIRE(ctx);
+  a = MAKE(ctx, AG_F64, ones9, 9, NULL);
+  b = MAKE(ctx, AG_F64, s1_3, 1, NULL);
+  c = MAKE(ctx, AG_F64, ones8, 8, NULL);
+  REQUIRE(a && b && c);
+  CHECK_ERR(ag_op_kron(&out, a, b), AG_ERR_SHAPE, "ag_op_kron");
+  CHECK_MSG_HAS("9 dims need 18 dims");
+  CHECK(out == SENT_T);
+  CHECK_ERR(ag_op_kron(&out, b, a), AG_ERR_SHAPE, "ag_op_kron");
+  CHECK(out == SENT_T);
+  CHECK_STATUS(ag_op_kron(&out, c, b), AG_OK);
+  CHECK(out != SENT_T && ag_tensor_ndim(out) == 8 && ag_tensor_numel(out) == 6);
+  if (out != SENT_T) REL(out);
+  REL(a);
+  REL(b);
+  REL(c);
+  ag_context_release(ctx);
+}
+
 /* embedding_bag and ctc_loss: each bad argument fails with a message naming the facts. */
 static void test_embedding_bag_errors(void) {
   ag_context *ctx = NEW_CTX();
@@ -310,6 +336,7 @@ int main(int argc, char **argv) {
   RUN(test_two_contexts);
   RUN(test_expand_incompatible);
   RUN(test_sum_to_size_incompatible);
+  RUN(test_kron_too_many_dims);
   RUN(test_embedding_bag_errors);
   RUN(test_ctc_loss_errors);
   return h_finish();
