@@ -177,9 +177,7 @@ Tensor cond(const Tensor& a, double p) {
     return p == -2.0 ? div(lo, hi) : div(hi, lo);
   }
   check_square(a, "A");
-  if (p != kNormFro && p != 1.0 && p != -1.0 && !std::isinf(p)) {
-    fail(AG_ERR_INVALID_ARGUMENT, "p ", p, " is not a norm of cond (NaN, 2, -2, AG_NORM_FRO, AG_NORM_NUC, 1, -1, inf, -inf)");
-  }
+  const Tensor norm_a = matrix_norm(a, Dims{}, false, p);  // also rejects a p that is no matrix norm
   // Which matrices are singular: an exactly zero pivot, as inv finds it.
   const int64_t n = a->shape()[a->ndim() - 1];
   const Dims batch = batch_of(a->shape());
@@ -194,13 +192,13 @@ Tensor cond(const Tensor& a, double p) {
     return int64_t{-1};
   });
   if (std::find(singular.begin(), singular.end(), 1) == singular.end()) {
-    return mul(matrix_norm(a, Dims{}, false, p), matrix_norm(inv(a), Dims{}, false, p));
+    return mul(norm_a, matrix_norm(inv(a), Dims{}, false, p));
   }
   Tensor mask = empty(a->context(), DType::Bool, batch);
   std::copy(singular.begin(), singular.end(), mask->data_as<uint8_t>());
   const Tensor mask2 = unsqueeze(unsqueeze(mask, -1), -1);
   const Tensor safe = where(mask2, eye(a->context(), a->dtype(), n, -1), a);
-  const Tensor r = mul(matrix_norm(a, Dims{}, false, p), matrix_norm(inv(safe), Dims{}, false, p));
+  const Tensor r = mul(norm_a, matrix_norm(inv(safe), Dims{}, false, p));
   return where(mask, full(a->context(), a->dtype(), Dims{}, HUGE_VAL), r);
 }
 
