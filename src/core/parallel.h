@@ -7,22 +7,30 @@
 // (loops over independent elements, even_chunk: their count a multiple of
 // the threads, which changes no result).
 //
-// A grain is the elements whose work takes about kChunkNs on one thread, so
-// that handing a chunk to another thread (a claim on a shared counter, well
-// under 1 us when the worker spins; an enqueue of a few us otherwise, which
-// the caller never waits for) stays small against it. The costs per element
+// A grain is the most elements (a power of two) whose work takes at most
+// kChunkNs on one thread, so that handing a chunk to another thread (a
+// claim on a shared counter, well under 1 us when the worker spins; an
+// enqueue of a few us otherwise, which the caller never waits for) stays
+// small against it. The costs per element
 // come from `bench_threads --calibrate --repeats 200` (1 thread, f32, 64K
 // elements, output allocated per call; Xeon 8573C, AVX-512, a shared 2-core
 // VM under load 8-10, so upper bounds):
 //
-//   class           family   ns/element   grain (power of two near kChunkNs / cost)
+//   class           family   ns/element   grain (power of two at most kChunkNs / cost)
 //   copy            clone      0.117       65536  (cast f32->f64 0.78 and fill 0.38
 //                                                  share it: coarser, never slower)
-//   elementwise     add        0.135       65536
+//   elementwise     add        0.135       32768
 //   transcendental  tanh       0.70         8192
 //   reduction       sum        0.086       65536  (= kernels::kSumChunk, fixed)
 //   strided gather  clone(xT)  0.85         8192
 //   optimizer       adam       0.75         8192
+//
+// Rounding down matters beyond the dispatch: a tensor of 65,536 elements
+// (a 256 x 256 weight) that two threads' row bands wrote is one grain of
+// 65,536 gathered onto one core, but two chunks of 32,768 left where they
+// are. Workload d's update (p -= lr * g) took 82 us at 2 threads with the
+// elementwise grain at 65,536 and 64 us at 32,768 (91 against 119 in its
+// matmul layout).
 //
 // ATen uses 32768 elements for every class (at::internal::GRAIN_SIZE):
 // 4x too coarse for transcendentals, gathers and optimizer updates (a 64K
@@ -43,7 +51,7 @@ constexpr int64_t kChunkNs = 8000;
 constexpr int64_t grain(Work w) {
   switch (w) {
     case Work::Copy: return int64_t{1} << 16;
-    case Work::Elementwise: return int64_t{1} << 16;
+    case Work::Elementwise: return int64_t{1} << 15;
     case Work::Transcendental: return int64_t{1} << 13;
     case Work::Reduction: return int64_t{1} << 16;
     case Work::Gather: return int64_t{1} << 13;

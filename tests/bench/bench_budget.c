@@ -22,31 +22,8 @@
 #include <string.h>
 #include <time.h>
 
-#define CK(call)                                                                                  \
-  do {                                                                                            \
-    ag_status st_ = (call);                                                                       \
-    if (st_ != AG_OK) {                                                                           \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ag_last_error_message());   \
-      exit(3);                                                                                    \
-    }                                                                                             \
-  } while (0)
+#include "bench_harness.h"
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static ag_context *g_ctx;
 enum { N_CHAIN = 10000, K = 1000, D = 64 };
 static ag_tensor *g_x, *g_a, *g_b, *g_fx, *g_w[K];
 
@@ -134,7 +111,7 @@ static int run(const char *workload, ag_tensor *(*record)(void), ag_tensor *leaf
       steps_total += steps;
     }
   }
-  double mp = median(plain, reps), mj = median(job, reps);
+  double mp = median_of(plain, (size_t)reps), mj = median_of(job, (size_t)reps);
   printf("{\"workload\": \"%s\", \"budget\": \"%s\", \"ag_backward_us\": %.1f, \"budgeted_us\": %.1f, "
          "\"overhead_pct\": %.1f, \"steps\": %.0f, \"bitwise_equal\": %s}\n",
          workload, b->name, mp / 1e3, mj / 1e3, 100.0 * (mj / mp - 1.0), steps_total / reps, same ? "true" : "false");

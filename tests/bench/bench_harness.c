@@ -156,14 +156,18 @@ static double quantile_excl(const double *s, size_t n, double q) {
   return s[j - 1] + (s[j] - s[j - 1]) * delta;
 }
 
+double median_of(double *v, size_t n) {
+  qsort(v, n, sizeof(double), cmp_double);
+  return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 stats_t stats(const dvec *d) {
   stats_t r = {NAN, NAN, NAN, NAN, 0};
   size_t n = d->n;
   if (n == 0) return r;
   double *v = (double *)xmalloc(n * sizeof(double));
   memcpy(v, d->v, n * sizeof(double));
-  qsort(v, n, sizeof(double), cmp_double);
-  r.median = (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  r.median = median_of(v, n);
   r.min = v[0];
   r.p25 = quantile_excl(v, n, 0.25);
   r.p75 = quantile_excl(v, n, 0.75);

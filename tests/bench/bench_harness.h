@@ -74,6 +74,8 @@ typedef struct {
 } stats_t;
 
 stats_t stats(const dvec *d);
+/* The median of v[0..n) (n > 0), which it sorts in place. */
+double median_of(double *v, size_t n);
 void sb_stats(sbuf *s, stats_t st);
 
 typedef struct {

@@ -25,29 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#define CK(call)                                                                                  \
-  do {                                                                                            \
-    ag_status st_ = (call);                                                                       \
-    if (st_ != AG_OK) {                                                                           \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ag_last_error_message());   \
-      exit(3);                                                                                    \
-    }                                                                                             \
-  } while (0)
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+#include "bench_harness.h"
 
 /* The host allocator: counts calls (malloc underneath). */
 static long g_allocs;
@@ -62,7 +40,6 @@ static void count_free(void *p, uint64_t size, void *user) {
   free(p);
 }
 
-static ag_context *g_ctx;
 static int g_failed;
 
 static int same_bits(const ag_tensor *a, const ag_tensor *b) {
@@ -100,7 +77,7 @@ static ag_tensor *chain(ag_tensor *x, ag_tensor *a, ag_tensor *b) {
   return y;
 }
 
-static void bench_chain(int reps) {
+static void replay_chain(int reps) {
   ag_tensor *x, *a, *b, *values[2];
   CK(ag_tensor_scalar(&x, g_ctx, AG_F32, 0.5));
   CK(ag_tensor_scalar(&a, g_ctx, AG_F32, 0.9999));
@@ -134,7 +111,7 @@ static void bench_chain(int reps) {
     eager[r] = (double)(t1 - t0) / N_CHAIN;
     replay[r] = (double)(t2 - t1) / N_CHAIN;
   }
-  double me = median(eager, reps), mr = median(replay, reps);
+  double me = median_of(eager, (size_t)reps), mr = median_of(replay, (size_t)reps);
   printf("{\"impl\": \"ag\", \"workload\": \"a_scalar_chain\", \"case\": \"N=%d f32\", \"threads\": %d, "
          "\"steps\": %lld, \"eager_fwd_bwd_ns_per_op\": %.2f, \"replay_ns_per_op\": %.2f, \"ratio\": %.3f, "
          "\"allocs_per_replay\": %.2f, \"reps\": %d}\n",
@@ -188,7 +165,7 @@ static ag_tensor *mlp_step(ag_tensor *x, ag_tensor **w, ag_tensor **b, ag_tensor
   return loss;
 }
 
-static void bench_mlp(int reps) {
+static void replay_mlp(int reps) {
   ag_tensor *w[L], *b[L], *ew[L], *eb[L], *target, *x, *values[2];
   int64_t labels[B], tshape[1] = {B};
   for (int i = 0; i < B; ++i) labels[i] = i % 10;
@@ -233,7 +210,7 @@ static void bench_mlp(int reps) {
     eager[r] = (double)(t1 - t0);
     replay[r] = (double)(t2 - t1);
   }
-  double me = median(eager, reps), mr = median(replay, reps);
+  double me = median_of(eager, (size_t)reps), mr = median_of(replay, (size_t)reps);
   printf("{\"impl\": \"ag\", \"workload\": \"d_mlp_step\", \"case\": \"B=64 784-256-256-10 matmul, no update\", "
          "\"threads\": %d, \"steps\": %lld, \"eager_step_us\": %.2f, \"replay_step_us\": %.2f, \"ratio\": %.3f, "
          "\"allocs_per_replay\": %.2f, \"reps\": %d}\n",
@@ -267,8 +244,8 @@ int main(int argc, char **argv) {
   o.alloc = count_alloc;
   o.free = count_free;
   CK(ag_context_create(&g_ctx, &o));
-  if (strcmp(only, "d") != 0) bench_chain(reps);
-  if (strcmp(only, "a") != 0) bench_mlp(reps);
+  if (strcmp(only, "d") != 0) replay_chain(reps);
+  if (strcmp(only, "a") != 0) replay_mlp(reps);
   ag_context_release(g_ctx);
   if (g_failed) fprintf(stderr, "bench_replay: a replay differs from the eager run or allocated\n");
   return g_failed;

@@ -448,7 +448,7 @@ static int calibrate(int repeats) {
     const timing t = time_family(ctx, fams[i][0], n, repeats, 0);
     const double per = t.median / (double)n;
     int64_t g = 1;
-    while ((double)(g * 2) * per <= chunk_ns * 1.4142) g *= 2;
+    while ((double)(g * 2) * per <= chunk_ns) g *= 2; /* the most elements within chunk_ns */
     printf("{\"bench\": \"grain\", \"family\": \"%s\", \"class\": \"%s\", \"n\": %lld, \"ns_per_element\": %.4f, "
            "\"grain_for_%.0f_ns\": %lld}\n",
            fams[i][0], fams[i][1], (long long)n, per, chunk_ns, (long long)g);

@@ -371,16 +371,17 @@ TEST(HostTasks, AFailingChunkComesOutOnTheCaller) {
   }
 }
 
-// An elementwise loop's chunks: the fewest of at most one grain (65,536
+// An elementwise loop's chunks: the fewest of at most one grain (32,768
 // elements for add), a multiple of the threads when there are at least as
-// many, so each thread gets an equal share; up to one grain, none.
+// many, so each thread gets an equal share; up to one grain, none. A
+// 256 x 256 weight (65,536) is split in two.
 TEST(HostTasks, ElementwiseChunksComeInMultiplesOfTheThreads) {
   struct Case {
     int workers;
     int64_t n, chunks;
   };
-  for (const Case& c : {Case{2, 200704, 4}, Case{3, 200704, 6}, Case{4, 200704, 4}, Case{3, 500000, 9},
-                        Case{8, 200704, 4}, Case{3, 65536, 0}}) {
+  for (const Case& c : {Case{2, 200704, 8}, Case{3, 200704, 9}, Case{4, 200704, 8}, Case{3, 500000, 18},
+                        Case{8, 200704, 7}, Case{2, 65536, 2}, Case{3, 65536, 2}, Case{3, 32768, 0}}) {
     Scheduler s(c.workers);
     ag_context* ctx = host_context(s, c.workers);
     ASSERT_NE(ctx, nullptr);
