@@ -10,7 +10,8 @@
 // nothing beyond the packing itself. Tiny products and single rows or
 // columns (matrix-vector, dot) take unpacked paths, and so do products of at
 // most 12 columns whose A is column-major (NarrowTile) or whose A rows and B
-// columns both run along k (DotTile).
+// columns both run along k (DotTile). A small batch times a large row-major
+// B is summed over k in two parts, one per half of B's rows (split_k).
 #include "kernels/targets.h"  // first: selects the targets
 
 #include <algorithm>
@@ -50,6 +51,12 @@ class Scratch {
 };
 
 void* scratch(size_t bytes) {
+  thread_local Scratch s;
+  return s.get(bytes);
+}
+
+// The calling thread's buffer for the second parts of split products.
+void* partial_scratch(size_t bytes) {
   thread_local Scratch s;
   return s.get(bytes);
 }
@@ -705,6 +712,28 @@ void GemmTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
   PackedTile<float>(g, i0, i1, j0, j1);
 }
 
+// Rows [i0, i1) of a split product: C += the second part's sum, then relu
+// when asked, with UpdateC's operations for a later block of k.
+template <class T>
+void FinishRows(const GemmArgs& g, int64_t i0, int64_t i1) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
+  const T* S = reinterpret_cast<const T*>(g.partial);
+  T* C = reinterpret_cast<T*>(g.c);
+  for (int64_t i = i0; i < i1; ++i) {
+    for (int64_t j = 0; j < g.n; j += static_cast<int64_t>(N)) {
+      const size_t nn = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(N), g.n - j));
+      const T* s = S + i * g.n + j;
+      UpdateC(d, nn == N ? hn::LoadU(d, s) : LoadTail(d, s, nn), C + i * g.c_rs + j, nn, T(1), T(1), false, g.relu);
+    }
+  }
+}
+
+void GemmFinish(const GemmArgs& g, int64_t i0, int64_t i1) {
+  if (g.dt == DType::F64) return FinishRows<double>(g, i0, i1);
+  FinishRows<float>(g, i0, i1);
+}
+
 int64_t GemmTargetId() { return HWY_TARGET; }
 
 }  // namespace ag::kernels::HWY_NAMESPACE
@@ -714,6 +743,7 @@ HWY_AFTER_NAMESPACE();
 namespace ag::kernels {
 
 HWY_EXPORT(GemmTile);
+HWY_EXPORT(GemmFinish);
 HWY_EXPORT(GemmTargetId);
 
 namespace {
@@ -918,19 +948,81 @@ Grid cached_grid(const GemmArgs& g) {
   return e.grid;
 }
 
+// Where k is split (gemm.h): 0, or the first k of the second part, a
+// multiple of the packed depth near k / 2. Only products on the packed path
+// whose B is row-major and holds at least 4 rows per row of C (k >= 4 m)
+// and 2 columns per row of A (n >= 2 m), so that reading B dominates and
+// the finishing pass over C is small against it, and whose parts keep
+// kMinTaskMacs each. A batch of 64 times a 784 x 256 weight: split at 384.
+int64_t split_k(const GemmArgs& g) {
+  if (g.part || g.b_cs != 1 || g.b_rs < g.n || g.m < 2 || g.n < 2 || g.k < 4 * g.m || g.n < 2 * g.m) return 0;
+  if (g.m * g.n <= kSmallMacs / g.k || narrow_product(g) || dot_product(g) || narrow_rows(g)) return 0;
+  const int64_t kc = static_cast<int64_t>(kKCBytes / itemsize(g.dt));
+  const int64_t cut = (g.k / 2 + kc / 2) / kc * kc;
+  if (cut < kc || cut >= g.k || g.m * g.n * std::min(cut, g.k - cut) < kMinTaskMacs) return 0;
+  return cut;
+}
+
+// Part 0 (k in [0, cut), into C with beta) or 1 (k in [cut, k), into
+// g.partial from zero) of a split product; relu waits for the finish. Each
+// part gets the grid for all the threads, so that the two, one after the
+// other, balance too (a grid for half of 5 threads left one of 5 with two
+// tasks of 6); on 2 threads lane 0 runs part 0 and lane 1 part 1.
+GemmArgs part_of(const GemmArgs& g, int64_t cut, int which) {
+  GemmArgs p = g;
+  p.part = true;
+  p.relu = false;
+  if (which == 0) {
+    p.k = cut;
+    return p;
+  }
+  const int64_t item = static_cast<int64_t>(itemsize(g.dt));
+  p.a += cut * g.a_cs * item;
+  p.b += cut * g.b_rs * item;
+  p.k = g.k - cut;
+  p.beta = 0.0;
+  p.c = g.partial;
+  p.c_rs = g.n;
+  p.c_cs = 1;
+  return p;
+}
+
+// Rows per finishing task: about 8K elements each.
+int64_t finish_rows(const GemmArgs& g) { return std::max<int64_t>(1, (int64_t{1} << 13) / std::max<int64_t>(1, g.n)); }
+
 }  // namespace
 
 int64_t gemm_tasks(const GemmArgs& g) {
+  if (const int64_t cut = split_k(g)) return gemm_tasks(part_of(g, cut, 0)) + gemm_tasks(part_of(g, cut, 1));
   const Grid gr = cached_grid(g);
   return gr.mb * gr.nb;
 }
 
 double gemm_task_flops(const GemmArgs& g) {
+  if (const int64_t cut = split_k(g)) return gemm_task_flops(part_of(g, cut, 0));
   const Grid gr = cached_grid(g);
   return 2.0 * static_cast<double>(gr.rows) * static_cast<double>(gr.cols) * static_cast<double>(g.k);
 }
 
+size_t gemm_partial_bytes(const GemmArgs& g) {
+  return split_k(g) ? static_cast<size_t>(g.m * g.n) * itemsize(g.dt) : 0;
+}
+
+int64_t gemm_finish_tasks(const GemmArgs& g) { return split_k(g) ? ceil_div(g.m, finish_rows(g)) : 0; }
+
+void gemm_finish(const GemmArgs& g, int64_t t) {
+  const int64_t rows = finish_rows(g);
+  HWY_DYNAMIC_DISPATCH(GemmFinish)(g, t * rows, std::min(g.m, (t + 1) * rows));
+}
+
+char* gemm_partial_buffer(size_t bytes) { return static_cast<char*>(partial_scratch(bytes)); }
+
 void gemm_task(const GemmArgs& g, int64_t t) {
+  if (const int64_t cut = split_k(g)) {
+    const GemmArgs first = part_of(g, cut, 0);
+    const int64_t n0 = gemm_tasks(first);
+    return t < n0 ? gemm_task(first, t) : gemm_task(part_of(g, cut, 1), t - n0);
+  }
   const Grid gr = cached_grid(g);
   if (g.m == 0 || g.n == 0) return;
   const int64_t i0 = t / gr.nb * gr.rows, j0 = t % gr.nb * gr.cols;

@@ -7,10 +7,12 @@
 // dtype and the threads that will run them (GemmArgs::threads); every
 // element of C is computed with the same operations in the same k order in
 // any tile and on any thread, so neither the grid nor the thread count
-// changes the bits. K is never split across tasks. Results may differ
+// changes the bits. K is split only where the shape alone says so (see
+// gemm_partial_bytes), never by the thread count. Results may differ
 // between SIMD targets.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/dtype.h"
@@ -38,13 +40,38 @@ struct GemmArgs {
   // C's column stride: 1 but for the transposed narrow products gemm.cc
   // runs internally (only its narrow and dot paths read it).
   int64_t c_cs = 1;
+  // A product whose k is split (gemm_partial_bytes(g) > 0): where its
+  // second part's m x n sum goes, row-major, until gemm_finish adds it.
+  char* partial = nullptr;
+  // Internal: a part of a split product (never split again).
+  bool part = false;
 };
 
 // Number of tasks of the product (at least 1).
 int64_t gemm_tasks(const GemmArgs& g);
 
-// Computes task t in [0, gemm_tasks(g)); tasks write disjoint parts of C.
+// Computes task t in [0, gemm_tasks(g)); tasks write disjoint parts of C
+// (and of g.partial).
 void gemm_task(const GemmArgs& g, int64_t t);
+
+// A product whose B is row-major and much the largest operand (a small
+// batch times a weight stored [in, out]) is summed over k in two parts,
+// split at a multiple of the packed depth: the tasks of one part read only
+// its half of B's rows, which is how an elementwise loop (an optimizer's
+// update of that weight) deals B to the threads, so each thread finds its
+// rows of B in its own cache. The first part goes to C, the second to
+// g.partial; then gemm_finish adds them (and applies relu). The split
+// depends on the shape alone, so the bits do not depend on the threads.
+//
+// Bytes of g.partial the product needs: 0 when k is not split.
+size_t gemm_partial_bytes(const GemmArgs& g);
+// Tasks of the finishing pass (0 when k is not split); run them after every
+// task of gemm_task, in any order.
+int64_t gemm_finish_tasks(const GemmArgs& g);
+void gemm_finish(const GemmArgs& g, int64_t t);
+// A buffer of at least `bytes` for the calling thread's split products (a
+// thread-local buffer that only grows), valid until its next call.
+char* gemm_partial_buffer(size_t bytes);
 
 // Rough cost of one task in flops, for grouping tasks into parallel chunks.
 double gemm_task_flops(const GemmArgs& g);

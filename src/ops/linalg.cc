@@ -88,19 +88,30 @@ void batched_product_into(const Tensor& a, const Tensor& b, const TensorImpl* bi
   }
   g.threads = a->context()->concurrency();
   g.relu = relu;
+  // A product summed in two parts over k (kernels/gemm.h) leaves its second
+  // part in a buffer of the calling thread, added into y by a finishing pass.
+  const size_t part_bytes = kernels::gemm_partial_bytes(g);
+  char* partials = part_bytes ? kernels::gemm_partial_buffer(part_bytes * static_cast<size_t>(products)) : nullptr;
+  auto product_args = [&](int64_t p) {
+    kernels::GemmArgs gp = g;
+    if (!fold) {
+      gp.a += offs[2 * p] * static_cast<int64_t>(item);
+      gp.b += offs[2 * p + 1] * static_cast<int64_t>(item);
+    }
+    gp.c += p * m * n * static_cast<int64_t>(item);
+    if (partials) gp.partial = partials + static_cast<size_t>(p) * part_bytes;
+    return gp;
+  };
   const int64_t tasks = kernels::gemm_tasks(g);
   const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(kChunkFlops / std::max(1.0, kernels::gemm_task_flops(g))));
   for_ranges(a->context(), products * tasks, chunk, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t p = t / tasks;
-      kernels::GemmArgs gp = g;
-      if (!fold) {
-        gp.a += offs[2 * p] * static_cast<int64_t>(item);
-        gp.b += offs[2 * p + 1] * static_cast<int64_t>(item);
-      }
-      gp.c += p * m * n * static_cast<int64_t>(item);
-      kernels::gemm_task(gp, t % tasks);
-    }
+    for (int64_t t = t0; t < t1; ++t) kernels::gemm_task(product_args(t / tasks), t % tasks);
+  });
+  const int64_t finish = kernels::gemm_finish_tasks(g);
+  if (finish == 0) return;
+  const int64_t per_task = std::max<int64_t>(1, g.m * n / finish);  // elements added per finishing task
+  for_ranges(a->context(), products * finish, units_per_chunk(Work::Elementwise, per_task), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) kernels::gemm_finish(product_args(t / finish), t % finish);
   });
 }
 

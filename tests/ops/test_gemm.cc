@@ -2,8 +2,8 @@
 // supports, against a naive triple loop in long double: odd and prime sizes
 // (edge tiles), the small and the packed paths, row-major, column-major and
 // strided operands read in place, single rows and columns (the dot-product
-// path), alpha/beta, k = 0, the relu epilogue; and the same bits
-// whether the tasks run on 1 or 2 threads.
+// path), products summed over k in two parts, alpha/beta, k = 0, the relu
+// epilogue; and the same bits whether the tasks run on 1 or 2 threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -55,9 +56,14 @@ struct Matrix {
   std::vector<T> data;
 };
 
-// Runs every task of the product, in order (one thread).
-void run_all(const GemmArgs& g) {
+// Runs every task of the product, in order (one thread), then the finishing
+// pass of a product split over k.
+void run_all(const GemmArgs& product) {
+  GemmArgs g = product;
+  std::vector<char> partial(gemm_partial_bytes(g));
+  if (!partial.empty()) g.partial = partial.data();
   for (int64_t t = 0; t < gemm_tasks(g); ++t) gemm_task(g, t);
+  for (int64_t t = 0; t < gemm_finish_tasks(g); ++t) gemm_finish(g, t);
 }
 
 template <class T>
@@ -136,6 +142,9 @@ void check_layouts() {
       // products (C written through its column stride), partial runs.
       for (int64_t m : {2, 7, 10}) check_product<T>(m, 70, 300, la, lb, 1.0, 0.0, rng);
       check_product<T>(10, 256, 64, la, lb, 1.0, 0.0, rng);
+      // A small batch times a large B: with row-major B, summed over k in
+      // two parts (a cut past the half for f64, at 320 of 700).
+      check_product<T>(40, 200, 700, la, lb, 1.0, 0.0, rng);
     }
   }
 }
@@ -152,6 +161,7 @@ void check_alpha_beta() {
       check_product<T>(45, 7, 301, Layout::RowMajor, Layout::ColMajor, alpha, beta, rng);
       check_product<T>(7, 45, 301, Layout::ColMajor, Layout::RowMajor, alpha, beta, rng);
       check_product<T>(7, 45, 301, Layout::RowMajor, Layout::ColMajor, alpha, beta, rng);
+      check_product<T>(32, 128, 512, Layout::RowMajor, Layout::RowMajor, alpha, beta, rng);  // k in two parts
     }
   }
 }
@@ -180,15 +190,16 @@ TEST_P(GemmOnTarget, EmptyInnerDim) {
 
 // The relu epilogue gives the bits of the product followed by relu (x > 0 ?
 // x : +0, NaN stays NaN), on the small, dot, packed and multi-KC-block
-// paths, with beta = 1 (a bias in C, as linear uses it), and the narrow and
-// dot ones.
+// paths, with beta = 1 (a bias in C, as linear uses it), the narrow and
+// dot ones, and a product in two parts over k (relu after the second).
 template <class T>
 void check_relu_epilogue() {
   std::mt19937_64 rng(53);
   struct Sizes {
     int64_t m, n, k;
   };
-  for (const Sizes& z : {Sizes{5, 3, 7}, Sizes{37, 1, 301}, Sizes{67, 53, 139}, Sizes{64, 10, 784}, Sizes{10, 64, 784}, Sizes{70, 90, 600}}) {
+  for (const Sizes& z : {Sizes{5, 3, 7}, Sizes{37, 1, 301}, Sizes{67, 53, 139}, Sizes{64, 10, 784}, Sizes{10, 64, 784}, Sizes{70, 90, 600},
+                        Sizes{32, 128, 512}}) {
     for (int pair = 0; pair < 3; ++pair) {
       // For 10 columns: column-major A takes the narrow path, row-major A
       // with column-major B the dot path.
@@ -267,15 +278,17 @@ TEST(Gemm, SameBitsOnOneAndTwoThreads) {
 // then the next lanes' next tasks, the thread free first moving next.
 double busiest_share(const GemmArgs& g, int64_t t) {
   const int64_t count = gemm_tasks(g);
-  std::vector<float> c(static_cast<size_t>(g.m * g.n));
+  std::vector<float> c(static_cast<size_t>(g.m * g.n)), partial(c.size());
   std::vector<double> written(static_cast<size_t>(count));
+  auto set = [](const std::vector<float>& v) { return std::count_if(v.begin(), v.end(), [](float x) { return !std::isnan(x); }); };
   for (int64_t task = 0; task < count; ++task) {
     std::fill(c.begin(), c.end(), std::nanf(""));
+    std::fill(partial.begin(), partial.end(), std::nanf(""));
     GemmArgs gt = g;
     gt.c = reinterpret_cast<char*>(c.data());
+    gt.partial = reinterpret_cast<char*>(partial.data());
     gemm_task(gt, task);
-    written[static_cast<size_t>(task)] =
-        static_cast<double>(std::count_if(c.begin(), c.end(), [](float v) { return !std::isnan(v); }));
+    written[static_cast<size_t>(task)] = static_cast<double>(set(c) + set(partial));
   }
   std::vector<int64_t> next(static_cast<size_t>(t)), end(static_cast<size_t>(t));
   for (int64_t p = 0; p < t; ++p) {
@@ -293,7 +306,8 @@ double busiest_share(const GemmArgs& g, int64_t t) {
       }
     }
   }
-  return *std::max_element(load.begin(), load.end()) / static_cast<double>(g.m * g.n);
+  const double total = std::accumulate(written.begin(), written.end(), 0.0);  // m n, or 2 m n over two parts of k
+  return *std::max_element(load.begin(), load.end()) / total;
 }
 
 // The grid made for T threads (GemmArgs::threads) changes neither the bits
@@ -337,7 +351,7 @@ TEST(Gemm, GridForEachThreadCountSameBits) {
 // lane p write rows [p m / t, (p + 1) m / t) within two panels of 8, the
 // part of C an elementwise loop over it deals to the same lane next. A
 // forward product (B the largest operand) is not: on 2 threads each takes
-// half of B's columns, not all of B.
+// half of B (its rows, as B is row-major: SmallBatchTimesWeightSplitsK).
 TEST(Gemm, WeightGradientInRowBandsPerThread) {
   std::mt19937_64 rng(53);
   struct Sizes {
@@ -348,10 +362,11 @@ TEST(Gemm, WeightGradientInRowBandsPerThread) {
                          Sizes{64, 256, 784, false}, Sizes{64, 256, 256, false}}) {
     const Matrix<float> a(z.m, z.k, Layout::RowMajor, rng), b(z.k, z.n, Layout::RowMajor, rng);
     for (int64_t t : {2, 3, 4}) {
-      std::vector<float> c(static_cast<size_t>(z.m * z.n), std::nanf(""));
+      std::vector<float> c(static_cast<size_t>(z.m * z.n), std::nanf("")), partial(c.size());
       GemmArgs g{DType::F32, z.m, z.n, z.k, 1.0, reinterpret_cast<const char*>(a.data.data()), a.rs, a.cs,
                  reinterpret_cast<const char*>(b.data.data()), b.rs, b.cs, 0.0, reinterpret_cast<char*>(c.data()), z.n};
       g.threads = t;
+      g.partial = reinterpret_cast<char*>(partial.data());
       const int64_t count = gemm_tasks(g);
       for (int64_t task = 0; task < count / t; ++task) gemm_task(g, task);  // lane 0's run
       int64_t full_rows = 0, touched_rows = 0;
@@ -369,6 +384,52 @@ TEST(Gemm, WeightGradientInRowBandsPerThread) {
         for (int64_t i = 0; i < full_rows * z.n; ++i) ASSERT_FALSE(std::isnan(c[static_cast<size_t>(i)])) << what;
       } else if (t == 2) {
         EXPECT_EQ(touched_rows, z.m) << what;
+      }
+    }
+  }
+}
+
+// A batch of 64 times a weight stored [in, out] (row-major B, k >= 4 m) is
+// summed over k in two parts, cut at the multiple of the packed depth (128
+// floats) nearest k / 2: on 2 threads lane 0's tasks read only B's rows
+// below the cut and write C, lane 1's only the rest and write the partial
+// sum (NaN in the other rows of B reaches nothing they write): the halves
+// of the weight that an elementwise update deals to each thread. The same
+// shape with column-major B is split by columns instead.
+TEST(Gemm, SmallBatchTimesWeightSplitsKByRowsOfB) {
+  std::mt19937_64 rng(59);
+  struct Sizes {
+    int64_t m, n, k, cut;
+  };
+  for (const Sizes& z : {Sizes{64, 256, 784, 384}, Sizes{64, 256, 256, 128}, Sizes{64, 1000, 784, 384}}) {
+    const Matrix<float> a(z.m, z.k, Layout::RowMajor, rng);
+    const std::string what = std::to_string(z.m) + "x" + std::to_string(z.n) + "x" + std::to_string(z.k);
+    {
+      const Matrix<float> bc(z.k, z.n, Layout::ColMajor, rng);
+      GemmArgs g{DType::F32, z.m, z.n, z.k, 1.0, reinterpret_cast<const char*>(a.data.data()), a.rs, a.cs,
+                 reinterpret_cast<const char*>(bc.data.data()), bc.rs, bc.cs, 0.0, nullptr, z.n};
+      EXPECT_EQ(gemm_partial_bytes(g), 0u) << what;
+      EXPECT_EQ(gemm_finish_tasks(g), 0) << what;
+    }
+    for (int lane = 0; lane < 2; ++lane) {
+      Matrix<float> b(z.k, z.n, Layout::RowMajor, rng);
+      const int64_t nan_from = lane == 0 ? z.cut : 0, nan_to = lane == 0 ? z.k : z.cut;
+      for (int64_t p = nan_from; p < nan_to; ++p) {
+        std::fill_n(b.data.begin() + p * z.n, z.n, std::nanf(""));
+      }
+      std::vector<float> c(static_cast<size_t>(z.m * z.n), std::nanf("")), partial(c.size(), std::nanf(""));
+      GemmArgs g{DType::F32, z.m, z.n, z.k, 1.0, reinterpret_cast<const char*>(a.data.data()), a.rs, a.cs,
+                 reinterpret_cast<const char*>(b.data.data()), b.rs, b.cs, 0.0, reinterpret_cast<char*>(c.data()), z.n};
+      g.threads = 2;
+      g.partial = reinterpret_cast<char*>(partial.data());
+      ASSERT_EQ(gemm_partial_bytes(g), c.size() * sizeof(float)) << what;
+      const int64_t count = gemm_tasks(g);
+      for (int64_t t = lane * count / 2; t < (lane + 1) * count / 2; ++t) gemm_task(g, t);
+      const std::vector<float>& mine = lane == 0 ? c : partial;
+      const std::vector<float>& other = lane == 0 ? partial : c;
+      for (size_t i = 0; i < mine.size(); ++i) {
+        ASSERT_FALSE(std::isnan(mine[i])) << what << " lane " << lane << " at " << i;
+        ASSERT_TRUE(std::isnan(other[i])) << what << " lane " << lane << " at " << i;
       }
     }
   }
