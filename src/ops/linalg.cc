@@ -109,8 +109,9 @@ void batched_product_into(const Tensor& a, const Tensor& b, const TensorImpl* bi
   });
   const int64_t finish = kernels::gemm_finish_tasks(g);
   if (finish == 0) return;
-  const int64_t per_task = std::max<int64_t>(1, g.m * n / finish);  // elements added per finishing task
-  for_ranges(a->context(), products * finish, units_per_chunk(Work::Elementwise, per_task), [&](int64_t t0, int64_t t1) {
+  // One finishing task a chunk, though they are small: the two halves of the
+  // sum lie in two threads' caches, and each lane fetches half.
+  for_ranges(a->context(), products * finish, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) kernels::gemm_finish(product_args(t / finish), t % finish);
   });
 }
