@@ -1015,7 +1015,15 @@ void gemm_finish(const GemmArgs& g, int64_t t) {
   HWY_DYNAMIC_DISPATCH(GemmFinish)(g, t * rows, std::min(g.m, (t + 1) * rows));
 }
 
-char* gemm_partial_buffer(size_t bytes) { return static_cast<char*>(partial_scratch(bytes)); }
+PartialBuffer::PartialBuffer(size_t bytes) {
+  if (bytes == 0) return;
+  if (bytes <= kKeptPartialBytes) {
+    p_ = static_cast<char*>(partial_scratch(bytes));
+  } else {
+    own_.reset(new char[bytes]);
+    p_ = own_.get();
+  }
+}
 
 void gemm_task(const GemmArgs& g, int64_t t) {
   if (const int64_t cut = split_k(g)) {

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "core/dtype.h"
 
@@ -69,9 +70,21 @@ size_t gemm_partial_bytes(const GemmArgs& g);
 // task of gemm_task, in any order.
 int64_t gemm_finish_tasks(const GemmArgs& g);
 void gemm_finish(const GemmArgs& g, int64_t t);
-// A buffer of at least `bytes` for the calling thread's split products (a
-// thread-local buffer that only grows), valid until its next call.
-char* gemm_partial_buffer(size_t bytes);
+// Room for the partial sums of a call's split products: the calling
+// thread's kept buffer (reused by its later calls, so a replayed step
+// allocates nothing) up to kKeptPartialBytes, a buffer of its own above
+// (freed with it, so one large product does not hold memory for good).
+// Throws std::bad_alloc.
+constexpr size_t kKeptPartialBytes = size_t{4} << 20;
+class PartialBuffer {
+ public:
+  explicit PartialBuffer(size_t bytes);
+  char* get() const { return p_; }
+
+ private:
+  std::unique_ptr<char[]> own_;
+  char* p_ = nullptr;
+};
 
 // Rough cost of one task in flops, for grouping tasks into parallel chunks.
 double gemm_task_flops(const GemmArgs& g);

@@ -89,9 +89,10 @@ void batched_product_into(const Tensor& a, const Tensor& b, const TensorImpl* bi
   g.threads = a->context()->concurrency();
   g.relu = relu;
   // A product summed in two parts over k (kernels/gemm.h) leaves its second
-  // part in a buffer of the calling thread, added into y by a finishing pass.
+  // part in a buffer, added into y by a finishing pass.
   const size_t part_bytes = kernels::gemm_partial_bytes(g);
-  char* partials = part_bytes ? kernels::gemm_partial_buffer(part_bytes * static_cast<size_t>(products)) : nullptr;
+  const kernels::PartialBuffer buffer(part_bytes * static_cast<size_t>(products));
+  char* partials = buffer.get();
   auto product_args = [&](int64_t p) {
     kernels::GemmArgs gp = g;
     if (!fold) {

@@ -107,13 +107,18 @@ TEST(Matmul, MatchesReference) {
       {{3, 4}, {4, 5}},       {{4}, {4, 5}},           {{3, 4}, {4}},         {{7}, {7}},
       {{2, 3, 4}, {4, 5}},    {{3, 4}, {2, 4, 5}},     {{2, 1, 3, 4}, {3, 4, 2}}, {{5}, {2, 5, 3}},
       {{2, 3, 5}, {5}},       {{1, 1}, {1, 1}},        {{67, 131}, {131, 59}},    {{3, 70, 33}, {3, 33, 49}},
-      {{200, 300}, {300, 90}}, {{4, 50, 64}, {64, 30}}};
+      {{200, 300}, {300, 90}}, {{4, 50, 64}, {64, 30}},
+      {{64, 784}, {784, 256}}};  // a batch times a weight [in, out]: k summed in two parts
   for (const auto& [sa, sb] : shapes) check_binary(ag_op_matmul, sa, sb);
 }
 
 TEST(Bmm, MatchesReference) {
   for (const auto& [sa, sb] : std::vector<std::pair<Shape, Shape>>{
-           {{2, 3, 4}, {2, 4, 5}}, {{1, 1, 1}, {1, 1, 1}}, {{5, 17, 40}, {5, 40, 23}}}) {
+           {{2, 3, 4}, {2, 4, 5}}, {{1, 1, 1}, {1, 1, 1}}, {{5, 17, 40}, {5, 40, 23}},
+           // k in two parts per product; the partial sums of all 17 take
+           // 2.2 MB in f32 (the thread's kept buffer), 4.5 MB in f64 (one
+           // of their own, past kernels::kKeptPartialBytes)
+           {{17, 64, 256}, {17, 256, 512}}}) {
     check_binary(ag_op_bmm, sa, sb);
   }
 }
@@ -208,7 +213,8 @@ TEST(Matmul, EmptyDims) {
 // Same bits with 1 and 2 threads, for sizes that split into many tasks.
 TEST(Matmul, SameBitsOnOneAndTwoThreads) {
   std::mt19937_64 rng(11);
-  for (const auto& [sa, sb] : std::vector<std::pair<Shape, Shape>>{{{515, 300}, {300, 257}}, {{6, 64, 80}, {6, 80, 96}}}) {
+  for (const auto& [sa, sb] : std::vector<std::pair<Shape, Shape>>{{{515, 300}, {300, 257}}, {{6, 64, 80}, {6, 80, 96}},
+                                                                     {{64, 784}, {784, 256}}}) {
     const Host a = random_host(sa, rng), b = random_host(sb, rng);
     std::vector<Host> results;
     for (int32_t threads : {1, 2}) {
