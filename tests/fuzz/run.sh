@@ -27,6 +27,8 @@ ninja -C "$dir" -j"${FUZZ_BUILD_JOBS:-2}" tests/fuzz/fuzz_api_program >/dev/null
 mkdir -p "$dir/fuzz-corpus" "$dir/fuzz-findings"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-exec "$dir/tests/fuzz/fuzz_api_program" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
+# -timeout finds hangs: at -O0 a program of transcendental ops on the largest
+# tensors the harness allows takes tens of seconds.
+exec "$dir/tests/fuzz/fuzz_api_program" -max_total_time="$secs" -timeout=60 -rss_limit_mb=2048 \
   -max_len=4096 -print_final_stats=1 -artifact_prefix="$dir/fuzz-findings/" \
   "$dir/fuzz-corpus" tests/fuzz/corpus
