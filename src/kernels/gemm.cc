@@ -63,6 +63,9 @@ void* partial_scratch(size_t bytes) {
 
 // Products up to this many multiply-adds take the unpacked path.
 constexpr int64_t kSmallMacs = 32 * 32 * 32;
+inline bool small_product(const GemmArgs& g) {
+  return g.m == 0 || g.n == 0 || g.k == 0 || g.m * g.n <= kSmallMacs / g.k;
+}
 // Depth of a packed block in bytes per element row: KC = 128 floats or 64
 // doubles, so that a KC x NR panel of B (24 KiB on AVX-512) stays in L1.
 constexpr size_t kKCBytes = 512;
@@ -851,7 +854,7 @@ Grid grid(const GemmArgs& g) {
   // Tiny products, and a single row or column (packing would pad it to a
   // whole panel), take the unpacked paths; large single rows or columns in
   // tasks of ~kVectorTaskMacs (their elements are independent).
-  if (g.m == 0 || g.n == 0 || g.k == 0 || g.m * g.n <= kSmallMacs / g.k) return {true, 1, 1, g.m, g.n};
+  if (small_product(g)) return {true, 1, 1, g.m, g.n};
   if (g.n == 1) {
     const int64_t rows = std::max<int64_t>(1, kVectorTaskMacs / g.k);
     return {true, ceil_div(g.m, rows), 1, rows, 1};
@@ -956,7 +959,7 @@ Grid cached_grid(const GemmArgs& g) {
 // kMinTaskMacs each. A batch of 64 times a 784 x 256 weight: split at 384.
 int64_t split_k(const GemmArgs& g) {
   if (g.part || g.b_cs != 1 || g.b_rs < g.n || g.m < 2 || g.n < 2 || g.k < 4 * g.m || g.n < 2 * g.m) return 0;
-  if (g.m * g.n <= kSmallMacs / g.k || narrow_product(g) || dot_product(g) || narrow_rows(g)) return 0;
+  if (small_product(g) || narrow_product(g) || dot_product(g) || narrow_rows(g)) return 0;
   const int64_t kc = static_cast<int64_t>(kKCBytes / itemsize(g.dt));
   const int64_t cut = (g.k / 2 + kc / 2) / kc * kc;
   if (cut < kc || cut >= g.k || g.m * g.n * std::min(cut, g.k - cut) < kMinTaskMacs) return 0;
