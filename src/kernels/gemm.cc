@@ -594,9 +594,62 @@ HWY_NOINLINE void NarrowBlock(const GemmArgs& g, int64_t i, size_t rows, int64_t
   }
 }
 
+// The lanes of a vector summed, for N vectors at once: FoldLanes returns one
+// vector whose lane B * q + r (B lanes per 128-bit block, nb = N / B
+// blocks) holds the sum of v[nb * r + q]. Vectors are folded in pairs
+// (halves, then 128-bit blocks, then lanes within a block), some two
+// shuffles per vector where SumOfLanes takes four and a broadcast. Each
+// vector is summed by the same tree whatever its neighbours, so the bits of
+// a sum do not depend on the tile it is in. For AVX2 and above, as DotBlock.
+#if HWY_TARGET <= HWY_AVX2
+template <class D>
+HWY_INLINE hn::Vec<D> FoldHalves(D d, hn::Vec<D> a, hn::Vec<D> b) {
+  return hn::Add(hn::ConcatLowerLower(d, b, a), hn::ConcatUpperUpper(d, b, a));
+}
+#if HWY_TARGET <= HWY_AVX3
+// Blocks (a0 + a1, a2 + a3, b0 + b1, b2 + b3) of a's and b's 128-bit blocks.
+HWY_INLINE hn::Vec512<float> FoldBlocks(hn::Vec512<float> a, hn::Vec512<float> b) {
+  return hn::Add(hn::Vec512<float>{_mm512_shuffle_f32x4(a.raw, b.raw, _MM_SHUFFLE(2, 0, 2, 0))},
+                 hn::Vec512<float>{_mm512_shuffle_f32x4(a.raw, b.raw, _MM_SHUFFLE(3, 1, 3, 1))});
+}
+HWY_INLINE hn::Vec512<double> FoldBlocks(hn::Vec512<double> a, hn::Vec512<double> b) {
+  return hn::Add(hn::Vec512<double>{_mm512_shuffle_f64x2(a.raw, b.raw, _MM_SHUFFLE(2, 0, 2, 0))},
+                 hn::Vec512<double>{_mm512_shuffle_f64x2(a.raw, b.raw, _MM_SHUFFLE(3, 1, 3, 1))});
+}
+#endif
+template <class D>
+HWY_INLINE hn::Vec<D> FoldLanes(D d, const hn::Vec<D>* v) {
+  using T = hn::TFromD<D>;
+  using V = hn::Vec<D>;
+  constexpr size_t N = hn::MaxLanes(D()), B = 16 / sizeof(T);
+  static_assert(N == 2 * B || N == 4 * B, "256- or 512-bit vectors");
+  V x[B];  // block q of x[n]: v[nb * n + q], partly summed
+#pragma GCC unroll 4
+  for (size_t n = 0; n < B; ++n) {
+#if HWY_TARGET <= HWY_AVX3
+    x[n] = FoldBlocks(FoldHalves(d, v[4 * n], v[4 * n + 1]), FoldHalves(d, v[4 * n + 2], v[4 * n + 3]));
+#else
+    x[n] = FoldHalves(d, v[2 * n], v[2 * n + 1]);
+#endif
+  }
+  // Lanes (or pairs of lanes, as dw) of a and b interleaved, then summed.
+  const hn::Repartition<double, D> dw;
+  auto fold = [&](auto dl, V a, V b) HWY_ATTR {
+    const auto lo = hn::InterleaveLower(dl, hn::BitCast(dl, a), hn::BitCast(dl, b));
+    const auto hi = hn::InterleaveUpper(dl, hn::BitCast(dl, a), hn::BitCast(dl, b));
+    return hn::Add(hn::BitCast(d, lo), hn::BitCast(d, hi));
+  };
+  if constexpr (B == 2) {
+    return fold(d, x[0], x[1]);
+  } else {
+    return fold(dw, fold(d, x[0], x[1]), fold(d, x[2], x[3]));
+  }
+}
+#endif
+
 // Rows [i, i + rows) x columns [j0, j0 + NC) of a dot product
 // (dot_product), rows <= MR: MR x NC accumulators of vectors along k (zeros
-// past k), each summed across its lanes in a fixed order when k is done; C
+// past k), each summed across its lanes (FoldLanes) when k is done; C
 // is then updated row by row as UpdateC does. One pass over k: A's rows and
 // B's columns are contiguous, and B (at most 12 columns) stays in L1.
 template <class T, int NC>
@@ -637,10 +690,28 @@ HWY_NOINLINE void DotBlock(const GemmArgs& g, int64_t i, int rows, int64_t j0) {
     const size_t n = static_cast<size_t>(g.k - p);
     step_at(p, [&](const T* x) HWY_ATTR { return LoadTail(d, x, n); });
   }
+  // The sums, accumulator a = r * NC + j in group a / N (zeros pad the
+  // last group), at the lane FoldLanes puts it.
+  constexpr int kN = static_cast<int>(hn::MaxLanes(decltype(d)())), kB = 16 / sizeof(T), kNB = kN / kB;
+  constexpr int kGroups = (MR * NC + kN - 1) / kN;
+  HWY_ALIGN T sums[kGroups * kN];
+#pragma GCC unroll 2
+  for (int grp = 0; grp < kGroups; ++grp) {
+    V v[kN];
+#pragma GCC unroll 16
+    for (int q = 0; q < kN; ++q) {
+      const int a = grp * kN + q;
+      v[q] = a < MR * NC ? acc[std::min(a / NC, MR - 1)][a % NC] : hn::Zero(d);
+    }
+    hn::Store(FoldLanes(d, v), d, sums + grp * kN);
+  }
   for (int r = 0; r < rows; ++r) {
     T* c = reinterpret_cast<T*>(g.c) + (i + r) * g.c_rs + j0 * g.c_cs;
 #pragma GCC unroll 6
-    for (int j = 0; j < NC; ++j) UpdateOne(hn::GetLane(hn::SumOfLanes(d, acc[r][j])), c + j * g.c_cs, alpha, beta, true, g.relu);
+    for (int j = 0; j < NC; ++j) {
+      const int a = r * NC + j, w = a % kN;
+      UpdateOne(sums[a - w + kB * (w % kNB) + w / kNB], c + j * g.c_cs, alpha, beta, true, g.relu);
+    }
   }
 }
 
