@@ -568,12 +568,26 @@ HWY_NOINLINE void NarrowBlock(const GemmArgs& g, int64_t i, size_t rows, int64_t
         return rows >= lo + N ? hn::LoadU(d, a + lo) : rows > lo ? LoadTail(d, a + lo, rows - lo) : hn::Zero(d);
       });
     }
+    const bool first = pc == 0, relu = g.relu && pe == g.k;
+    if (g.c_rs == 1) {
+      // C's rows are contiguous (a transposed product): each accumulator is
+      // a run of C's column, stored as a vector.
+      T* c = reinterpret_cast<T*>(g.c) + i + j0 * g.c_cs;
+#pragma GCC unroll 6
+      for (int j = 0; j < NC; ++j) {
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) {
+          const size_t lo = static_cast<size_t>(v) * N;
+          if (rows > lo) UpdateC(d, acc[j][v], c + j * g.c_cs + lo, std::min(N, rows - lo), alpha, beta, first, relu);
+        }
+      }
+      continue;
+    }
 #pragma GCC unroll 6
     for (int j = 0; j < NC; ++j) {
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) hn::Store(acc[j][v], d, tile + (j * NV + v) * N);
     }
-    const bool first = pc == 0, relu = g.relu && pe == g.k;
     // Element by element: at most 6 per row, where a gather of a row's
     // columns took as long as the multiply-adds; a plain product (the
     // common case) only copies.
@@ -705,12 +719,22 @@ HWY_NOINLINE void DotBlock(const GemmArgs& g, int64_t i, int rows, int64_t j0) {
     }
     hn::Store(FoldLanes(d, v), d, sums + grp * kN);
   }
-  for (int r = 0; r < rows; ++r) {
+  // Unrolled, so that every index is a constant; a plain product (the
+  // common case) only stores.
+  const bool plain = alpha == T(1) && beta == T(0) && !g.relu;
+#pragma GCC unroll 4
+  for (int r = 0; r < MR; ++r) {
+    if (r >= rows) break;
     T* c = reinterpret_cast<T*>(g.c) + (i + r) * g.c_rs + j0 * g.c_cs;
 #pragma GCC unroll 6
     for (int j = 0; j < NC; ++j) {
       const int a = r * NC + j, w = a % kN;
-      UpdateOne(sums[a - w + kB * (w % kNB) + w / kNB], c + j * g.c_cs, alpha, beta, true, g.relu);
+      const T sum = sums[a - w + kB * (w % kNB) + w / kNB];
+      if (plain) {
+        c[j * g.c_cs] = sum;
+      } else {
+        UpdateOne(sum, c + j * g.c_cs, alpha, beta, true, g.relu);
+      }
     }
   }
 }
