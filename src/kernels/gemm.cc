@@ -81,7 +81,15 @@ constexpr size_t kKCBytes = 512;
 constexpr int64_t kNarrowCols = 12;
 inline bool narrow_columns(const GemmArgs& g) { return g.n <= kNarrowCols && g.n > 1; }
 inline bool narrow_product(const GemmArgs& g) { return narrow_columns(g) && g.a_rs == 1 && g.a_cs != 1; }
-inline bool dot_product(const GemmArgs& g) { return narrow_columns(g) && g.a_cs == 1 && g.b_rs == 1 && g.a_rs != 1; }
+// A dot product whose B columns are not contiguous (x W with W stored
+// [in, out]) runs on a copy of B^T, when k is long enough for the sums
+// across lanes to pay and the copy stays in L2.
+constexpr int64_t kDotCopyMinK = 128;
+constexpr int64_t kDotCopyBytes = int64_t{128} << 10;
+inline bool dot_product(const GemmArgs& g) {
+  if (!narrow_columns(g) || g.a_cs != 1 || g.a_rs == 1) return false;
+  return g.b_rs == 1 || (g.k >= kDotCopyMinK && g.n * g.k * static_cast<int64_t>(itemsize(g.dt)) <= kDotCopyBytes);
+}
 
 // A product of at most kNarrowCols rows and more columns (a classifier
 // weight's gradient g^T h with W stored [out, in]) runs as its transpose
@@ -569,17 +577,15 @@ HWY_NOINLINE void NarrowBlock(const GemmArgs& g, int64_t i, size_t rows, int64_t
       });
     }
     const bool first = pc == 0, relu = g.relu && pe == g.k;
-    if (g.c_rs == 1) {
+    const bool plain = first && beta == T(0) && alpha == T(1) && !relu;
+    if (g.c_rs == 1 && plain && rows == NV * N) {
       // C's rows are contiguous (a transposed product): each accumulator is
       // a run of C's column, stored as a vector.
       T* c = reinterpret_cast<T*>(g.c) + i + j0 * g.c_cs;
 #pragma GCC unroll 6
       for (int j = 0; j < NC; ++j) {
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) {
-          const size_t lo = static_cast<size_t>(v) * N;
-          if (rows > lo) UpdateC(d, acc[j][v], c + j * g.c_cs + lo, std::min(N, rows - lo), alpha, beta, first, relu);
-        }
+        for (int v = 0; v < NV; ++v) hn::StoreU(acc[j][v], d, c + j * g.c_cs + static_cast<int64_t>(v * N));
       }
       continue;
     }
@@ -588,11 +594,23 @@ HWY_NOINLINE void NarrowBlock(const GemmArgs& g, int64_t i, size_t rows, int64_t
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) hn::Store(acc[j][v], d, tile + (j * NV + v) * N);
     }
+    if (g.c_rs == 1) {
+      // The same with UpdateC, in a loop (one per accumulator would make the
+      // code several times larger).
+      T* c = reinterpret_cast<T*>(g.c) + i + j0 * g.c_cs;
+      for (int j = 0; j < NC; ++j) {
+        for (size_t lo = 0; lo < rows; lo += N) {
+          UpdateC(d, hn::Load(d, tile + static_cast<size_t>(j * NV) * N + lo), c + j * g.c_cs + lo,
+                  std::min(N, rows - lo), alpha, beta, first, relu);
+        }
+      }
+      continue;
+    }
     // Element by element: at most 6 per row, where a gather of a row's
     // columns took as long as the multiply-adds; a plain product (the
     // common case) only copies.
     T* c = reinterpret_cast<T*>(g.c) + i * g.c_rs + j0 * g.c_cs;
-    if (first && beta == T(0) && alpha == T(1) && !relu) {
+    if (plain) {
       for (size_t r = 0; r < rows; ++r, c += g.c_rs) {
 #pragma GCC unroll 6
         for (int j = 0; j < NC; ++j) c[j * g.c_cs] = tile[static_cast<size_t>(j * NV) * N + r];
@@ -719,23 +737,22 @@ HWY_NOINLINE void DotBlock(const GemmArgs& g, int64_t i, int rows, int64_t j0) {
     }
     hn::Store(FoldLanes(d, v), d, sums + grp * kN);
   }
-  // Unrolled, so that every index is a constant; a plain product (the
-  // common case) only stores.
-  const bool plain = alpha == T(1) && beta == T(0) && !g.relu;
+  auto lane = [&](int r, int j) { const int a = r * NC + j, w = a % kN; return a - w + kB * (w % kNB) + w / kNB; };
+  if (alpha == T(1) && beta == T(0) && !g.relu) {
+    // A plain product (the common case): stores, unrolled so that every
+    // index is a constant.
 #pragma GCC unroll 4
-  for (int r = 0; r < MR; ++r) {
-    if (r >= rows) break;
-    T* c = reinterpret_cast<T*>(g.c) + (i + r) * g.c_rs + j0 * g.c_cs;
+    for (int r = 0; r < MR; ++r) {
+      if (r >= rows) break;
+      T* c = reinterpret_cast<T*>(g.c) + (i + r) * g.c_rs + j0 * g.c_cs;
 #pragma GCC unroll 6
-    for (int j = 0; j < NC; ++j) {
-      const int a = r * NC + j, w = a % kN;
-      const T sum = sums[a - w + kB * (w % kNB) + w / kNB];
-      if (plain) {
-        c[j * g.c_cs] = sum;
-      } else {
-        UpdateOne(sum, c + j * g.c_cs, alpha, beta, true, g.relu);
-      }
+      for (int j = 0; j < NC; ++j) c[j * g.c_cs] = sums[lane(r, j)];
     }
+    return;
+  }
+  for (int r = 0; r < rows; ++r) {
+    T* c = reinterpret_cast<T*>(g.c) + (i + r) * g.c_rs + j0 * g.c_cs;
+    for (int j = 0; j < NC; ++j) UpdateOne(sums[lane(r, j)], c + j * g.c_cs, alpha, beta, true, g.relu);
   }
 }
 
@@ -759,10 +776,39 @@ HWY_INLINE void ColumnBlocks(int64_t n, F&& block) {
   }
 }
 
+// B^T (n x k, row-major) of a k x n B of any strides; 128-bit block
+// transposes where B's rows are contiguous.
+template <class T>
+void CopyTransposed(const T* b, int64_t rs, int64_t cs, int64_t k, int64_t n, T* HWY_RESTRICT dst) {
+  int64_t j = 0;
+  if (cs == 1) {
+    constexpr int64_t L = 16 / sizeof(T);
+    for (; j + L <= n; j += L) {
+      int64_t p = 0;
+      for (; p + L <= k; p += L) TransposeBlock(b + p * rs + j, rs, dst + j * k + p, static_cast<size_t>(k));
+      for (; p < k; ++p) {
+        for (int64_t q = 0; q < L; ++q) dst[(j + q) * k + p] = b[p * rs + j + q];
+      }
+    }
+  }
+  for (; j < n; ++j) {
+    for (int64_t p = 0; p < k; ++p) dst[j * k + p] = b[p * rs + j * cs];
+  }
+}
+
 // Rows [i0, i1) of a dot product: kDotRows rows at a time, the columns in
 // blocks.
 template <class T>
 void DotTile(const GemmArgs& g, int64_t i0, int64_t i1) {
+  if (g.b_rs != 1) {  // on a copy of B^T (dot_product)
+    T* bt = static_cast<T*>(scratch(sizeof(T) * static_cast<size_t>(g.n * g.k)));
+    CopyTransposed(reinterpret_cast<const T*>(g.b), g.b_rs, g.b_cs, g.k, g.n, bt);
+    GemmArgs t = g;
+    t.b = reinterpret_cast<const char*>(bt);
+    t.b_rs = 1;
+    t.b_cs = g.k;
+    return DotTile<T>(t, i0, i1);
+  }
   for (int64_t i = i0; i < i1; i += kDotRows) {
     const int rows = static_cast<int>(std::min<int64_t>(kDotRows, i1 - i));
     ColumnBlocks(g.n, [&](auto w, int64_t j0) HWY_ATTR { DotBlock<T, decltype(w)::value>(g, i, rows, j0); });

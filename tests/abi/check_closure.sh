@@ -5,12 +5,12 @@
 #   BLAS, protobuf or libstdc++ symbols that would interpose the host's);
 # - it imports no BLAS, LAPACK, protobuf, OpenMP or allocator-replacement
 #   symbols (none of those libraries is dragged into the host process);
-# - stripped, it stays under 4.25 MB (0.2's ~90 new ops took it from 3.0 to
+# - stripped, it stays under 4.5 MB (0.2's ~90 new ops took it from 3.0 to
 #   3.56 MB: the special functions' per-target kernels, the linear algebra
 #   kernels and the ops' code; 40 more ops (sorts, scans, distances, eigen,
 #   SVD, QR), GEMM micro-kernels per row count and the replay's recorded
-#   kernel calls took it to 4.0 MB; the cap is there to make growth a
-#   decision).
+#   kernel calls took it to 4.0 MB; the GEMM's narrow, dot and k-split
+#   paths to 4.47 MB; the cap is there to make growth a decision).
 # Usage: check_closure.sh LIBAG_SO
 set -uo pipefail
 lib=$1
@@ -36,7 +36,7 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 strip -o "$tmp" "$lib"
 size=$(stat -c %s "$tmp")
-[ "$size" -lt $((17 * 256 * 1024)) ] || fail "stripped libag is $size bytes, over 4.25 MB"
+[ "$size" -lt $((18 * 256 * 1024)) ] || fail "stripped libag is $size bytes, over 4.5 MB"
 
 echo "libag: stripped $size bytes; needs:" $needed
 [ "$failed" = 0 ] && echo "runtime closure ok"

@@ -29,7 +29,9 @@
  * slow kernels: the program re-executes itself with OPENBLAS_CORETYPE set to
  * Cooperlake (or to $AG_BENCH_OPENBLAS_CORETYPE) unless it already is.
  * OpenBLAS's pthread workers busy-wait after a call, which would take a core
- * from ag's threads, so per thread count every ag run comes first.
+ * from ag's threads, so at 2 threads and more every ag run of the thread
+ * count comes first. At 1 thread (no workers) the two alternate call by
+ * call, so that a slow spell of a shared machine hits both alike.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE 1
@@ -187,14 +189,20 @@ static ag_tensor *operand(ag_context *ctx, int f64, int r, int c, int t, const v
   return v;
 }
 
-/* ag_op_matmul on a context with `threads` threads; also leaves C in `c`. */
-static timing time_ag(int f64, shape_t s, int threads, int repeats, const void *a, const void *b, void *c) {
+typedef void (*other_fn)(int f64, shape_t s, const void *a, const void *b, void *c);
+
+/* ag_op_matmul on a context with `threads` threads; also leaves C in `c`.
+ * With `other`, each call of ag is followed by a timed call of other into
+ * other_c, whose timing goes to *other_t. */
+static timing time_ag(int f64, shape_t s, int threads, int repeats, const void *a, const void *b, void *c,
+                      other_fn other, void *other_c, timing *other_t) {
   ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
   o.num_threads = threads;
   ag_context *ctx = NULL;
   if (ag_context_create(&ctx, &o) != AG_OK) die("ag_context_create");
   ag_tensor *ta = operand(ctx, f64, s.m, s.k, s.ta, a), *tb = operand(ctx, f64, s.k, s.n, s.tb, b);
-  double *t = malloc(sizeof(double) * 2 * (size_t)repeats), *cpu = t + repeats;
+  double *t = malloc(sizeof(double) * 4 * (size_t)repeats), *cpu = t + repeats;
+  double *ot = cpu + repeats, *ocpu = ot + repeats;
   if (!t) die("malloc");
   for (int r = -2; r < repeats; ++r) { /* two warm-up runs */
     ag_tensor *y = NULL;
@@ -202,7 +210,13 @@ static timing time_ag(int f64, shape_t s, int threads, int repeats, const void *
     if (ag_op_matmul(&y, ta, tb) != AG_OK) die("ag_op_matmul");
     ag_tensor_release(y);
     if (r >= 0) t[r] = now_ns() - t0, cpu[r] = cpu_ns() - c0;
+    if (other) {
+      const double t1 = now_ns(), c1 = cpu_ns();
+      other(f64, s, a, b, other_c);
+      if (r >= 0) ot[r] = now_ns() - t1, ocpu[r] = cpu_ns() - c1;
+    }
   }
+  if (other) *other_t = summarize(ot, ocpu, repeats);
   ag_tensor *y = NULL; /* the result, for comparison with OpenBLAS */
   if (ag_op_matmul(&y, ta, tb) != AG_OK) die("ag_op_matmul");
   if (ag_tensor_copy_data(y, c, (f64 ? sizeof(double) : sizeof(float)) * (size_t)s.m * s.n) != AG_OK) {
@@ -246,8 +260,9 @@ static timing time_openblas(int f64, shape_t s, int threads, int repeats, const 
 typedef struct {
   shape_t s;
   int f64, reps;
-  void *a, *b, *c;
-  timing ag;
+  void *a, *b, *c, *blas_c;
+  timing ag, blas; /* blas: timed with ag's calls (1 thread) */
+  int have_blas;
   double ratio[3]; /* median, cpu, best; 0 without OpenBLAS */
 } bench_case;
 
@@ -322,16 +337,27 @@ int main(int argc, char **argv) {
       if (!bc->a || !bc->b || !bc->c) die("malloc");
       fill(bc->a, bc->f64, (size_t)bc->s.m * bc->s.k, 1);
       fill(bc->b, bc->f64, (size_t)bc->s.k * bc->s.n, 2);
-      bc->ag = time_ag(bc->f64, bc->s, threads[ti], bc->reps, bc->a, bc->b, bc->c);
+      other_fn other = NULL;
+      bc->blas_c = NULL;
+#ifdef AG_BENCH_OPENBLAS
+      if (threads[ti] == 1) {
+        openblas_set_num_threads(1);
+        other = blas;
+        bc->blas_c = malloc(item * (size_t)bc->s.m * bc->s.n);
+        if (!bc->blas_c) die("malloc");
+      }
+#endif
+      bc->ag = time_ag(bc->f64, bc->s, threads[ti], bc->reps, bc->a, bc->b, bc->c, other, bc->blas_c, &bc->blas);
+      bc->have_blas = other != NULL;
       report("ag", bc->f64, bc->s, threads[ti], bc->ag, bc->reps);
     }
     for (int ci = 0; ci < ncases; ++ci) {
       bench_case *bc = &cs[ci];
 #ifdef AG_BENCH_OPENBLAS
       const size_t nc = (size_t)bc->s.m * bc->s.n;
-      void *c2 = malloc((bc->f64 ? sizeof(double) : sizeof(float)) * nc);
+      void *c2 = bc->have_blas ? bc->blas_c : malloc((bc->f64 ? sizeof(double) : sizeof(float)) * nc);
       if (!c2) die("malloc");
-      const timing tb = time_openblas(bc->f64, bc->s, threads[ti], bc->reps, bc->a, bc->b, c2);
+      const timing tb = bc->have_blas ? bc->blas : time_openblas(bc->f64, bc->s, threads[ti], bc->reps, bc->a, bc->b, c2);
       report("openblas", bc->f64, bc->s, threads[ti], tb, bc->reps);
       double diff = 0;
       for (size_t i = 0; i < nc; ++i) {

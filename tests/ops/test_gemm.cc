@@ -126,6 +126,9 @@ void check_layouts() {
       check_product<T>(5, 3, 7, la, lb, 1.0, 0.0, rng);     // small path
       check_product<T>(67, 53, 139, la, lb, 1.0, 0.0, rng);  // packed path
       check_product<T>(67, 80, 139, la, lb, 1.0, 0.0, rng);  // a last panel of B of 2 vectors (AVX-512)
+      // One short block of k, a last panel that ends inside a vector.
+      check_product<T>(67, 53, 10, la, lb, 1.0, 0.0, rng);
+      check_product<T>(67, 80, 64, la, lb, 1.0, 0.0, rng);
       check_product<T>(37, 1, 1001, la, lb, 1.0, 0.0, rng);  // one column: dot products
       check_product<T>(1, 301, 203, la, lb, 1.0, 0.0, rng);  // one row
       // Narrow (column-major A: vectors down C's columns), over KC blocks
@@ -134,10 +137,12 @@ void check_layouts() {
       for (int64_t n : {2, 3, 7, 10, 11, 12, 13}) check_product<T>(70, n, 300, la, lb, 1.0, 0.0, rng);
       check_product<T>(33, 10, 64, la, lb, 1.0, 0.0, rng);
       check_product<T>(256, 10, 64, la, lb, 1.0, 0.0, rng);
-      // Dot (row-major A, column-major B: vectors along k): an odd row
-      // count (the last of a pair alone), k with a partial vector.
+      // Dot (row-major A, column-major B: vectors along k; other B on a
+      // copy of B^T from k = 128): an odd row count (the last of a pair
+      // alone), k with a partial vector and a partial block of the copy.
       check_product<T>(33, 10, 67, la, lb, 1.0, 0.0, rng);
       check_product<T>(64, 10, 256, la, lb, 1.0, 0.0, rng);
+      check_product<T>(33, 10, 131, la, lb, 1.0, 0.0, rng);
       // Few rows, many columns: the transposes of the narrow and dot
       // products (C written through its column stride), partial runs.
       for (int64_t m : {2, 7, 10}) check_product<T>(m, 70, 300, la, lb, 1.0, 0.0, rng);
@@ -156,8 +161,10 @@ void check_alpha_beta() {
     for (double beta : {0.0, 1.0, 0.25, -1.0}) {
       check_product<T>(3, 5, 4, Layout::RowMajor, Layout::RowMajor, alpha, beta, rng);
       check_product<T>(41, 59, 301, Layout::RowMajor, Layout::ColMajor, alpha, beta, rng);
+      check_product<T>(41, 59, 12, Layout::RowMajor, Layout::RowMajor, alpha, beta, rng);
       check_product<T>(9, 1, 517, Layout::RowMajor, Layout::RowMajor, alpha, beta, rng);
       check_product<T>(45, 7, 301, Layout::ColMajor, Layout::RowMajor, alpha, beta, rng);
+      check_product<T>(45, 7, 301, Layout::RowMajor, Layout::RowMajor, alpha, beta, rng);
       check_product<T>(45, 7, 301, Layout::RowMajor, Layout::ColMajor, alpha, beta, rng);
       check_product<T>(7, 45, 301, Layout::ColMajor, Layout::RowMajor, alpha, beta, rng);
       check_product<T>(7, 45, 301, Layout::RowMajor, Layout::ColMajor, alpha, beta, rng);
@@ -199,10 +206,10 @@ void check_relu_epilogue() {
     int64_t m, n, k;
   };
   for (const Sizes& z : {Sizes{5, 3, 7}, Sizes{37, 1, 301}, Sizes{67, 53, 139}, Sizes{64, 10, 784}, Sizes{10, 64, 784}, Sizes{70, 90, 600},
-                        Sizes{32, 128, 512}}) {
+                        Sizes{32, 128, 512}, Sizes{67, 53, 10}}) {
     for (int pair = 0; pair < 3; ++pair) {
       // For 10 columns: column-major A takes the narrow path, row-major A
-      // with column-major B the dot path.
+      // the dot path (with row-major B, on a copy of B^T).
       const Layout la = pair == 1 ? Layout::ColMajor : Layout::RowMajor;
       const Layout lb = pair == 0 ? Layout::RowMajor : Layout::ColMajor;
       const Matrix<T> a(z.m, z.k, la, rng), b(z.k, z.n, lb, rng);
