@@ -10,7 +10,7 @@
 #   kernels and the ops' code; 40 more ops (sorts, scans, distances, eigen,
 #   SVD, QR), GEMM micro-kernels per row count and the replay's recorded
 #   kernel calls took it to 4.0 MB; the GEMM's narrow, dot and k-split
-#   paths to 4.47 MB; the cap is there to make growth a decision).
+#   paths to 4.28 MB (MB = MiB here); the cap is there to make growth a decision).
 # Usage: check_closure.sh LIBAG_SO
 set -uo pipefail
 lib=$1
