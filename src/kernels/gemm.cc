@@ -9,8 +9,8 @@
 // Packing reads A and B through their strides, so transposed operands cost
 // nothing beyond the packing itself. Tiny products and single rows or
 // columns (matrix-vector, dot) take unpacked paths, and so do products of at
-// most 12 columns whose A is column-major (NarrowTile) or whose A rows and B
-// columns both run along k (DotTile). A small batch times a large row-major
+// most 12 columns whose A is column-major (NarrowTile) or whose A rows run
+// along k (DotTile, over B's columns or a copy of B^T). A small batch times a large row-major
 // B is summed over k in two parts, one per half of B's rows (split_k).
 #include "kernels/targets.h"  // first: selects the targets
 
@@ -77,13 +77,12 @@ constexpr size_t kKCBytes = 512;
 // Such a product whose A rows and B columns are both contiguous along k
 // (h W^T with W row-major: a classifier's forward) takes DotTile instead:
 // vectors run along k, one accumulator per element of C, summed across
-// lanes at the end.
+// lanes at the end. So does one whose B columns are not contiguous (x W
+// with W stored [in, out]), on a copy of B^T, when k is long enough for the
+// sums across lanes to pay and the copy stays in L2.
 constexpr int64_t kNarrowCols = 12;
 inline bool narrow_columns(const GemmArgs& g) { return g.n <= kNarrowCols && g.n > 1; }
 inline bool narrow_product(const GemmArgs& g) { return narrow_columns(g) && g.a_rs == 1 && g.a_cs != 1; }
-// A dot product whose B columns are not contiguous (x W with W stored
-// [in, out]) runs on a copy of B^T, when k is long enough for the sums
-// across lanes to pay and the copy stays in L2.
 constexpr int64_t kDotCopyMinK = 128;
 constexpr int64_t kDotCopyBytes = int64_t{128} << 10;
 inline bool dot_product(const GemmArgs& g) {
@@ -723,7 +722,8 @@ HWY_NOINLINE void DotBlock(const GemmArgs& g, int64_t i, int rows, int64_t j0) {
     step_at(p, [&](const T* x) HWY_ATTR { return LoadTail(d, x, n); });
   }
   // The sums, accumulator a = r * NC + j in group a / N (zeros pad the
-  // last group), at the lane FoldLanes puts it.
+  // last group; the min only keeps the unused index in range), at the lane
+  // FoldLanes puts it.
   constexpr int kN = static_cast<int>(hn::MaxLanes(decltype(d)())), kB = 16 / sizeof(T), kNB = kN / kB;
   constexpr int kGroups = (MR * NC + kN - 1) / kN;
   HWY_ALIGN T sums[kGroups * kN];
