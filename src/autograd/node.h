@@ -26,8 +26,18 @@ struct NodeHooks;
 struct Edge {
   Ref<Node> fn;
   uint32_t input_nr = 0;
+  // The elements of the gradient sent along the edge (saturated), when the
+  // op that recorded it knew them; 0 if not. The parallel engine's cost
+  // bound reads it here instead of in fn's input metadata, a cache line of
+  // another node per edge (engine.cc, count_dependencies).
+  uint32_t numel_hint = 0;
   bool valid() const { return static_cast<bool>(fn); }
 };
+
+// A tensor's element count as an Edge::numel_hint.
+inline uint32_t numel_hint_of(int64_t numel) {
+  return numel < int64_t{UINT32_MAX} ? static_cast<uint32_t>(numel) : UINT32_MAX;
+}
 
 // dtype and shape of one node input (= one forward output); the engine checks
 // every gradient against it. Up to kInlineDims sizes are kept inline, longer
@@ -131,12 +141,13 @@ class Node : public RefCounted {
   // Wiring, used while the node is built (never after it is shared).
   void add_next_edge(Edge e);
   // The same for an edge to fn, which gains a reference.
-  void add_next_edge_to(Node* fn, uint32_t input_nr) {
+  void add_next_edge_to(Node* fn, uint32_t input_nr, uint32_t numel_hint) {
     topological_nr_ = std::max(topological_nr_, fn->topological_nr_ + 1);
     fn->retain();
     Edge& e = next_edges_.emplace_back();
     e.fn = Ref<Node>::adopt(fn);
     e.input_nr = input_nr;
+    e.numel_hint = numel_hint;
   }
   uint32_t add_input(DType dtype, const Dims& shape) {
     input_meta_.emplace_back(dtype, shape);

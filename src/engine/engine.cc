@@ -386,7 +386,8 @@ class GraphTask {
         if (idx == NodeMap::kMissing) idx = add_task(next);
         ++tasks_[idx].dependencies;
         if (parallel_ctx_) {
-          const int64_t k = next->input_meta(n->next_edge(i).input_nr).numel();
+          const Edge& edge = n->next_edge(i);
+          const int64_t k = edge.numel_hint ? edge.numel_hint : next->input_meta(edge.input_nr).numel();
           add_bound(tasks_[idx].elements_bound, k);
           add_bound(tasks_[walked].elements_bound, k);
         }

@@ -39,31 +39,6 @@
 enum { N_CHAIN = 10000 };
 static const float A_CONST = 0.9999f, B_CONST = 0.0001f, X0 = 0.5f;
 
-/* op i: i%3==0 -> y*a ; i%3==1 -> y+b ; i%3==2 -> tanh(y). Returns a new reference
- * (n >= 1); x stays owned by the caller; intermediates are released as they are
- * replaced (as `y = y * a` drops the old tensor in C++). */
-static ag_tensor *chain(ag_tensor *x, ag_tensor *a, ag_tensor *b, int n) {
-  ag_tensor *y = x;
-  for (int i = 0; i < n; ++i) {
-    ag_tensor *nx;
-    switch (i % 3) {
-      case 0: CK(ag_op_mul(&nx, y, a)); break;
-      case 1: CK(ag_op_add(&nx, y, b)); break;
-      default: CK(ag_op_tanh(&nx, y)); break;
-    }
-    if (y != x) ag_tensor_release(y);
-    y = nx;
-  }
-  return y;
-}
-
-static ag_tensor *sum_and_release(ag_tensor *y) {
-  ag_tensor *s;
-  CK(ag_op_sum(&s, y));
-  ag_tensor_release(y);
-  return s;
-}
-
 typedef struct {
   const char *label;
   int scalar, warm, reps;
@@ -102,7 +77,7 @@ static void bench_chain(void *vp) {
   for (int it = 0; it < ca->warm + ca->reps; ++it) {
     CK(ag_tensor_set_grad(x, NULL));
     int64_t t0 = now_ns();
-    ag_tensor *y = chain(x, a, b, N_CHAIN);
+    ag_tensor *y = workload_chain(x, a, b, N_CHAIN);
     if (!scalar) y = sum_and_release(y);
     int64_t t1 = now_ns();
     CK(ag_backward(y, NULL, NULL));
@@ -117,7 +92,7 @@ static void bench_chain(void *vp) {
     {
       grad_mode(0);
       t4 = now_ns();
-      ag_tensor *z = chain(x, a, b, N_CHAIN);
+      ag_tensor *z = workload_chain(x, a, b, N_CHAIN);
       if (!scalar) z = sum_and_release(z);
       t5 = now_ns();
       ag_tensor_release(z);
@@ -312,18 +287,7 @@ static void bench_fanin(void *unused) {
     CK(ag_tensor_set_grad(x, NULL));
     for (int i = 0; i < K; ++i) CK(ag_tensor_set_grad(W[i], NULL));
     int64_t t0 = now_ns();
-    ag_tensor *p, *loss;
-    CK(ag_op_mul(&p, W[0], x));
-    loss = sum_and_release(p);
-    for (int i = 1; i < K; ++i) {
-      ag_tensor *si, *nl;
-      CK(ag_op_mul(&p, W[i], x));
-      si = sum_and_release(p);
-      CK(ag_op_add(&nl, loss, si));
-      ag_tensor_release(si);
-      ag_tensor_release(loss);
-      loss = nl;
-    }
+    ag_tensor *loss = workload_fanin(x, W, K);
     int64_t t1 = now_ns();
     CK(ag_backward(loss, NULL, NULL));
     int64_t t2 = now_ns();

@@ -27,39 +27,9 @@
 enum { N_CHAIN = 10000, K = 1000, D = 64 };
 static ag_tensor *g_x, *g_a, *g_b, *g_fx, *g_w[K];
 
-/* Workload a: y = x; op i: y*a, y+b, tanh(y) in turn. */
-static ag_tensor *record_chain(void) {
-  ag_tensor *y = ag_tensor_retain(g_x);
-  for (int i = 0; i < N_CHAIN; ++i) {
-    ag_tensor *n;
-    if (i % 3 == 0) CK(ag_op_mul(&n, y, g_a));
-    else if (i % 3 == 1) CK(ag_op_add(&n, y, g_b));
-    else CK(ag_op_tanh(&n, y));
-    ag_tensor_release(y);
-    y = n;
-  }
-  return y;
-}
-
-/* Workload e: loss = sum_i sum(W_i * x). */
-static ag_tensor *record_fanin(void) {
-  ag_tensor *loss = NULL;
-  for (int i = 0; i < K; ++i) {
-    ag_tensor *p, *s, *n;
-    CK(ag_op_mul(&p, g_w[i], g_fx));
-    CK(ag_op_sum(&s, p));
-    ag_tensor_release(p);
-    if (!loss) {
-      loss = s;
-      continue;
-    }
-    CK(ag_op_add(&n, loss, s));
-    ag_tensor_release(s);
-    ag_tensor_release(loss);
-    loss = n;
-  }
-  return loss;
-}
+/* Workloads a and e as bench_ag records them (bench_harness.c). */
+static ag_tensor *record_chain(void) { return workload_chain(g_x, g_a, g_b, N_CHAIN); }
+static ag_tensor *record_fanin(void) { return workload_fanin(g_fx, g_w, K); }
 
 static float grad_bits(ag_tensor *leaf) {
   ag_tensor *g;

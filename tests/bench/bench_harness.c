@@ -416,6 +416,44 @@ void with_retry(void (*fn)(void *), void *arg) {
 
 /* ------------------------------------------------------------------ ag helpers */
 
+ag_tensor *workload_chain(ag_tensor *x, ag_tensor *a, ag_tensor *b, int n) {
+  ag_tensor *y = x;
+  for (int i = 0; i < n; ++i) {
+    ag_tensor *nx;
+    switch (i % 3) {
+      case 0: CK(ag_op_mul(&nx, y, a)); break;
+      case 1: CK(ag_op_add(&nx, y, b)); break;
+      default: CK(ag_op_tanh(&nx, y)); break;
+    }
+    if (y != x) ag_tensor_release(y);
+    y = nx;
+  }
+  return y;
+}
+
+ag_tensor *sum_and_release(ag_tensor *y) {
+  ag_tensor *s;
+  CK(ag_op_sum(&s, y));
+  ag_tensor_release(y);
+  return s;
+}
+
+ag_tensor *workload_fanin(ag_tensor *x, ag_tensor *const *W, int k) {
+  ag_tensor *p, *loss;
+  CK(ag_op_mul(&p, W[0], x));
+  loss = sum_and_release(p);
+  for (int i = 1; i < k; ++i) {
+    ag_tensor *si, *nl;
+    CK(ag_op_mul(&p, W[i], x));
+    si = sum_and_release(p);
+    CK(ag_op_add(&nl, loss, si));
+    ag_tensor_release(si);
+    ag_tensor_release(loss);
+    loss = nl;
+  }
+  return loss;
+}
+
 double item(const ag_tensor *t) {
   double v;
   CK(ag_tensor_item(t, &v));

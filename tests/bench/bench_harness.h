@@ -144,6 +144,17 @@ double item(const ag_tensor *t);
 double grad_sum(const ag_tensor *t);
 void grad_mode(int on);
 
+/* ------------------------------------------------------------------ workloads' graphs */
+
+/* a and b: op i is y * a, y + b, tanh(y) for i % 3 = 0, 1, 2 (n >= 1). Returns a
+ * new reference; x stays the caller's, intermediates are released as they are
+ * replaced (as `y = y * a` drops the old tensor in C++). */
+ag_tensor *workload_chain(ag_tensor *x, ag_tensor *a, ag_tensor *b, int n);
+/* e: loss = (W[0] * x).sum() + ... + (W[k-1] * x).sum(), a new reference (k >= 1). */
+ag_tensor *workload_fanin(ag_tensor *x, ag_tensor *const *W, int k);
+/* sum(y) as a new reference; releases y. */
+ag_tensor *sum_and_release(ag_tensor *y);
+
 /* ------------------------------------------------------------------ workloads outside bench_ag.c */
 
 /* d: the MLP training step (bench_mlp.c); arg points to an int, 1 for the `linear` variant. */

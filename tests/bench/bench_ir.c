@@ -27,17 +27,7 @@ static ag_tensor *g_x, *g_a, *g_b, *g_w[K_FANIN];
 /* a and b: y = x; N times cycling y * a, y + b, tanh(y); b then sums. */
 static void chain_repeat(int sum) {
   CK(ag_tensor_set_grad(g_x, NULL));
-  ag_tensor *y = g_x;
-  for (int i = 0; i < N_CHAIN; ++i) {
-    ag_tensor *nx;
-    switch (i % 3) {
-      case 0: CK(ag_op_mul(&nx, y, g_a)); break;
-      case 1: CK(ag_op_add(&nx, y, g_b)); break;
-      default: CK(ag_op_tanh(&nx, y)); break;
-    }
-    if (y != g_x) ag_tensor_release(y);
-    y = nx;
-  }
+  ag_tensor *y = workload_chain(g_x, g_a, g_b, N_CHAIN);
   if (sum) {
     ag_tensor *s;
     CK(ag_op_sum(&s, y));
@@ -52,22 +42,7 @@ static void chain_repeat(int sum) {
 static void fanin_repeat(void) {
   CK(ag_tensor_set_grad(g_x, NULL));
   for (int i = 0; i < K_FANIN; ++i) CK(ag_tensor_set_grad(g_w[i], NULL));
-  ag_tensor *loss = NULL;
-  for (int i = 0; i < K_FANIN; ++i) {
-    ag_tensor *p, *s;
-    CK(ag_op_mul(&p, g_w[i], g_x));
-    CK(ag_op_sum(&s, p));
-    ag_tensor_release(p);
-    if (loss) {
-      ag_tensor *nl;
-      CK(ag_op_add(&nl, loss, s));
-      ag_tensor_release(s);
-      ag_tensor_release(loss);
-      loss = nl;
-    } else {
-      loss = s;
-    }
-  }
+  ag_tensor *loss = workload_fanin(g_x, g_w, K_FANIN);
   CK(ag_backward(loss, NULL, NULL));
   ag_tensor_release(loss);
 }

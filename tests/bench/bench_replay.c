@@ -64,19 +64,6 @@ static int same_grad(const ag_tensor *a, const ag_tensor *b) {
 
 /* ---- a: y = x; op i: y*a, y+b, tanh(y) in turn ---- */
 enum { N_CHAIN = 10000 };
-static ag_tensor *chain(ag_tensor *x, ag_tensor *a, ag_tensor *b) {
-  ag_tensor *y = ag_tensor_retain(x);
-  for (int i = 0; i < N_CHAIN; ++i) {
-    ag_tensor *n;
-    if (i % 3 == 0) CK(ag_op_mul(&n, y, a));
-    else if (i % 3 == 1) CK(ag_op_add(&n, y, b));
-    else CK(ag_op_tanh(&n, y));
-    ag_tensor_release(y);
-    y = n;
-  }
-  return y;
-}
-
 static void replay_chain(int reps) {
   ag_tensor *x, *a, *b, *values[2];
   CK(ag_tensor_scalar(&x, g_ctx, AG_F32, 0.5));
@@ -86,7 +73,7 @@ static void replay_chain(int reps) {
   CK(ag_tensor_scalar(&values[1], g_ctx, AG_F32, 0.75));
   CK(ag_tensor_requires_grad(x, 1));
   CK(ag_graph_record_begin(g_ctx));
-  ag_tensor *y = chain(x, a, b);
+  ag_tensor *y = workload_chain(x, a, b, N_CHAIN);
   CK(ag_backward(y, NULL, NULL));
   ag_graph *graph;
   CK(ag_graph_record_end(&graph));
@@ -98,7 +85,7 @@ static void replay_chain(int reps) {
     CK(ag_op_clone(&ex, v));
     CK(ag_tensor_requires_grad(ex, 1));
     int64_t t0 = now_ns();
-    ag_tensor *ey = chain(ex, a, b);
+    ag_tensor *ey = workload_chain(ex, a, b, N_CHAIN);
     CK(ag_backward(ey, NULL, NULL));
     int64_t t1 = now_ns();
     const long before = g_allocs;

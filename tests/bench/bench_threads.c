@@ -2,15 +2,17 @@
  * tests/bench/bench_threads.c - what threads buy, kernel family by family.
  *
  *   bench_threads [--threads 1,2] [--only copy,add,...] [--n 1048576]
- *                 [--repeats R] [--idle-us U] [--host | --vs-host] [--calibrate]
+ *                 [--repeats R] [--idle-us U] [--host | --vs-host]
+ *                 [--paired [--block B]] [--calibrate]
  *
  * Families: copy (clone), cast (f32 -> f64), fill, add, tanh, sum, gather
  * (clone of a transposed view), adam (one optimizer step), update (the
  * MLP's p -= lr * g on a 256x784 weight, cache-resident), gemm (512^3),
  * conv2d (8x3x64x64, 16 3x3 filters, forward), mlp (64x784 -> 256 -> 10
  * training step: forward, backward, SGD), small (workload-a-like chain of
- * 200 0-dim ops and its backward). The elementwise families run on --n
- * elements.
+ * 200 0-dim ops and its backward), and workloads a, b and e of bench_ag
+ * (forward, backward and teardown; bench_harness.c builds their graphs).
+ * The elementwise families run on --n elements.
  *
  * One JSON line per family and thread count: {"bench": "threads", "family",
  * "n", "threads", "tasks": "arena"|"host", "idle_us", "median_ns", "min_ns",
@@ -24,6 +26,16 @@
  * ..., "arena_ns", "host_ns", "ratio", "same_bits"}: the median of the
  * per-round medians, host / arena, and whether both results have the same
  * bytes (exit 1 otherwise).
+ * --paired keeps one context per thread count alive and alternates them:
+ * each of --repeats rounds runs --block calls on each context in turn (the
+ * order rotates every round), the first call of a block untimed (it meets
+ * the other context's data in the cache). A slow spell of a shared machine
+ * then hits every thread count alike; this is how the 2-thread targets of
+ * small graphs (no slower than 1 thread) are measured. JSON lines
+ * {"bench": "threads_paired", "family", "n", "threads", "rounds", "block",
+ * "median_ns" (all timed calls), "ratio_to_t1" (median over rounds of the
+ * round's median / the 1st thread count's), "ratio_p25", "ratio_p75",
+ * "same_bits"}.
  * --calibrate prints, per kernel class, the ns per element at one thread on
  * 64K elements (in L2) and the grain that implies for src/core/parallel.h.
  */
@@ -212,11 +224,15 @@ static void host_stop(host_pool *p) {
 
 /* ------------------------------------------------------------ families */
 
+enum { CHAIN_N = 10000, FANIN_K = 1000, FANIN_D = 64 };
+
 typedef struct {
   ag_context *ctx;
   int64_t n;
   ag_tensor *x, *y, *xt, *w1, *w2, *img, *filt, *mx, *mt, *pa, *pb, *p, *s0, *up, *ug, *lr;
   ag_optimizer *adam, *sgd;
+  /* workloads a (0-dim) and b (16 elements): x, a, b; e: x and its 1000 w_i */
+  ag_tensor *chain[2][3], *fx, *fw[FANIN_K];
 } fixture;
 
 static ag_tensor *shaped(ag_context *ctx, const int64_t *shape, int nd, uint32_t seed, double lo, double hi) {
@@ -267,11 +283,30 @@ static void fixture_init(fixture *f, ag_context *ctx, int64_t n) {
   CK(ag_tensor_scalar(&f->lr, ctx, AG_F32, 0.01));
   f->s0 = det_tensor(ctx, 1, 13, 0.1, 0.9);
   CK(ag_tensor_requires_grad(f->s0, 1));
+  /* bench_ag's inputs of a, b and e */
+  CK(ag_tensor_scalar(&f->chain[0][0], ctx, AG_F32, 0.5));
+  CK(ag_tensor_scalar(&f->chain[0][1], ctx, AG_F32, 0.9999));
+  CK(ag_tensor_scalar(&f->chain[0][2], ctx, AG_F32, 0.0001));
+  const int64_t s16[1] = {16};
+  f->chain[1][0] = det_tensor(ctx, 16, 1, 0.25, 0.75);
+  CK(ag_tensor_full(&f->chain[1][1], ctx, AG_F32, s16, 1, 0.9999));
+  CK(ag_tensor_full(&f->chain[1][2], ctx, AG_F32, s16, 1, 0.0001));
+  CK(ag_tensor_requires_grad(f->chain[0][0], 1));
+  CK(ag_tensor_requires_grad(f->chain[1][0], 1));
+  f->fx = det_tensor(ctx, FANIN_D, 31, -1, 1);
+  CK(ag_tensor_requires_grad(f->fx, 1));
+  for (int i = 0; i < FANIN_K; ++i) {
+    f->fw[i] = det_tensor(ctx, FANIN_D, (uint32_t)(1000 + i), -1, 1);
+    CK(ag_tensor_requires_grad(f->fw[i], 1));
+  }
 }
 
 static void fixture_free(fixture *f) {
   ag_tensor *all[] = {f->x, f->y, f->xt, f->w1, f->w2, f->img, f->filt, f->mx, f->mt, f->pa, f->pb, f->p, f->s0, f->up, f->ug, f->lr};
   for (size_t i = 0; i < sizeof all / sizeof *all; ++i) ag_tensor_release(all[i]);
+  for (int i = 0; i < 6; ++i) ag_tensor_release(f->chain[i / 3][i % 3]);
+  ag_tensor_release(f->fx);
+  for (int i = 0; i < FANIN_K; ++i) ag_tensor_release(f->fw[i]);
   ag_optimizer_release(f->adam);
   ag_optimizer_release(f->sgd);
 }
@@ -287,8 +322,35 @@ static uint64_t hash_of(const ag_tensor *t) {
   return h;
 }
 
+/* Workload a, b or e as bench_ag runs it (no scope: a scope's bookkeeping
+ * would add to every op); returns the hash of x's gradient when `hash`. */
+static uint64_t run_workload(fixture *f, char w, int hash) {
+  ag_tensor *x, *y;
+  if (w == 'e') {
+    x = f->fx;
+    CK(ag_tensor_set_grad(x, NULL));
+    for (int i = 0; i < FANIN_K; ++i) CK(ag_tensor_set_grad(f->fw[i], NULL));
+    y = workload_fanin(x, f->fw, FANIN_K);
+  } else {
+    ag_tensor **c = f->chain[w == 'b'];
+    x = c[0];
+    CK(ag_tensor_set_grad(x, NULL));
+    y = workload_chain(x, c[1], c[2], CHAIN_N);
+    if (w == 'b') y = sum_and_release(y);
+  }
+  CK(ag_backward(y, NULL, NULL));
+  ag_tensor_release(y);
+  if (!hash) return 0;
+  ag_tensor *g;
+  CK(ag_tensor_grad(&g, x));
+  const uint64_t h = hash_of(g);
+  ag_tensor_release(g);
+  return h;
+}
+
 /* One call of the family; returns the hash of its result when `hash`. */
 static uint64_t run_family(fixture *f, const char *fam, int hash) {
+  if (fam[0] && !fam[1] && strchr("abe", fam[0])) return run_workload(f, fam[0], hash);
   ag_scope *scope;
   CK(ag_scope_begin(&scope));
   ag_tensor *r = NULL;
@@ -352,7 +414,7 @@ static uint64_t run_family(fixture *f, const char *fam, int hash) {
   return h;
 }
 
-static const char *k_all = "copy,cast,fill,add,tanh,sum,gather,adam,update,gemm,conv2d,mlp,small";
+static const char *k_all = "copy,cast,fill,add,tanh,sum,gather,adam,update,gemm,conv2d,mlp,small,a,b,e";
 
 typedef struct {
   double median, min;
@@ -435,6 +497,66 @@ static int vs_host(const char *only, const int64_t *threads, int nthreads, int64
   return mismatch;
 }
 
+/* --paired: one context and fixture per thread count, alive together; in each
+ * of `rounds` rounds every context runs `block` calls (the first untimed), in
+ * an order rotated by one each round. */
+static int paired(const char *only, const int64_t *threads, int nthreads, int64_t n, int rounds, int block,
+                  int64_t idle_us) {
+  int mismatch = 0;
+  char list[512];
+  snprintf(list, sizeof list, "%s", only);
+  for (char *fam = strtok(list, ","); fam; fam = strtok(NULL, ",")) {
+    host_pool *pool;
+    ag_context *ctx[MAX_LIST];
+    fixture *fx = xmalloc(sizeof(fixture) * (size_t)nthreads);
+    dvec all[MAX_LIST], ratio[MAX_LIST];
+    uint64_t hash[MAX_LIST];
+    for (int k = 0; k < nthreads; ++k) {
+      ctx[k] = make_ctx((int)threads[k], &pool, 0);
+      fixture_init(&fx[k], ctx[k], n);
+      hash[k] = run_family(&fx[k], fam, 1);
+      memset(&all[k], 0, sizeof all[k]);
+      memset(&ratio[k], 0, sizeof ratio[k]);
+    }
+    double *round_med = xmalloc(sizeof(double) * (size_t)nthreads);
+    double *t = xmalloc(sizeof(double) * (size_t)block);
+    for (int r = 0; r < rounds; ++r) {
+      for (int j = 0; j < nthreads; ++j) {
+        const int k = (j + r) % nthreads;
+        run_family(&fx[k], fam, 0);
+        for (int i = 0; i < block; ++i) {
+          if (idle_us > 0) sleep_us(idle_us);
+          const int64_t t0 = now_ns();
+          run_family(&fx[k], fam, 0);
+          t[i] = (double)(now_ns() - t0);
+          dv_push(&all[k], t[i]);
+        }
+        round_med[k] = median_of(t, (size_t)block);
+      }
+      for (int k = 0; k < nthreads; ++k) dv_push(&ratio[k], round_med[k] / round_med[0]);
+    }
+    for (int k = 0; k < nthreads; ++k) {
+      const stats_t a = stats(&all[k]), q = stats(&ratio[k]);
+      const int same = hash[k] == hash[0];
+      mismatch |= !same;
+      printf("{\"bench\": \"threads_paired\", \"family\": \"%s\", \"n\": %lld, \"threads\": %lld, \"rounds\": %d, "
+             "\"block\": %d, \"idle_us\": %lld, \"median_ns\": %.0f, \"ratio_to_t1\": %.3f, \"ratio_p25\": %.3f, "
+             "\"ratio_p75\": %.3f, \"same_bits\": %s}\n",
+             fam, (long long)n, (long long)threads[k], rounds, block, (long long)idle_us, a.median, q.median, q.p25,
+             q.p75, same ? "true" : "false");
+      fflush(stdout);
+      fixture_free(&fx[k]);
+      ag_context_release(ctx[k]);
+      dv_free(&all[k]);
+      dv_free(&ratio[k]);
+    }
+    free(round_med);
+    free(t);
+    free(fx);
+  }
+  return mismatch;
+}
+
 static int calibrate(int repeats) {
   /* family, class */
   static const char *fams[][2] = {{"copy", "copy"}, {"cast", "copy"}, {"fill", "copy"}, {"add", "elementwise"},
@@ -459,7 +581,7 @@ static int calibrate(int repeats) {
 
 int main(int argc, char **argv) {
   int64_t threads[MAX_LIST] = {1, 2};
-  int nthreads = 2, repeats = 50, host = 0, calib = 0, versus = 0;
+  int nthreads = 2, repeats = 50, host = 0, calib = 0, versus = 0, pair = 0, block = 5;
   int64_t n = 1 << 20, idle_us = 0;
   const char *only = k_all;
   for (int i = 1; i < argc; ++i) {
@@ -485,20 +607,26 @@ int main(int argc, char **argv) {
       versus = 1;
     } else if (!strcmp(a, "--calibrate")) {
       calib = 1;
+    } else if (!strcmp(a, "--paired")) {
+      pair = 1;
+    } else if (!strcmp(a, "--block") && v) {
+      block = atoi(v);
+      ++i;
     } else {
       fprintf(stderr,
               "usage: bench_threads [--threads 1,2] [--only %s] [--n N] [--repeats R] [--idle-us U] [--host | --vs-host] "
-              "[--calibrate]\n",
+              "[--paired [--block B]] [--calibrate]\n",
               k_all);
       return 2;
     }
   }
-  if (nthreads < 1 || repeats < 1 || n < 1024) {
-    fprintf(stderr, "bench_threads: bad --threads, --repeats or --n\n");
+  if (nthreads < 1 || repeats < 1 || n < 1024 || block < 1) {
+    fprintf(stderr, "bench_threads: bad --threads, --repeats, --n or --block\n");
     return 2;
   }
   if (calib) return calibrate(repeats);
   if (versus) return vs_host(only, threads, nthreads, n, repeats, idle_us);
+  if (pair) return paired(only, threads, nthreads, n, repeats, block, idle_us);
   int mismatch = 0;
   char list[512];
   snprintf(list, sizeof list, "%s", only);
