@@ -157,7 +157,16 @@ ag_tensor *sum_and_release(ag_tensor *y);
 
 /* ------------------------------------------------------------------ workloads outside bench_ag.c */
 
-/* d: the MLP training step (bench_mlp.c); arg points to an int, 1 for the `linear` variant. */
-void bench_mlp(void *linear_layout);
+/* d: the MLP training step (bench_mlp.c); arg points to an int, the variant:
+ * 0 matmul, 1 linear, 2 linear_act, 3 linear_act_sgd. */
+void bench_mlp(void *variant);
+/* Workload d's model, inputs and update in ctx, for other benchmarks. */
+typedef struct mlp_model mlp_model;
+mlp_model *mlp_model_new(ag_context *ctx, int variant);
+/* One training step (forward, backward, update); returns the loss, a new
+ * reference, and when t is not NULL the times of forward, backward, update
+ * and the whole step in t[0..3] (ns). */
+ag_tensor *mlp_model_step(mlp_model *m, int64_t *t);
+void mlp_model_free(mlp_model *m);
 
 #endif /* AG_BENCH_HARNESS_H */

@@ -34,7 +34,7 @@ static const double MLP_LOSS_EXPECTED[3] = {2.3030179, 2.3021231, 2.3012376};
 static const double MLP_LOSS_RTOL = 1e-5;
 
 /* W_l as [fan_in, fan_out] (matmul) or [fan_out, fan_in] (linear), b_l, both requiring grad. */
-static void mlp_params(ag_tensor **ps, int linear_layout) {
+static void mlp_params(ag_context *ctx, ag_tensor **ps, int linear_layout) {
   for (int l = 0; l < MLP_LAYERS; ++l) {
     const int64_t fi = MLP_DIMS[l], fo = MLP_DIMS[l + 1];
     const double bound = 1.0 / sqrt((double)fi);
@@ -46,15 +46,15 @@ static void mlp_params(ag_tensor **ps, int linear_layout) {
       for (int64_t i = 0; i < fi; ++i)
         for (int64_t o = 0; o < fo; ++o) t[o * fi + i] = w[i * fo + o];
       int64_t shape[2] = {fo, fi};
-      CK(ag_tensor_create(&wt, g_ctx, AG_F32, shape, 2, t));
+      CK(ag_tensor_create(&wt, ctx, AG_F32, shape, 2, t));
       free(t);
     } else {
       int64_t shape[2] = {fi, fo};
-      CK(ag_tensor_create(&wt, g_ctx, AG_F32, shape, 2, w));
+      CK(ag_tensor_create(&wt, ctx, AG_F32, shape, 2, w));
     }
     free(w);
     ps[2 * l] = wt;
-    ps[2 * l + 1] = det_tensor(g_ctx, fo, (uint32_t)(23 + 2 * l), -bound, bound);
+    ps[2 * l + 1] = det_tensor(ctx, fo, (uint32_t)(23 + 2 * l), -bound, bound);
   }
   for (int i = 0; i < 2 * MLP_LAYERS; ++i) CK(ag_tensor_requires_grad(ps[i], 1));
 }
@@ -123,24 +123,68 @@ static ag_optimizer *mlp_sgd(ag_tensor **ps) {
   return opt;
 }
 
+struct mlp_model {
+  int variant, layout;
+  ag_tensor *X, *target, *lr, *ps[2 * MLP_LAYERS];
+  ag_optimizer *opt;
+};
+
+mlp_model *mlp_model_new(ag_context *ctx, int variant) {
+  mlp_model *m = (mlp_model *)xmalloc(sizeof *m);
+  m->variant = variant;
+  m->layout = variant == 3 ? 2 : variant;
+  float *x = (float *)xmalloc((size_t)MLP_B * 784 * sizeof(float));
+  det_uniform(x, MLP_B * 784, 21, 0.0, 1.0);
+  int64_t shape[2] = {MLP_B, 784};
+  CK(ag_tensor_create(&m->X, ctx, AG_F32, shape, 2, x));
+  free(x);
+  int64_t t[MLP_B];
+  for (int i = 0; i < MLP_B; ++i) t[i] = i % MLP_CLASSES;
+  int64_t tshape[1] = {MLP_B};
+  CK(ag_tensor_create(&m->target, ctx, AG_I64, tshape, 1, t));
+  CK(ag_tensor_scalar(&m->lr, ctx, AG_F32, MLP_LR));
+  mlp_params(ctx, m->ps, m->layout);
+  m->opt = variant == 3 ? mlp_sgd(m->ps) : NULL;
+  return m;
+}
+
+ag_tensor *mlp_model_step(mlp_model *m, int64_t *t) {
+  int64_t t0 = now_ns();
+  ag_tensor *loss = mlp_forward(m->X, m->target, m->ps, m->layout);
+  int64_t t1 = now_ns();
+  CK(ag_backward(loss, NULL, NULL));
+  int64_t t2 = now_ns();
+  int32_t prev;
+  CK(ag_grad_mode_set(0, &prev));
+  if (m->opt) {
+    CK(ag_optimizer_step(m->opt));
+    CK(ag_optimizer_zero_grad(m->opt));
+  } else {
+    mlp_update(m->ps, m->lr);
+  }
+  CK(ag_grad_mode_set(prev, NULL));
+  int64_t t3 = now_ns();
+  if (t) {
+    t[0] = t1 - t0;
+    t[1] = t2 - t1;
+    t[2] = t3 - t2;
+    t[3] = t3 - t0;
+  }
+  return loss;
+}
+
+void mlp_model_free(mlp_model *m) {
+  ag_optimizer_release(m->opt);
+  for (int i = 0; i < 2 * MLP_LAYERS; ++i) ag_tensor_release(m->ps[i]);
+  ag_tensor_release(m->X);
+  ag_tensor_release(m->target);
+  ag_tensor_release(m->lr);
+  free(m);
+}
+
 void bench_mlp(void *vp) {
   const int variant = *(const int *)vp;
-  const int linear_layout = variant == 3 ? 2 : variant;
-  ag_tensor *X, *target, *lr, *ps[2 * MLP_LAYERS];
-  {
-    float *x = (float *)xmalloc((size_t)MLP_B * 784 * sizeof(float));
-    det_uniform(x, MLP_B * 784, 21, 0.0, 1.0);
-    int64_t shape[2] = {MLP_B, 784};
-    CK(ag_tensor_create(&X, g_ctx, AG_F32, shape, 2, x));
-    free(x);
-    int64_t t[MLP_B];
-    for (int i = 0; i < MLP_B; ++i) t[i] = i % MLP_CLASSES;
-    int64_t tshape[1] = {MLP_B};
-    CK(ag_tensor_create(&target, g_ctx, AG_I64, tshape, 1, t));
-  }
-  CK(ag_tensor_scalar(&lr, g_ctx, AG_F32, MLP_LR));
-  mlp_params(ps, linear_layout);
-  ag_optimizer *opt = variant == 3 ? mlp_sgd(ps) : NULL;
+  mlp_model *m = mlp_model_new(g_ctx, variant);
   const int warm = g_quick ? 2 : 10, reps = g_quick ? 5 : 200;
   const char *busy = wait_quiet();
   char busy_copy[64];
@@ -149,47 +193,30 @@ void bench_mlp(void *vp) {
   dvec fw = {0}, bw = {0}, up = {0}, tot = {0};
   double losses[3] = {NAN, NAN, NAN};
   for (int it = 0; it < warm + reps; ++it) {
-    int64_t t0 = now_ns();
-    ag_tensor *loss = mlp_forward(X, target, ps, linear_layout);
-    int64_t t1 = now_ns();
-    CK(ag_backward(loss, NULL, NULL));
-    int64_t t2 = now_ns();
-    int32_t prev;
-    CK(ag_grad_mode_set(0, &prev));
-    if (opt) {
-      CK(ag_optimizer_step(opt));
-      CK(ag_optimizer_zero_grad(opt));
-    } else {
-      mlp_update(ps, lr);
-    }
-    CK(ag_grad_mode_set(prev, NULL));
-    int64_t t3 = now_ns();
+    int64_t t[4];
+    ag_tensor *loss = mlp_model_step(m, t);
     if (it < 3) losses[it] = item(loss);
     ag_tensor_release(loss); /* as the C++ loss dies at the end of its iteration, untimed */
     if (it >= warm) {
-      dv_push(&fw, (double)(t1 - t0));
-      dv_push(&bw, (double)(t2 - t1));
-      dv_push(&up, (double)(t3 - t2));
-      dv_push(&tot, (double)(t3 - t0));
+      dv_push(&fw, (double)t[0]);
+      dv_push(&bw, (double)t[1]);
+      dv_push(&up, (double)t[2]);
+      dv_push(&tot, (double)t[3]);
     }
   }
   sbuf s = {0};
   sb_printf(&s, "\"workload\": \"d_mlp_step\", \"case\": \"B=64 784-256-256-10 %s\", \"series\": ",
-            variant == 3 ? "linear_act_sgd" : linear_layout == 2 ? "linear_act" : linear_layout ? "linear" : "matmul");
+            variant == 3 ? "linear_act_sgd" : m->layout == 2 ? "linear_act" : m->layout ? "linear" : "matmul");
   series_t ss[] = {{"step", &tot}, {"fwd", &fw}, {"bwd", &bw}, {"update", &up}};
   sb_series(&s, ss, 4);
   sb_printf(&s, ", ");
   sb_check_list(&s, "d_mlp_step", "loss_steps_0_1_2", losses, MLP_LOSS_EXPECTED, 3, MLP_LOSS_RTOL);
   sb_printf(&s, ", \"update_note\": \"%s\"",
-            opt ? "ag_optimizer_step (SGD, one fused pass) and zero_grad"
+            m->opt ? "ag_optimizer_step (SGD, one fused pass) and zero_grad"
                 : "mul_(grad, lr) then sub_(p, grad), two passes over each gradient, as the workload's p -= lr * p.grad");
   sb_printf(&s, ", \"wait\": %s, \"noise\": ", busy_copy);
   sb_monitor(&s, &mon);
   emit_sb(&s);
   dv_free(&fw); dv_free(&bw); dv_free(&up); dv_free(&tot);
-  ag_optimizer_release(opt);
-  for (int i = 0; i < 2 * MLP_LAYERS; ++i) ag_tensor_release(ps[i]);
-  ag_tensor_release(X);
-  ag_tensor_release(target);
-  ag_tensor_release(lr);
+  mlp_model_free(m);
 }

@@ -10,8 +10,9 @@
  * MLP's p -= lr * g on a 256x784 weight, cache-resident), gemm (512^3),
  * conv2d (8x3x64x64, 16 3x3 filters, forward), mlp (64x784 -> 256 -> 10
  * training step: forward, backward, SGD), small (workload-a-like chain of
- * 200 0-dim ops and its backward), and workloads a, b and e of bench_ag
- * (forward, backward and teardown; bench_harness.c builds their graphs).
+ * 200 0-dim ops and its backward), workloads a, b and e of bench_ag
+ * (forward, backward and teardown; bench_harness.c builds their graphs) and
+ * d (its training step in the linear layout, bench_mlp.c).
  * The elementwise families run on --n elements.
  *
  * One JSON line per family and thread count: {"bench": "threads", "family",
@@ -233,6 +234,7 @@ typedef struct {
   ag_optimizer *adam, *sgd;
   /* workloads a (0-dim) and b (16 elements): x, a, b; e: x and its 1000 w_i */
   ag_tensor *chain[2][3], *fx, *fw[FANIN_K];
+  mlp_model *d; /* workload d, linear layout */
 } fixture;
 
 static ag_tensor *shaped(ag_context *ctx, const int64_t *shape, int nd, uint32_t seed, double lo, double hi) {
@@ -299,6 +301,7 @@ static void fixture_init(fixture *f, ag_context *ctx, int64_t n) {
     f->fw[i] = det_tensor(ctx, FANIN_D, (uint32_t)(1000 + i), -1, 1);
     CK(ag_tensor_requires_grad(f->fw[i], 1));
   }
+  f->d = mlp_model_new(ctx, 1);
 }
 
 static void fixture_free(fixture *f) {
@@ -307,6 +310,7 @@ static void fixture_free(fixture *f) {
   for (int i = 0; i < 6; ++i) ag_tensor_release(f->chain[i / 3][i % 3]);
   ag_tensor_release(f->fx);
   for (int i = 0; i < FANIN_K; ++i) ag_tensor_release(f->fw[i]);
+  mlp_model_free(f->d);
   ag_optimizer_release(f->adam);
   ag_optimizer_release(f->sgd);
 }
@@ -395,6 +399,8 @@ static uint64_t run_family(fixture *f, const char *fam, int hash) {
     CK(ag_backward(loss, NULL, NULL));
     CK(ag_optimizer_step(f->sgd));
     r = loss;
+  } else if (!strcmp(fam, "d")) {
+    r = mlp_model_step(f->d, NULL);
   } else if (!strcmp(fam, "small")) {
     ag_tensor *h = f->s0, *b;
     CK(ag_tensor_scalar(&b, f->ctx, AG_F32, 0.01));
@@ -414,7 +420,7 @@ static uint64_t run_family(fixture *f, const char *fam, int hash) {
   return h;
 }
 
-static const char *k_all = "copy,cast,fill,add,tanh,sum,gather,adam,update,gemm,conv2d,mlp,small,a,b,e";
+static const char *k_all = "copy,cast,fill,add,tanh,sum,gather,adam,update,gemm,conv2d,mlp,small,a,b,d,e";
 
 typedef struct {
   double median, min;
