@@ -32,7 +32,10 @@
  * order rotates every round), the first call of a block untimed (it meets
  * the other context's data in the cache). A slow spell of a shared machine
  * then hits every thread count alike; this is how the 2-thread targets of
- * small graphs (no slower than 1 thread) are measured. JSON lines
+ * small graphs (no slower than 1 thread) are measured. Use a few hundred
+ * rounds: on a 2-vCPU virtual machine, runs of some 30 rounds of a parallel
+ * family sometimes show the 2-thread context no faster than 1 thread
+ * throughout (its worker not joining), while longer runs do not. JSON lines
  * {"bench": "threads_paired", "family", "n", "threads", "rounds", "block",
  * "median_ns" (all timed calls), "ratio_to_t1" (median over rounds of the
  * round's median / the 1st thread count's), "ratio_p25", "ratio_p75",
