@@ -145,19 +145,30 @@ HWY_INLINE V ErfcLarge(D d, V a, V e) {
   return hn::Mul(e, g);
 }
 
-// e^(c x^2) for c < 0 without the rounding error of x^2 in the exponent
-// (which would cost up to |c| x^2 ulp): x = h + l with h holding the upper
-// half of the mantissa, so h^2 is exact, and x^2 = h^2 + l (x + h).
+// e^(c x^2) for c < 0 a power of two (c times a lane value is exact),
+// without the rounding error of x^2 in the exponent (which would cost up to
+// |c| x^2 ulp). With a fused multiply-add x^2 = s + r exactly (s = x * x
+// rounded, r = fma(x, x, -s)), and e^(c r) = 1 + c r to within (c r)^2 / 2,
+// far below an ulp: one exponential. Without one, x = h + l with h holding
+// the upper half of the mantissa, so h^2 is exact, and x^2 = h^2 + l (x + h):
+// two.
 template <class D, class V>
 HWY_INLINE V ExpScaledSquare(D d, V x, hn::TFromD<D> c) {
+  const V cv = hn::Set(d, c);
+#if HWY_NATIVE_FMA
+  const V s = hn::Mul(x, x);
+  const V r = hn::MulSub(x, x, s);
+  const V e = ExpK()(d, hn::Mul(s, cv));
+  return hn::MulAdd(hn::Mul(e, cv), r, e);
+#else
   using T = hn::TFromD<D>;
   const hn::RebindToUnsigned<D> du;
   using U = hn::TFromD<decltype(du)>;
   const U keep = static_cast<U>(~U(0) << (sizeof(T) == 4 ? 12 : 27));
   const V h = hn::BitCast(d, hn::And(hn::BitCast(du, x), hn::Set(du, keep)));
   const V l = hn::Sub(x, h);
-  const V cv = hn::Set(d, c);
   return hn::Mul(ExpK()(d, hn::Mul(hn::Mul(h, h), cv)), ExpK()(d, hn::Mul(hn::Mul(l, hn::Add(x, h)), cv)));
+#endif
 }
 
 }  // namespace erf_detail

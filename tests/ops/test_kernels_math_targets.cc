@@ -54,6 +54,7 @@ const double kInf = std::numeric_limits<double>::infinity();
 // dominates (as in any evaluation of the formula in the lane type); swept
 // above -3. silu and mish are swept above -80: below about
 // -87 (f32) / -708 (f64) their results are subnormal and keep fewer digits.
+// erfc is swept below 9, where its f32 results are still normal.
 const std::vector<UnaryCase>& unary_cases() {
   static const std::vector<UnaryCase> cases = {
       {UnaryKind::Abs, "abs", 0, 0, [](LD x) { return std::fabs(x); }, 0, 0, -kInf, kInf},
@@ -74,6 +75,7 @@ const std::vector<UnaryCase>& unary_cases() {
       {UnaryKind::Sinh, "sinh", 0, 0, [](LD x) { return std::sinh(x); }, 3, 3, -kInf, kInf},
       {UnaryKind::Cosh, "cosh", 0, 0, [](LD x) { return std::cosh(x); }, 3, 3, -kInf, kInf},
       {UnaryKind::Erf, "erf", 0, 0, [](LD x) { return std::erf(x); }, 2, 2, -kInf, kInf},
+      {UnaryKind::Erfc, "erfc", 0, 0, [](LD x) { return std::erfc(x); }, 4, 5, -kInf, 9},
       {UnaryKind::Sigmoid, "sigmoid", 0, 0, sigmoid_ref, 3, 3, -kInf, kInf},
       {UnaryKind::Relu, "relu", 0, 0, [](LD x) { return x > 0 || x != x ? x : LD(0); }, 0, 0, -kInf, kInf},
       {UnaryKind::LeakyRelu, "leaky_relu", 0.125, 0, [](LD x) { return x > 0 ? x : x * LD(0.125); }, 0, 0, -kInf, kInf},
