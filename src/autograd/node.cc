@@ -53,17 +53,17 @@ AutogradMeta& ensure_meta(TensorImpl& t) {
 void set_grad_fn(TensorImpl& t, Ref<Node> fn, uint32_t output_nr) { t.set_grad_fn(std::move(fn), output_nr); }
 
 Edge gradient_edge(const TensorImpl& t) {
-  if (Node* fn = grad_fn_of(t)) return Edge{Ref<Node>::share(fn), t.output_nr(), numel_hint_of(t.numel())};
+  if (Node* fn = grad_fn_of(t)) return Edge{Ref<Node>::share(fn), t.output_nr(), edge_numel(t.numel())};
   AutogradMeta* m = meta_of(t);
   if (!m || !m->requires_grad) return {};
-  return Edge{grad_accumulator(const_cast<TensorImpl&>(t)), 0, numel_hint_of(t.numel())};
+  return Edge{grad_accumulator(const_cast<TensorImpl&>(t)), 0, edge_numel(t.numel())};
 }
 
 void collect_next_edges(Node& n, std::initializer_list<const TensorImpl*> inputs) {
   for (const TensorImpl* t : inputs) {
     // The common input, a non-leaf, without going through an Edge temporary.
     if (Node* fn = grad_fn_of(*t)) {
-      n.add_next_edge_to(fn, t->output_nr(), numel_hint_of(t->numel()));
+      n.add_next_edge_to(fn, t->output_nr(), edge_numel(t->numel()));
     } else {
       n.add_next_edge(gradient_edge(*t));
     }

@@ -26,16 +26,17 @@ struct NodeHooks;
 struct Edge {
   Ref<Node> fn;
   uint32_t input_nr = 0;
-  // The elements of the gradient sent along the edge (saturated), when the
-  // op that recorded it knew them; 0 if not. The parallel engine's cost
-  // bound reads it here instead of in fn's input metadata, a cache line of
-  // another node per edge (engine.cc, count_dependencies).
-  uint32_t numel_hint = 0;
+  // The elements of the gradient sent along the edge (saturated at
+  // UINT32_MAX), set by whoever makes the edge (gradient_edge,
+  // add_next_edge_to). The parallel engine's cost bound reads it here
+  // instead of in fn's input metadata, a cache line of another node per
+  // edge (engine.cc).
+  uint32_t grad_numel = 0;
   bool valid() const { return static_cast<bool>(fn); }
 };
 
-// A tensor's element count as an Edge::numel_hint.
-inline uint32_t numel_hint_of(int64_t numel) {
+// A tensor's element count as an Edge::grad_numel.
+inline uint32_t edge_numel(int64_t numel) {
   return numel < int64_t{UINT32_MAX} ? static_cast<uint32_t>(numel) : UINT32_MAX;
 }
 
@@ -57,16 +58,6 @@ class InputMeta {
   int ndim() const { return ndim_; }
   const int64_t* sizes() const { return ndim_ > kInlineDims ? heap_ : inline_; }
   Dims shape() const { return Dims(sizes(), ndim_); }
-  // Without building a Dims (the parallel engine asks for every ready node).
-  int64_t numel() const {
-    const int64_t* v = sizes();
-    for (int i = 0; i < ndim_; ++i) {
-      if (v[i] == 0) return 0;  // as numel_of: the product of the others may overflow
-    }
-    int64_t n = 1;
-    for (int i = 0; i < ndim_; ++i) n *= v[i];
-    return n;
-  }
   // Whether a gradient of dtype d and shape s fits this input.
   bool fits(DType d, const Dims& s) const {
     if (d != dtype || s.size() != ndim_) return false;
@@ -141,13 +132,13 @@ class Node : public RefCounted {
   // Wiring, used while the node is built (never after it is shared).
   void add_next_edge(Edge e);
   // The same for an edge to fn, which gains a reference.
-  void add_next_edge_to(Node* fn, uint32_t input_nr, uint32_t numel_hint) {
+  void add_next_edge_to(Node* fn, uint32_t input_nr, uint32_t grad_numel) {
     topological_nr_ = std::max(topological_nr_, fn->topological_nr_ + 1);
     fn->retain();
     Edge& e = next_edges_.emplace_back();
     e.fn = Ref<Node>::adopt(fn);
     e.input_nr = input_nr;
-    e.numel_hint = numel_hint;
+    e.grad_numel = grad_numel;
   }
   uint32_t add_input(DType dtype, const Dims& shape) {
     input_meta_.emplace_back(dtype, shape);

@@ -386,8 +386,7 @@ class GraphTask {
         if (idx == NodeMap::kMissing) idx = add_task(next);
         ++tasks_[idx].dependencies;
         if (parallel_ctx_) {
-          const Edge& edge = n->next_edge(i);
-          const int64_t k = edge.numel_hint ? edge.numel_hint : next->input_meta(edge.input_nr).numel();
+          const int64_t k = n->next_edge(i).grad_numel;
           add_bound(tasks_[idx].elements_bound, k);
           add_bound(tasks_[walked].elements_bound, k);
         }
@@ -607,7 +606,7 @@ class GraphTask {
     for (const Contribution& c : t.contributions) elements += c.grad->numel();
     for (size_t i = 0; i < node.num_outputs(); ++i) {
       const Edge& e = node.next_edge(i);
-      if (e.valid()) elements += e.fn->input_meta(e.input_nr).numel();
+      if (e.valid()) elements += e.grad_numel;
     }
     return elements >= kParallelNodeElements;
   }

@@ -138,15 +138,13 @@ static long minflt(void) {
 
 /* loss = tanh(x * y + x).sum(), intermediates released as soon as the next op has them. */
 static ag_tensor *large_forward(ag_tensor *x, ag_tensor *y) {
-  ag_tensor *t1, *t2, *t3, *loss;
+  ag_tensor *t1, *t2, *t3;
   CK(ag_op_mul(&t1, x, y));
   CK(ag_op_add(&t2, t1, x));
   ag_tensor_release(t1);
   CK(ag_op_tanh(&t3, t2));
   ag_tensor_release(t2);
-  CK(ag_op_sum(&loss, t3));
-  ag_tensor_release(t3);
-  return loss;
+  return sum_and_release(t3);
 }
 
 static const double F32_SUM_RTOL = 1e-5; /* WORKLOADS.md: ~1e-5 relative between engines */

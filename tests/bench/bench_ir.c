@@ -28,12 +28,7 @@ static ag_tensor *g_x, *g_a, *g_b, *g_w[K_FANIN];
 static void chain_repeat(int sum) {
   CK(ag_tensor_set_grad(g_x, NULL));
   ag_tensor *y = workload_chain(g_x, g_a, g_b, N_CHAIN);
-  if (sum) {
-    ag_tensor *s;
-    CK(ag_op_sum(&s, y));
-    ag_tensor_release(y);
-    y = s;
-  }
+  if (sum) y = sum_and_release(y);
   CK(ag_backward(y, NULL, NULL));
   ag_tensor_release(y);
 }
