@@ -92,21 +92,19 @@ struct SigmoidBackwardK {
 
 // Fused gradients of activations from their input x: g * f'(x). Beyond
 // |x| = 40 (gelu) or 1000 (the others) f' is 0 or 1 to the last bit; x is
-// clamped there so that f'(+-inf) is 0 or 1 rather than inf * 0 = NaN.
-template <class D, class V>
-HWY_INLINE V ClampAbs(D d, V x, double limit) {
-  const V l = Const(d, limit);
-  return KeepNaN(x, hn::Min(hn::Max(x, hn::Neg(l)), l));
-}
-
+// clamped there (ClampAbs) so that f'(+-inf) is 0 or 1 rather than
+// inf * 0 = NaN.
+//
 // gelu' = Phi(x) + x phi(x), phi(x) = e^(-x^2/2) / sqrt(2 pi).
 struct GeluBackwardK {
   template <class V>
   HWY_INLINE V operator()(V g, V x) const {
     const hn::DFromV<V> d;
     const V xc = ClampAbs(d, x, 40.0);
-    const V pdf = hn::Mul(erf_detail::ExpScaledSquare(d, xc, hn::TFromV<V>(-0.5)), Const(d, 0.39894228040143267793994605993438));
-    return hn::Mul(g, hn::Add(NormalCdf(d, x), hn::Mul(xc, pdf)));
+    const V a = hn::Abs(xc);
+    const V e = erf_detail::ExpScaledSquare(d, a, hn::TFromV<V>(-0.5));
+    const V pdf = hn::Mul(e, Const(d, 0.39894228040143267793994605993438));
+    return hn::Mul(g, hn::Add(erf_detail::NormalCdfFromExp(d, xc, a, e), hn::Mul(xc, pdf)));
   }
 };
 

@@ -1,17 +1,21 @@
 // Per-target erf, erfc and the standard normal CDF (Highway 1.0.3 has no
-// erf), for lane types f32 and f64. Three Chebyshev series, evaluated by
-// Clenshaw's recurrence (stable, unlike their monomial form):
+// erf), for lane types f32 and f64, from Chebyshev series evaluated by
+// Clenshaw's recurrence (stable, unlike their monomial form). erf and erfc:
 //   |x| < 1:      erf(x) = x * S(2 x^2 - 1),
 //   1/2 <= a < 3: erfc(a) = e^(-a^2) * M((a - 1.75) / 1.25) (used from 1 by
-//                 erf, from 1/2 by the normal CDF's lower tail),
+//                 erf, from 1/2 by erfc's upper tail),
 //   a >= 3:       erfc(a) = e^(-a^2) * T(6 / a - 1) / a.
 // The coefficients interpolate erf(x)/x, erfcx(a) and a*erfcx(a) at 40
 // Chebyshev nodes, computed with 50-digit arithmetic (mpmath); f32 keeps the
 // leading terms whose tail is below 1.5e-8, f64 below 2e-17. Measured error
 // of erf over all inputs on every target: 2 ulp in f32 and in f64 (relative
-// error below 4.5e-16); the normal CDF keeps its relative accuracy in the
-// lower tail (gelu: 5 / 6 ulp down to x = -12). A series whose region no
-// lane of a vector falls in is skipped. Same toggling guard as simd-inl.h.
+// error below 4.5e-16). A series whose region no lane of a vector falls in
+// is skipped.
+// The normal CDF (gelu's) takes one formula over the whole half-line
+// instead, so that a vector of mixed inputs evaluates one approximation,
+// not three: Phi(-a) = e^(-a^2/2) R(a) (kNormalTailP), which keeps its
+// relative accuracy in the lower tail (gelu: 5 / 6 ulp down to x = -12).
+// Same toggling guard as simd-inl.h.
 
 #if defined(AG_KERNELS_ERF_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AG_KERNELS_ERF_INL_H_
@@ -96,6 +100,46 @@ constexpr double kErfcxTail[] = {
 };
 constexpr int kErfcxTailTerms[2] = {8, 20};  // f32, f64
 
+// Phi(-a) = e^(-a^2/2) R(a) for a >= 0 (R is the Mills ratio over
+// sqrt(2 pi)).
+// f32: R(a) = P(a) / Q(a), degrees 4 and 5, all coefficients positive (so
+// Horner's rule does not cancel). A minimax fit of the relative error on
+// [0, 14] (Lawson's iteration on 6,000 points, R from mpmath): 5.5e-9, and
+// 4.0e-8 with the coefficients rounded to f32. Beyond 14, e^(-a^2/2) is 0.
+constexpr float kNormalTailP[] = {0.5000000027514401f, 0.4372469254622375f, 0.18245867727828538f,
+                                  0.040371431453588874f, 0.004077425703390209f};
+constexpr float kNormalTailQ[] = {1.0f, 1.672378805560867f, 1.19927806988722f, 0.46742072218520164f,
+                                  0.10120298214170989f, 0.010220461789654486f};
+// f64: R(a) = t N(u) with t = 4 / (a + 4) and u = 2.2 t - 1.2, for
+// 0 <= a <= 40 (t from 1/11); N interpolated at 60 Chebyshev nodes (mpmath,
+// 50 digits), 24 terms, dropped tail below 2.4e-18 of N.
+constexpr double kNormalTailF64[] = {
+    2.5290522709612708e-1,
+    1.8512582239347326e-1,
+    5.0691305295675966e-2,
+    1.0021739452576226e-2,
+    1.241239548229789e-3,
+    3.429878388069156e-5,
+    -1.7660484480749079e-5,
+    -2.2671711224465565e-6,
+    2.363239623917853e-7,
+    6.4767883745165064e-8,
+    -4.3777969280277493e-9,
+    -1.8132757002034755e-9,
+    1.3998376024327941e-10,
+    5.2338865965829425e-11,
+    -6.3375024021391095e-12,
+    -1.4418956950156865e-12,
+    3.0674051504867364e-13,
+    2.9981871908218728e-14,
+    -1.3868007658154744e-14,
+    1.2563448900483063e-16,
+    5.3498239779747519e-16,
+    -6.4255205697025684e-17,
+    -1.4615833927313492e-17,
+    4.6036824394539688e-18,
+};
+
 // sum c[k] T_k(s) for k < n, by Clenshaw's recurrence.
 template <class D, class V>
 HWY_INLINE V Chebyshev(D d, const double* c, int n, V s) {
@@ -105,6 +149,9 @@ HWY_INLINE V Chebyshev(D d, const double* c, int n, V s) {
   // b = (c[k] - b2) + s2 b1 as one fused multiply-add: c[k] - b2 is ready
   // a step early, so the chain from term to term is one FMA (a third of the
   // latency of mul, add, sub), and one rounding fewer.
+  // Unrolled, the coefficients become constants in the lane type (rolled,
+  // each step converted its double at run time: erf 1.2x slower).
+#pragma GCC unroll 32
   for (int k = n - 1; k >= 1; --k) {
     const V b = hn::MulAdd(s2, b1, hn::Sub(hn::Set(d, static_cast<T>(c[k])), b2));
     b2 = b1;
@@ -145,21 +192,55 @@ HWY_INLINE V ErfcLarge(D d, V a, V e) {
   return hn::Mul(e, g);
 }
 
+// e^(hi + lo) for hi <= 0 and |lo| far below 1 (the low part of an
+// exponent that does not fit one lane value). f64: Highway's exponential
+// of hi times 1 + lo. f32: fewer operations than Highway's (whose range
+// reduction and scaling serve both signs): round hi / ln 2 to q by adding
+// 1.5 * 2^23 + 191, whose low mantissa bits are then q + 191, shifted into
+// the exponent field as 2^(q + 64); lo joins the reduced argument
+// r = hi - q ln 2 + lo, |r| <= 0.35; e^r = 1 + r + r^2 P(r), P of degree 4
+// (minimax, relative error 3.1e-9), its coefficients scaled by 2^-64 (exact)
+// so that results down to the smallest subnormal round once. Below
+// hi = -104 the result is 0. A NaN in lo gives NaN.
+template <class D, class V>
+HWY_INLINE V ExpOfSum(D d, V hi, V lo) {
+  using T = hn::TFromD<D>;
+  if constexpr (sizeof(T) == 8) {
+    const V e = ExpK()(d, hi);
+    return hn::MulAdd(e, lo, e);
+  } else {
+    const hn::RebindToSigned<D> di;
+    const V y = hn::Max(hn::Set(d, -104.0f), hi);
+    const V shifter = hn::Set(d, 12582912.0f + 191.0f);
+    const V j = hn::MulAdd(y, hn::Set(d, 1.44269504088896341f), shifter);
+    const V q = hn::Sub(j, shifter);
+    // ln 2 = 0.693145751953125 (16 bits: q times it is exact) + 1.4286e-6.
+    V r = hn::MulAdd(q, hn::Set(d, -0.693145751953125f), y);
+    r = hn::Add(hn::MulAdd(q, hn::Set(d, -1.428606765330187045e-6f), r), lo);
+    constexpr float k = 5.42101086242752217e-20f;  // 2^-64
+    V p = hn::Set(d, 0.0013814604480730294f * k);
+    p = hn::MulAdd(p, r, hn::Set(d, 0.008368710654723163f * k));
+    p = hn::MulAdd(p, r, hn::Set(d, 0.04166838754460418f * k));
+    p = hn::MulAdd(p, r, hn::Set(d, 0.16666520680903782f * k));
+    p = hn::MulAdd(p, r, hn::Set(d, 0.4999999345079673f * k));
+    const V kv = hn::Set(d, k);
+    p = hn::MulAdd(hn::Mul(r, r), p, hn::MulAdd(r, kv, kv));
+    return hn::Mul(p, hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, j))));
+  }
+}
+
 // e^(c x^2) for c < 0 a power of two (c times a lane value is exact),
 // without the rounding error of x^2 in the exponent (which would cost up to
 // |c| x^2 ulp). With a fused multiply-add x^2 = s + r exactly (s = x * x
-// rounded, r = fma(x, x, -s)), and e^(c r) = 1 + c r to within (c r)^2 / 2,
-// far below an ulp: one exponential. Without one, x = h + l with h holding
-// the upper half of the mantissa, so h^2 is exact, and x^2 = h^2 + l (x + h):
-// two.
+// rounded, r = fma(x, x, -s)): e^(c s + c r), one exponential. Without one,
+// x = h + l with h holding the upper half of the mantissa, so h^2 is exact,
+// and x^2 = h^2 + l (x + h): two.
 template <class D, class V>
 HWY_INLINE V ExpScaledSquare(D d, V x, hn::TFromD<D> c) {
   const V cv = hn::Set(d, c);
 #if HWY_NATIVE_FMA
   const V s = hn::Mul(x, x);
-  const V r = hn::MulSub(x, x, s);
-  const V e = ExpK()(d, hn::Mul(s, cv));
-  return hn::MulAdd(hn::Mul(e, cv), r, e);
+  return ExpOfSum(d, hn::Mul(s, cv), hn::Mul(hn::MulSub(x, x, s), cv));
 #else
   using T = hn::TFromD<D>;
   const hn::RebindToUnsigned<D> du;
@@ -169,6 +250,49 @@ HWY_INLINE V ExpScaledSquare(D d, V x, hn::TFromD<D> c) {
   const V l = hn::Sub(x, h);
   return hn::Mul(ExpK()(d, hn::Mul(hn::Mul(h, h), cv)), ExpK()(d, hn::Mul(hn::Mul(l, hn::Add(x, h)), cv)));
 #endif
+}
+
+// Phi(x) given a = |x| clamped to 40 and e = e^(-a^2/2) (a NaN x gives a
+// number unless a is NaN): the lower tail Phi(-a) = e R(a), and 1 minus it
+// above 0 (no cancellation: it is at most 1/2 there).
+template <class D, class V>
+HWY_INLINE V NormalCdfFromExp(D d, V x, V a, V e) {
+  using T = hn::TFromD<D>;
+  V lower;
+  if constexpr (sizeof(T) == 4) {
+    V p = hn::Set(d, kNormalTailP[4]), q = hn::Set(d, kNormalTailQ[5]);
+    for (int k = 3; k >= 0; --k) p = hn::MulAdd(p, a, hn::Set(d, kNormalTailP[k]));
+    for (int k = 4; k >= 0; --k) q = hn::MulAdd(q, a, hn::Set(d, kNormalTailQ[k]));
+    lower = hn::Mul(e, hn::Div(p, q));
+  } else {
+    // a + 4 drops the low bits of a small a, which t would carry into the
+    // result (R moves by 1.6 per unit of t near a = 0), while v = a / (a + 4)
+    // keeps them (its error is relative to a): below a = 2 the series'
+    // argument and the factor t = 1 - v are formed from v, above it from t.
+    const V four = hn::Set(d, T(4));
+    const V r = hn::Div(hn::Set(d, T(1)), hn::Add(a, four));
+    const V t = hn::Mul(four, r);
+    const V v = hn::Mul(a, r);
+    const auto near = hn::Lt(a, hn::Set(d, T(2)));
+    const V slope = hn::Set(d, T(2.2));  // u = slope t + 1 - slope = 1 - slope v
+    const V u = hn::IfThenElse(near, hn::NegMulAdd(slope, v, hn::Set(d, T(1))),
+                               hn::MulAdd(slope, t, hn::Sub(hn::Set(d, T(1)), slope)));
+    const V n = Chebyshev(d, kNormalTailF64, 24, u);
+    lower = hn::Mul(e, hn::IfThenElse(near, hn::NegMulAdd(v, n, n), hn::Mul(t, n)));
+  }
+  return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), lower, hn::Sub(hn::Set(d, T(1)), lower));
+}
+
+// Phi(x), the standard normal CDF, for x not NaN (a NaN x gives a number:
+// callers multiply by x). Phi(-inf) = 0, Phi(+inf) = 1. Relative accuracy
+// holds in the lower tail too: e^(-x^2/2) comes from x itself, and R from
+// |x|, not from a rounded x / sqrt 2. Beyond |x| = 40 the exponential is 0
+// anyway; the clamp keeps x^2 finite.
+template <class D, class V>
+HWY_INLINE V NormalCdfOfX(D d, V x) {
+  using T = hn::TFromD<D>;
+  const V a = hn::Min(hn::Abs(x), hn::Set(d, T(40)));
+  return NormalCdfFromExp(d, x, a, ExpScaledSquare(d, a, T(-0.5)));
 }
 
 }  // namespace erf_detail
@@ -207,31 +331,6 @@ HWY_INLINE V Erfc(D d, V x) {
     const V ac = hn::Min(a, hn::Set(d, T(40)));
     const V c = erf_detail::ErfcLarge(d, ac, erf_detail::ExpScaledSquare(d, ac, T(-1)));
     y = hn::IfThenElse(small, y, hn::IfThenElse(negative, hn::Sub(hn::Set(d, T(2)), c), c));
-  }
-  return KeepNaN(x, y);
-}
-
-// Phi(x) = erfc(-x / sqrt 2) / 2, the standard normal CDF: Phi(-inf) = 0,
-// Phi(+inf) = 1, NaN -> NaN. Relative accuracy holds in the lower tail too:
-// e^(-x^2/2) comes from x itself (not from the rounded x / sqrt 2).
-template <class D, class V>
-HWY_INLINE V NormalCdf(D d, V x) {
-  using T = hn::TFromD<D>;
-  const V half = hn::Set(d, T(0.5));
-  const V z = hn::Mul(x, hn::Set(d, T(0.70710678118654752440084436210485)));
-  const V a = hn::Abs(z);
-  // 1/2 + erf(z)/2 cancels for z well below 0: there the lower tail
-  // erfc(a)/2 takes over from a = 1/2 (from 1 above 0, as erf).
-  const auto negative = hn::Lt(x, hn::Zero(d));
-  const auto small = hn::Lt(a, hn::IfThenElse(negative, half, hn::Set(d, T(1))));
-  V y = hn::Zero(d);
-  if (!hn::AllFalse(d, small)) y = hn::Add(half, hn::Mul(half, hn::Mul(z, erf_detail::ErfOverX(d, z))));
-  if (!hn::AllTrue(d, small)) {
-    // Beyond |x| = 40 the factor is 0 anyway; the clamp keeps x^2 finite.
-    const V limit = hn::Set(d, T(40));
-    const V e = erf_detail::ExpScaledSquare(d, hn::Min(hn::Max(x, hn::Neg(limit)), limit), T(-0.5));
-    const V c = hn::Mul(half, erf_detail::ErfcLarge(d, a, e));
-    y = hn::IfThenElse(small, y, hn::IfThenElse(negative, c, hn::Sub(hn::Set(d, T(1)), c)));
   }
   return KeepNaN(x, y);
 }

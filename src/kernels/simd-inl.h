@@ -73,6 +73,13 @@ HWY_INLINE V KeepNaN(V x, V y) {
   return hn::IfThenElse(hn::IsNaN(x), x, y);
 }
 
+// x clamped to [-limit, limit], NaN kept (Min and Max alone would drop it).
+template <class D, class V>
+HWY_INLINE V ClampAbs(D d, V x, double limit) {
+  const V l = Const(d, limit);
+  return KeepNaN(x, hn::Min(hn::Max(x, hn::Neg(l)), l));
+}
+
 // Kernel functors: op(d, v) on one vector. The math ones wrap Highway's
 // contrib math and fix the edges it gets wrong.
 //

@@ -320,12 +320,12 @@ struct ClampK {
   }
 };
 
-// gelu(x) = x * Phi(x), Phi the standard normal CDF, from erfc (erf-inl.h)
-// so that the negative tail keeps its relative accuracy.
+// gelu(x) = x * Phi(x), Phi the standard normal CDF (erf-inl.h), whose
+// lower tail keeps its relative accuracy.
 struct GeluK {
   template <class D, class V>
   HWY_INLINE V operator()(D d, V x) const {
-    return hn::Mul(x, NormalCdf(d, x));
+    return hn::Mul(x, erf_detail::NormalCdfOfX(d, x));
   }
 };
 
