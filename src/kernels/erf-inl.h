@@ -193,39 +193,15 @@ HWY_INLINE V ErfcLarge(D d, V a, V e) {
 }
 
 // e^(hi + lo) for hi <= 0 and |lo| far below 1 (the low part of an
-// exponent that does not fit one lane value). f64: Highway's exponential
-// of hi times 1 + lo. f32: fewer operations than Highway's (whose range
-// reduction and scaling serve both signs): round hi / ln 2 to q by adding
-// 1.5 * 2^23 + 191, whose low mantissa bits are then q + 191, shifted into
-// the exponent field as 2^(q + 64); lo joins the reduced argument
-// r = hi - q ln 2 + lo, |r| <= 0.35; e^r = 1 + r + r^2 P(r), P of degree 4
-// (minimax, relative error 3.1e-9), its coefficients scaled by 2^-64 (exact)
-// so that results down to the smallest subnormal round once. Below
-// hi = -104 the result is 0. A NaN in lo gives NaN.
+// exponent that does not fit one lane value): f32 ExpNonPositive, f64
+// Highway's exponential of hi times 1 + lo.
 template <class D, class V>
 HWY_INLINE V ExpOfSum(D d, V hi, V lo) {
-  using T = hn::TFromD<D>;
-  if constexpr (sizeof(T) == 8) {
+  if constexpr (sizeof(hn::TFromD<D>) == 8) {
     const V e = ExpK()(d, hi);
     return hn::MulAdd(e, lo, e);
   } else {
-    const hn::RebindToSigned<D> di;
-    const V y = hn::Max(hn::Set(d, -104.0f), hi);
-    const V shifter = hn::Set(d, 12582912.0f + 191.0f);
-    const V j = hn::MulAdd(y, hn::Set(d, 1.44269504088896341f), shifter);
-    const V q = hn::Sub(j, shifter);
-    // ln 2 = 0.693145751953125 (16 bits: q times it is exact) + 1.4286e-6.
-    V r = hn::MulAdd(q, hn::Set(d, -0.693145751953125f), y);
-    r = hn::Add(hn::MulAdd(q, hn::Set(d, -1.428606765330187045e-6f), r), lo);
-    constexpr float k = 5.42101086242752217e-20f;  // 2^-64
-    V p = hn::Set(d, 0.0013814604480730294f * k);
-    p = hn::MulAdd(p, r, hn::Set(d, 0.008368710654723163f * k));
-    p = hn::MulAdd(p, r, hn::Set(d, 0.04166838754460418f * k));
-    p = hn::MulAdd(p, r, hn::Set(d, 0.16666520680903782f * k));
-    p = hn::MulAdd(p, r, hn::Set(d, 0.4999999345079673f * k));
-    const V kv = hn::Set(d, k);
-    p = hn::MulAdd(hn::Mul(r, r), p, hn::MulAdd(r, kv, kv));
-    return hn::Mul(p, hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, j))));
+    return ExpNonPositive(d, hi, lo);
   }
 }
 
