@@ -64,7 +64,7 @@ struct LogaddexpK {
   template <class V>
   HWY_INLINE V operator()(V a, V b) const {
     const hn::DFromV<V> d;
-    const V r = hn::Add(hn::Max(a, b), Log1pK()(d, ExpK()(d, hn::Neg(hn::Abs(hn::Sub(a, b))))));
+    const V r = hn::Add(hn::Max(a, b), Log1pK()(d, ExpOfNonPositive(d, hn::Neg(hn::Abs(hn::Sub(a, b))))));
     const V y = hn::IfThenElse(hn::And(hn::IsInf(a), hn::Eq(a, b)), a, r);
     return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), y);
   }

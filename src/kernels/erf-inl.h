@@ -282,7 +282,7 @@ HWY_INLINE V Erf(D d, V x) {
   V y = hn::Zero(d);
   if (!hn::AllFalse(d, small)) y = hn::Mul(x, erf_detail::ErfOverX(d, x));
   if (!hn::AllTrue(d, small)) {
-    const V e = ExpK()(d, hn::Neg(hn::Mul(a, a)));
+    const V e = ExpOfNonPositive(d, hn::Neg(hn::Mul(a, a)));
     const V big = hn::CopySign(hn::Sub(hn::Set(d, T(1)), erf_detail::ErfcLarge(d, a, e)), x);
     y = hn::IfThenElse(small, y, big);
   }

@@ -173,6 +173,16 @@ HWY_INLINE hn::Vec<D> ExpNonPositive(D d, hn::Vec<D> hi, hn::Vec<D> lo) {
   return hn::Mul(p, hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, j))));
 }
 
+// e^x for x <= 0: ExpNonPositive in f32, ExpK in f64.
+template <class D, class V>
+HWY_INLINE V ExpOfNonPositive(D d, V x) {
+  if constexpr (sizeof(hn::TFromD<D>) == 4) {
+    return ExpNonPositive(d, x, hn::Zero(d));
+  } else {
+    return ExpK()(d, x);
+  }
+}
+
 // tanh(x) in f32 below |x| = 0.55: x P(x^2) / Q(x^2), degrees 1 and 2, all
 // coefficients positive: a minimax fit of the relative error (Lawson's
 // iteration on 9,000 points, tanh from mpmath), 6.0e-10, and 1.1e-9 with
@@ -196,7 +206,7 @@ struct TanhK {
       const V z = hn::Mul(x, x);
       const V p = hn::MulAdd(z, hn::Set(d, kTanhP[1]), hn::Set(d, kTanhP[0]));
       const V q = hn::MulAdd(hn::MulAdd(z, hn::Set(d, kTanhQ[2]), hn::Set(d, kTanhQ[1])), z, hn::Set(d, kTanhQ[0]));
-      const V e = ExpNonPositive(d, hn::Mul(a, hn::Set(d, -2.0f)), hn::Zero(d));
+      const V e = ExpOfNonPositive(d, hn::Mul(a, hn::Set(d, -2.0f)));
       const V one = hn::Set(d, 1.0f);
       const auto small = hn::Lt(a, hn::Set(d, 0.55f));
       const V num = hn::IfThenElse(small, hn::Mul(x, p), hn::CopySign(hn::Sub(one, e), x));

@@ -219,7 +219,7 @@ struct ErfK {
 // accuracy (where the subtraction 1 - s would cancel).
 template <class D, class V>
 HWY_INLINE void SigmoidPair(D d, V x, V& s, V& one_minus_s) {
-  const V e = ExpK()(d, hn::Neg(hn::Abs(x)));
+  const V e = ExpOfNonPositive(d, hn::Neg(hn::Abs(x)));
   const V r = hn::Div(Const(d, 1.0), hn::Add(Const(d, 1.0), e));
   const V er = hn::Mul(e, r);
   const auto negative = hn::Lt(x, hn::Zero(d));
@@ -508,7 +508,7 @@ struct SoftsignK {
 struct LogSigmoidK {
   template <class D, class V>
   HWY_INLINE V operator()(D d, V x) const {
-    const V y = hn::Sub(hn::Min(x, hn::Zero(d)), Log1pK()(d, ExpK()(d, hn::Neg(hn::Abs(x)))));
+    const V y = hn::Sub(hn::Min(x, hn::Zero(d)), Log1pK()(d, ExpOfNonPositive(d, hn::Neg(hn::Abs(x)))));
     return KeepNaN(x, y);
   }
 };
