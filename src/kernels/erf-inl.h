@@ -193,19 +193,6 @@ HWY_INLINE V ErfcLarge(D d, V a, V e) {
   return hn::Mul(e, g);
 }
 
-// e^(hi + lo) for hi <= 0 and |lo| far below 1 (the low part of an
-// exponent that does not fit one lane value): f32 ExpNonPositive, f64
-// Highway's exponential of hi times 1 + lo.
-template <class D, class V>
-HWY_INLINE V ExpOfSum(D d, V hi, V lo) {
-  if constexpr (sizeof(hn::TFromD<D>) == 8) {
-    const V e = ExpK()(d, hi);
-    return hn::MulAdd(e, lo, e);
-  } else {
-    return ExpNonPositive(d, hi, lo);
-  }
-}
-
 // e^(c x^2) for c < 0 a power of two (c times a lane value is exact),
 // without the rounding error of x^2 in the exponent (which would cost up to
 // |c| x^2 ulp). With a fused multiply-add x^2 = s + r exactly (s = x * x
@@ -217,7 +204,7 @@ HWY_INLINE V ExpScaledSquare(D d, V x, hn::TFromD<D> c) {
   const V cv = hn::Set(d, c);
 #if HWY_NATIVE_FMA
   const V s = hn::Mul(x, x);
-  return ExpOfSum(d, hn::Mul(s, cv), hn::Mul(hn::MulSub(x, x, s), cv));
+  return ExpOfNonPositive(d, hn::Mul(s, cv), hn::Mul(hn::MulSub(x, x, s), cv));
 #else
   using T = hn::TFromD<D>;
   const hn::RebindToUnsigned<D> du;

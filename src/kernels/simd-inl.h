@@ -183,6 +183,19 @@ HWY_INLINE V ExpOfNonPositive(D d, V x) {
   }
 }
 
+// e^(hi + lo) for hi <= 0 and |lo| far below 1 (the low part of an
+// exponent that does not fit one lane value): ExpNonPositive in f32, ExpK
+// of hi times 1 + lo in f64.
+template <class D, class V>
+HWY_INLINE V ExpOfNonPositive(D d, V hi, V lo) {
+  if constexpr (sizeof(hn::TFromD<D>) == 4) {
+    return ExpNonPositive(d, hi, lo);
+  } else {
+    const V e = ExpK()(d, hi);
+    return hn::MulAdd(e, lo, e);
+  }
+}
+
 // tanh(x) in f32 below |x| = 0.55: x P(x^2) / Q(x^2), degrees 1 and 2, all
 // coefficients positive: a minimax fit of the relative error (Lawson's
 // iteration on 9,000 points, tanh from mpmath), 6.0e-10, and 1.1e-9 with
