@@ -44,9 +44,6 @@ struct NodeTask {
   NodeTask(NodeTask&&) noexcept = default;
   Node* node;
   int32_t dependencies = 0;
-  // With a parallel context: a bound on the elements is_heavy counts (every
-  // edge in and out; saturates), so that most nodes skip it.
-  uint32_t elements_bound = 0;
   SmallVector<Contribution, 1> contributions;
 };
 
@@ -388,11 +385,7 @@ class GraphTask {
         uint32_t idx = find(next);
         if (idx == NodeMap::kMissing) idx = add_task(next);
         ++tasks_[idx].dependencies;
-        if (parallel_ctx_) {
-          const int64_t k = n->next_edge(i).grad_numel;
-          add_bound(tasks_[idx].elements_bound, k);
-          add_bound(tasks_[walked].elements_bound, k);
-        }
+        if (parallel_ctx_) max_edge_numel_ = std::max<int64_t>(max_edge_numel_, n->next_edge(i).grad_numel);
       }
     }
   }
@@ -577,12 +570,17 @@ class GraphTask {
     }
   }
 
-  static void add_bound(uint32_t& bound, int64_t k) {
-    bound = static_cast<uint32_t>(std::min<int64_t>(int64_t{bound} + k, UINT32_MAX));
+  // Whether is_heavy may hold: every gradient in or out of a node has at
+  // most max_edge_numel_ elements. One multiply, so that the small nodes of
+  // a parallel pass (almost all of them) skip is_heavy's walk.
+  bool maybe_heavy(uint32_t target) const {
+    const NodeTask& t = tasks_[target];
+    return static_cast<int64_t>(t.contributions.size() + t.node->num_outputs()) * max_edge_numel_ >=
+           kParallelNodeElements;
   }
 
   [[gnu::always_inline]] void make_ready(uint32_t target) {
-    if (parallel_ctx_ && tasks_[target].elements_bound >= kParallelNodeElements && is_heavy(target)) {
+    if (parallel_ctx_ && maybe_heavy(target) && is_heavy(target)) {
       heavy_.push_back(target);
     } else if (have_next_) {
       ready_.push({tasks_[next_].node->sequence_nr(), next_});
@@ -697,6 +695,7 @@ class GraphTask {
   bool have_next_ = false;
   std::vector<uint32_t> heavy_;
   Context* parallel_ctx_ = nullptr;  // set: expensive nodes may run as tasks
+  int64_t max_edge_numel_ = 0;       // over the graph's edges (count_dependencies)
   bool started_ = false;             // a node other than the root ran
   bool defer_ = false;               // a budgeted pass: .grad writes wait
   std::vector<DeferredLeaf> deferred_leaves_;
