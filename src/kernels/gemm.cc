@@ -69,6 +69,8 @@ inline bool small_product(const GemmArgs& g) {
 // Depth of a packed block in bytes per element row: KC = 128 floats or 64
 // doubles, so that a KC x NR panel of B (24 KiB on AVX-512) stays in L1.
 constexpr size_t kKCBytes = 512;
+// Row-major B is read in place, unpacked, up to this k (see PackedTile).
+constexpr int64_t kDirectBMaxK = 16;
 
 // A product of at most this many columns whose A is column-major (a_rs = 1:
 // a transposed operand, as in a classifier weight's gradient h^T g) takes
@@ -172,13 +174,14 @@ constexpr size_t KC() {
 }
 
 // The kc-deep product of MR rows of A (ap[r * a_rs + p]: a packed panel, or
-// row-major A read in place) and a packed panel of NV vectors of B
-// (bp[p * NV * N + j]), added into the MR x nr corner of C. Ragged edges take
+// row-major A read in place) and a panel of NV vectors of B (bp[p * b_step +
+// j]: packed, b_step = NV * N, or row-major B read in place), added into the
+// MR x nr corner of C. Ragged edges take
 // narrower kernels rather than padding: the last panel of B is only as wide
 // as its columns (fewer vectors), and the last rows go by MR of 4, 2 and 1.
 template <class T, int MR, int NV>
 HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, int64_t a_cs, const T* HWY_RESTRICT bp,
-                            T* c, int64_t c_rs, size_t nr, T alpha, T beta, bool first, bool relu) {
+                            int64_t b_step, T* c, int64_t c_rs, size_t nr, T alpha, T beta, bool first, bool relu) {
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
@@ -193,7 +196,7 @@ HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, i
   for (size_t p = 0; p < kc; ++p) {
     V b[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) b[v] = hn::Load(d, bp + v * N);
+    for (int v = 0; v < NV; ++v) b[v] = hn::LoadU(d, bp + v * N);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const V a = hn::Set(d, ap[r * a_rs]);
@@ -201,7 +204,7 @@ HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, i
       for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
     }
     ap += a_cs;
-    bp += NV * N;
+    bp += b_step;
   }
   if (nr == NV * N) {  // full width: straight from the registers
     // A plain product (alpha 1, no relu) stores its first block of k and
@@ -252,32 +255,32 @@ HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, i
 // The micro-kernel for mr rows (a full panel of kMR, or fewer split into 4,
 // 2 and 1) and a panel of B of nv vectors.
 template <class T, int MR>
-HWY_INLINE void MicroTileRows(size_t nv, size_t kc, const T* ap, int64_t a_rs, int64_t a_cs, const T* bp, T* c, int64_t c_rs,
-                              size_t nr, T alpha, T beta, bool first, bool relu) {
+HWY_INLINE void MicroTileRows(size_t nv, size_t kc, const T* ap, int64_t a_rs, int64_t a_cs, const T* bp, int64_t b_step,
+                              T* c, int64_t c_rs, size_t nr, T alpha, T beta, bool first, bool relu) {
   static_assert(kNV <= 4, "covers up to 4 vectors");
   switch (nv) {
-    case 1: return MicroTile<T, MR, 1>(kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
-    case 2: return MicroTile<T, MR, HWY_MIN(2, kNV)>(kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
-    case 3: return MicroTile<T, MR, HWY_MIN(3, kNV)>(kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
-    default: return MicroTile<T, MR, kNV>(kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
+    case 1: return MicroTile<T, MR, 1>(kc, ap, a_rs, a_cs, bp, b_step, c, c_rs, nr, alpha, beta, first, relu);
+    case 2: return MicroTile<T, MR, HWY_MIN(2, kNV)>(kc, ap, a_rs, a_cs, bp, b_step, c, c_rs, nr, alpha, beta, first, relu);
+    case 3: return MicroTile<T, MR, HWY_MIN(3, kNV)>(kc, ap, a_rs, a_cs, bp, b_step, c, c_rs, nr, alpha, beta, first, relu);
+    default: return MicroTile<T, MR, kNV>(kc, ap, a_rs, a_cs, bp, b_step, c, c_rs, nr, alpha, beta, first, relu);
   }
 }
 
 template <class T>
-HWY_INLINE void MicroTileN(size_t mr, size_t nv, size_t kc, const T* ap, int64_t a_rs, int64_t a_cs, const T* bp, T* c, int64_t c_rs,
-                           size_t nr, T alpha, T beta, bool first, bool relu) {
-  if (mr == kMR) return MicroTileRows<T, kMR>(nv, kc, ap, a_rs, a_cs, bp, c, c_rs, nr, alpha, beta, first, relu);
+HWY_INLINE void MicroTileN(size_t mr, size_t nv, size_t kc, const T* ap, int64_t a_rs, int64_t a_cs, const T* bp,
+                           int64_t b_step, T* c, int64_t c_rs, size_t nr, T alpha, T beta, bool first, bool relu) {
+  if (mr == kMR) return MicroTileRows<T, kMR>(nv, kc, ap, a_rs, a_cs, bp, b_step, c, c_rs, nr, alpha, beta, first, relu);
   for (size_t r = 0; r < mr;) {
     const T* a = ap + static_cast<int64_t>(r) * a_rs;
     T* cr = c + static_cast<int64_t>(r) * c_rs;
     if (mr - r >= 4) {
-      MicroTileRows<T, 4>(nv, kc, a, a_rs, a_cs, bp, cr, c_rs, nr, alpha, beta, first, relu);
+      MicroTileRows<T, 4>(nv, kc, a, a_rs, a_cs, bp, b_step, cr, c_rs, nr, alpha, beta, first, relu);
       r += 4;
     } else if (mr - r >= 2) {
-      MicroTileRows<T, 2>(nv, kc, a, a_rs, a_cs, bp, cr, c_rs, nr, alpha, beta, first, relu);
+      MicroTileRows<T, 2>(nv, kc, a, a_rs, a_cs, bp, b_step, cr, c_rs, nr, alpha, beta, first, relu);
       r += 2;
     } else {
-      MicroTileRows<T, 1>(nv, kc, a, a_rs, a_cs, bp, cr, c_rs, nr, alpha, beta, first, relu);
+      MicroTileRows<T, 1>(nv, kc, a, a_rs, a_cs, bp, b_step, cr, c_rs, nr, alpha, beta, first, relu);
       r += 1;
     }
   }
@@ -414,20 +417,33 @@ void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j
   // stream along its rows, or take MR contiguous elements per column);
   // other layouts are packed per KC block.
   const bool a_direct = g.a_cs == 1 || g.a_rs == 1;
+  // Row-major B of a short k is read in place too: packing it would cost as
+  // much as the product (a classifier's input gradient g W, k = its
+  // classes), and so few rows stay in L1 at any stride. Only a last panel
+  // that ends inside a vector is packed (its loads would run past the row).
+  const bool b_direct = g.b_cs == 1 && g.k <= kDirectBMaxK;
+  const size_t j_ragged = nc % N == 0 ? nc : (nc - 1) / NR * NR;  // first column of a packed panel
   for (int64_t pc = 0; pc < g.k; pc += static_cast<int64_t>(KC)) {
     const size_t kc = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(KC), g.k - pc));
-    PackB(B + pc * g.b_rs + j0 * g.b_cs, g.b_rs, g.b_cs, kc, nc, NR, bbuf);
+    const T* b0 = B + pc * g.b_rs + j0 * g.b_cs;
+    if (!b_direct) {
+      PackB(b0, g.b_rs, g.b_cs, kc, nc, NR, bbuf);
+    } else if (j_ragged < nc) {
+      PackB(b0 + j_ragged, g.b_rs, g.b_cs, kc, nc - j_ragged, NR, bbuf + j_ragged * kc);
+    }
     const T* a0 = A + i0 * g.a_rs + pc * g.a_cs;
     if (!a_direct) PackA(a0, g.a_rs, g.a_cs, mc, kc, abuf);
     const int64_t a_rs = a_direct ? g.a_rs : 1, a_cs = a_direct ? g.a_cs : kMR;
     for (size_t jr = 0; jr < nc; jr += NR) {
-      const T* bp = bbuf + jr * kc;
-      const size_t nv = PanelWidth(jr, nc, NR, N) / N;
+      const size_t w = PanelWidth(jr, nc, NR, N), nv = w / N;
+      const bool in_place = b_direct && jr < j_ragged;
+      const T* bp = in_place ? b0 + jr : bbuf + jr * kc;
+      const int64_t b_step = in_place ? g.b_rs : static_cast<int64_t>(w);
       T* cp = C + i0 * g.c_rs + j0 + static_cast<int64_t>(jr);
       for (size_t ir = 0; ir < mc; ir += kMR) {
         const T* ap = a_direct ? a0 + static_cast<int64_t>(ir) * g.a_rs : abuf + ir * KC;
-        MicroTileN<T>(std::min<size_t>(kMR, mc - ir), nv, kc, ap, a_rs, a_cs, bp, cp + static_cast<int64_t>(ir) * g.c_rs,
-                      g.c_rs, std::min(NR, nc - jr), alpha, beta, pc == 0,
+        MicroTileN<T>(std::min<size_t>(kMR, mc - ir), nv, kc, ap, a_rs, a_cs, bp, b_step,
+                      cp + static_cast<int64_t>(ir) * g.c_rs, g.c_rs, std::min(NR, nc - jr), alpha, beta, pc == 0,
                       g.relu && pc + static_cast<int64_t>(kc) == g.k);
       }
     }
