@@ -18,20 +18,15 @@ class Dims {
   // Leaves the unused entries alone: no zero fill of all kMaxDims entries,
   // even where a Dims is value-initialized (Dims(), containers).
   Dims() {}
-  Dims(const int64_t* v, int n) : n_(n) {
-    if (n > 0) std::memcpy(v_, v, sizeof(int64_t) * n);
-  }
+  Dims(const int64_t* v, int n) { assign(v, n); }
   Dims(std::initializer_list<int64_t> v) : n_(static_cast<int>(v.size())) {
     int i = 0;
     for (int64_t x : v) v_[i++] = x;
   }
   // Copies and compares touch only the n_ used entries (a 0-dim shape: none).
-  Dims(const Dims& o) : n_(o.n_) {
-    if (n_ > 0) std::memcpy(v_, o.v_, sizeof(int64_t) * n_);
-  }
+  Dims(const Dims& o) { assign(o.v_, o.n_); }
   Dims& operator=(const Dims& o) {
-    n_ = o.n_;
-    if (n_ > 0) std::memcpy(v_, o.v_, sizeof(int64_t) * n_);
+    assign(o.v_, o.n_);
     return *this;
   }
 
@@ -55,6 +50,22 @@ class Dims {
   bool operator!=(const Dims& o) const { return !(*this == o); }
 
  private:
+  // Up to 4 entries (most shapes) one by one: a memcpy of variable size is
+  // a library call, as costly as the rest of a small op's shape logic.
+  void assign(const int64_t* v, int n) {
+    n_ = n;
+    if (n <= 0) return;
+    v_[0] = v[0];
+    if (n > 4) {
+      std::memcpy(v_ + 1, v + 1, sizeof(int64_t) * static_cast<size_t>(n - 1));
+      return;
+    }
+    for (int i = 1; i < 4; ++i) {
+      if (i == n) return;
+      v_[i] = v[i];
+    }
+  }
+
   int n_ = 0;
   int64_t v_[kMaxDims];
 };
