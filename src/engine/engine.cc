@@ -583,9 +583,16 @@ class GraphTask {
     if (parallel_ctx_ && maybe_heavy(target) && is_heavy(target)) {
       heavy_.push_back(target);
     } else if (have_next_) {
-      ready_.push({tasks_[next_].node->sequence_nr(), next_});
-      ready_.push({tasks_[target].node->sequence_nr(), target});
-      have_next_ = false;
+      // next_ stays the first of all ready nodes (the queue holds none
+      // before it); the other one waits in the queue. A node that makes two
+      // ready (a sum's backward) so costs one push, not two and a pop.
+      const uint64_t mine = tasks_[next_].node->sequence_nr(), theirs = tasks_[target].node->sequence_nr();
+      if (theirs > mine) {
+        ready_.push({mine, next_});
+        next_ = target;
+      } else {
+        ready_.push({theirs, target});
+      }
     } else if (ready_.empty()) {
       next_ = target;
       have_next_ = true;
@@ -689,7 +696,8 @@ class GraphTask {
   std::vector<Tensor> captured_;
   std::vector<std::unique_ptr<FinalCallback>> callbacks_;
   // The ready nodes: the priority queue (highest sequence_nr first), the one
-  // node that runs next without it, and the expensive ones gathered for a wave.
+  // node that runs next without it (when set, it comes before every queued
+  // node), and the expensive ones gathered for a wave.
   std::priority_queue<ReadyEntry> ready_;
   uint32_t next_ = 0;
   bool have_next_ = false;
