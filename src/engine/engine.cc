@@ -585,7 +585,7 @@ class GraphTask {
     } else if (have_next_) {
       // next_ stays the first of all ready nodes (the queue holds none
       // before it); the other one waits in the queue. A node that makes two
-      // ready (a sum's backward) so costs one push, not two and a pop.
+      // ready (an add's backward) so costs one push, not two and a pop.
       const uint64_t mine = tasks_[next_].node->sequence_nr(), theirs = tasks_[target].node->sequence_nr();
       if (theirs > mine) {
         ready_.push({mine, next_});

@@ -176,9 +176,9 @@ constexpr size_t KC() {
 // The kc-deep product of MR rows of A (ap[r * a_rs + p]: a packed panel, or
 // row-major A read in place) and a panel of NV vectors of B (bp[p * b_step +
 // j]: packed, b_step = NV * N, or row-major B read in place), added into the
-// MR x nr corner of C. Ragged edges take
-// narrower kernels rather than padding: the last panel of B is only as wide
-// as its columns (fewer vectors), and the last rows go by MR of 4, 2 and 1.
+// MR x nr corner of C. Ragged edges take narrower kernels rather than
+// padding: the last panel of B is only as wide as its columns (fewer
+// vectors), and the last rows go by MR of 4, 2 and 1.
 template <class T, int MR, int NV>
 HWY_NOINLINE void MicroTile(size_t kc, const T* HWY_RESTRICT ap, int64_t a_rs, int64_t a_cs, const T* HWY_RESTRICT bp,
                             int64_t b_step, T* c, int64_t c_rs, size_t nr, T alpha, T beta, bool first, bool relu) {
