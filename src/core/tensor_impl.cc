@@ -6,14 +6,41 @@
 
 namespace ag {
 
+namespace {
+// True if `strides` are the contiguous strides of `shape` (size-1 dims
+// aside); an empty tensor is contiguous whatever its strides.
+bool contiguous_layout(const Dims& shape, const Dims& strides, int64_t numel) {
+  int64_t expected = 1;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    if (shape[i] == 1) continue;
+    if (strides[i] != expected) return numel == 0;
+    expected *= shape[i];
+  }
+  return true;
+}
+}  // namespace
+
+static_assert(static_cast<int>(DType::Bool) < 256, "TensorImpl keeps the dtype in a byte");
+
 TensorImpl::TensorImpl(Ref<Storage> storage, DType dtype, const Dims& shape, const Dims& strides,
                        int64_t offset)
     : storage_(std::move(storage)),
-      dtype_(dtype),
+      dtype_(static_cast<uint8_t>(dtype)),
       offset_(offset),
       numel_(numel_of(shape)),
       shape_(shape),
-      strides_(strides) {}
+      strides_(strides) {
+  contiguous_ = contiguous_layout(shape_, strides_, numel_);
+}
+
+TensorImpl::TensorImpl(ContiguousTag, Ref<Storage> storage, DType dtype, const Dims& shape, int64_t numel)
+    : storage_(std::move(storage)),
+      dtype_(static_cast<uint8_t>(dtype)),
+      contiguous_(true),
+      offset_(0),
+      numel_(numel),
+      shape_(shape),
+      strides_(contiguous_strides(shape)) {}
 
 TensorImpl::~TensorImpl() {
   delete meta_.load(std::memory_order_acquire);
@@ -34,16 +61,6 @@ AutogradMetaBase* TensorImpl::install_autograd_meta(std::unique_ptr<AutogradMeta
   return expected;  // another thread's; m is freed
 }
 
-bool TensorImpl::is_contiguous() const {
-  int64_t expected = 1;
-  for (int i = shape_.size() - 1; i >= 0; --i) {
-    if (shape_[i] == 1) continue;
-    if (strides_[i] != expected) return numel_ == 0;
-    expected *= shape_[i];
-  }
-  return true;
-}
-
 bool TensorImpl::is_non_overlapping() const {
   for (int i = 0; i < shape_.size(); ++i) {
     if (shape_[i] > 1 && strides_[i] == 0) return false;
@@ -52,7 +69,8 @@ bool TensorImpl::is_non_overlapping() const {
 }
 
 Tensor empty(Context* ctx, DType dtype, const Dims& shape) {
-  const size_t bytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
+  const int64_t numel = numel_of(shape);
+  const size_t bytes = static_cast<size_t>(numel) * itemsize(dtype);
   // The storage first (its inline data is 16-byte aligned, as the block),
   // the tensor after it.
   constexpr size_t kTensorAt = (sizeof(Storage) + alignof(TensorImpl) - 1) / alignof(TensorImpl) * alignof(TensorImpl);
@@ -66,7 +84,7 @@ Tensor empty(Context* ctx, DType dtype, const Dims& shape) {
     throw;
   }
   auto* t = ::new (static_cast<char*>(mem) + kTensorAt)
-      TensorImpl(Ref<Storage>::adopt(s), dtype, shape, contiguous_strides(shape), 0);
+      TensorImpl(TensorImpl::ContiguousTag{}, Ref<Storage>::adopt(s), dtype, shape, numel);
   t->set_in_shared_block();
   Tensor result = Tensor::adopt(t);
   if (Recorder* r = recording()) [[unlikely]] r->note_allocation(*s);

@@ -30,22 +30,24 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
   TensorImpl(Ref<Storage> storage, DType dtype, const Dims& shape, const Dims& strides, int64_t offset);
   ~TensorImpl() override;
 
-  DType dtype() const { return dtype_; }
+  DType dtype() const { return static_cast<DType>(dtype_); }
   const Dims& shape() const { return shape_; }
   const Dims& strides() const { return strides_; }
   int ndim() const { return shape_.size(); }
   int64_t numel() const { return numel_; }
   int64_t offset() const { return offset_; }
-  size_t nbytes() const { return static_cast<size_t>(numel_) * itemsize(dtype_); }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * itemsize(dtype()); }
 
   Storage* storage() const { return storage_.get(); }
   const Ref<Storage>& storage_ref() const { return storage_; }
   Context* context() const { return storage_->context(); }
-  char* data() const { return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize(dtype_)); }
+  char* data() const { return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize(dtype())); }
   template <class T>
   T* data_as() const { return reinterpret_cast<T*>(data()); }
 
-  bool is_contiguous() const;
+  // Known from the shape and strides, which never change: kept, because
+  // small ops ask it of every input.
+  bool is_contiguous() const { return contiguous_; }
   // True if no two elements share memory (no stride-0 dim of size > 1).
   bool is_non_overlapping() const;
   // True if the caller holds the only reference to this tensor and to its
@@ -70,12 +72,16 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
 
  private:
   friend Tensor empty(Context* ctx, DType dtype, const Dims& shape);
+  // empty()'s tensor: contiguous strides of shape, numel elements.
+  struct ContiguousTag {};
+  TensorImpl(ContiguousTag, Ref<Storage> storage, DType dtype, const Dims& shape, int64_t numel);
   void dispose_in_place() const noexcept override;
 
   // The fields every op reads share the first cache line; the shape and
   // strides (kMaxDims entries each, mostly unused) come last.
   Ref<Storage> storage_;
-  DType dtype_;
+  uint8_t dtype_;  // a DType, in a byte: contiguous_ fits beside it
+  bool contiguous_;
   uint32_t output_nr_ = 0;
   int64_t offset_;
   int64_t numel_;

@@ -180,6 +180,34 @@ struct OneElement {
   void pow(T p) const { *out = std::pow(*x, p); }
 };
 
+// n contiguous elements: the row function itself (unary_flat).
+template <class T>
+struct FlatRows {
+  const T* x;
+  T* out;
+  size_t n;
+  template <class Op>
+  void vector(Op op) const {
+    UnaryRow<T, Op>(&op, x, out, n);
+  }
+  template <class F>
+  void scalar(F f) const {
+    for (size_t i = 0; i < n; ++i) out[i] = f(x[i]);
+  }
+  void pow(T p) const {
+    for (size_t i = 0; i < n; ++i) out[i] = std::pow(x[i], p);
+  }
+};
+
+void UnaryFlat(UnaryKind k, DType dt, const char* x, char* out, size_t n, double attr, double attr2) {
+  if (dt == DType::F64) {
+    return DispatchUnary<double>(
+        k, attr, attr2, FlatRows<double>{reinterpret_cast<const double*>(x), reinterpret_cast<double*>(out), n});
+  }
+  DispatchUnary<float>(k, attr, attr2,
+                       FlatRows<float>{reinterpret_cast<const float*>(x), reinterpret_cast<float*>(out), n});
+}
+
 void Unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double attr, double attr2) {
   if (dt == DType::F64) return DispatchUnary<double>(k, attr, attr2, ShapeRows<double>{shape, x, out});
   DispatchUnary<float>(k, attr, attr2, ShapeRows<float>{shape, x, out});
@@ -356,6 +384,36 @@ void BinaryTyped(BinaryKind k, const Dims& shape, View a, View b, char* out) {
   }
 }
 
+// The row BinaryDriver picks for contiguous inputs or a broadcast scalar,
+// called directly (binary_flat).
+template <class T, class Op>
+HWY_INLINE void BinaryFlatRow(Op op, const char* a, bool a_one, const char* b, bool b_one, char* out, size_t n) {
+  const T* ap = reinterpret_cast<const T*>(a);
+  const T* bp = reinterpret_cast<const T*>(b);
+  T* o = reinterpret_cast<T*>(out);
+  if (a_one) return BinaryRowVS<true, T, Op>(&op, bp, *ap, o, n);
+  if (b_one) return BinaryRowVS<false, T, Op>(&op, ap, *bp, o, n);
+  BinaryRowVV<T, Op>(&op, ap, bp, o, n);
+}
+
+template <class T>
+bool BinaryFlatTyped(BinaryKind k, const char* a, bool a_one, const char* b, bool b_one, char* out, size_t n) {
+  switch (k) {
+#define AG_BINARY_KERNEL(kind, functor)                    \
+  case BinaryKind::kind:                                   \
+    BinaryFlatRow<T>(functor, a, a_one, b, b_one, out, n); \
+    return true;
+#include "kernels/kernels.def"
+    default:
+      return false;
+  }
+}
+
+bool BinaryFlat(BinaryKind k, DType dt, const char* a, bool a_one, const char* b, bool b_one, char* out, size_t n) {
+  if (dt == DType::F64) return BinaryFlatTyped<double>(k, a, a_one, b, b_one, out, n);
+  return BinaryFlatTyped<float>(k, a, a_one, b, b_one, out, n);
+}
+
 void Binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out) {
   if (dt == DType::F64) return BinaryTyped<double>(k, shape, a, b, out);
   return BinaryTyped<float>(k, shape, a, b, out);
@@ -372,6 +430,8 @@ namespace ag::kernels {
 HWY_EXPORT(Unary);
 HWY_EXPORT(UnaryOne);
 HWY_EXPORT(Binary);
+HWY_EXPORT(UnaryFlat);
+HWY_EXPORT(BinaryFlat);
 HWY_EXPORT(ElementwiseTargetId);
 
 namespace {
@@ -435,6 +495,14 @@ void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double a
 
 void unary_one(UnaryKind k, DType dt, const char* x, char* out, double attr, double attr2) {
   HWY_DYNAMIC_DISPATCH(UnaryOne)(k, dt, x, out, attr, attr2);
+}
+
+void unary_flat(UnaryKind k, DType dt, const char* x, char* out, size_t n, double attr, double attr2) {
+  HWY_DYNAMIC_DISPATCH(UnaryFlat)(k, dt, x, out, n, attr, attr2);
+}
+
+bool binary_flat(BinaryKind k, DType dt, const char* a, bool a_one, const char* b, bool b_one, char* out, size_t n) {
+  return HWY_DYNAMIC_DISPATCH(BinaryFlat)(k, dt, a, a_one, b, b_one, out, n);
 }
 
 void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out) {

@@ -41,8 +41,18 @@ void unary(UnaryKind k, DType dt, const Dims& shape, View x, char* out, double a
 // without the row driver (most calls of small graphs).
 void unary_one(UnaryKind k, DType dt, const char* x, char* out, double attr, double attr2 = 0.0);
 
+// unary() of n contiguous elements: the same vector row, without the shape
+// walk (small tensors of small graphs, where that walk costs more than the
+// arithmetic).
+void unary_flat(UnaryKind k, DType dt, const char* x, char* out, size_t n, double attr, double attr2 = 0.0);
+
 // out[i] = a[i] op b[i] over `shape` (the broadcast shape); floating dtypes only.
 void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out);
+// binary() of n > 0 contiguous elements, where a (a_one) or b (b_one), not
+// both, is one element read for all: the same vector rows, without the shape
+// walk. False, with nothing written, for the kinds without vector rows
+// (callers take binary()).
+bool binary_flat(BinaryKind k, DType dt, const char* a, bool a_one, const char* b, bool b_one, char* out, size_t n);
 // *out = *a op *b for one element, for the kinds that are one IEEE operation
 // (Add, Sub, Mul, Div, TanhBackward): the bits of binary(). False (nothing
 // written) for the other kinds.

@@ -7,8 +7,9 @@ namespace ag::ops {
 
 namespace {
 
-// binary_into's cases other than a small one without broadcast (the
-// elementwise driver). Out of line: binary_into stays small.
+// binary_into's cases above one grain, or small but neither flat nor
+// without broadcast (the elementwise driver). Out of line: binary_into stays
+// small.
 [[gnu::noinline]] void binary_into_general(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape,
                                            TensorImpl& y) {
   const int64_t item = static_cast<int64_t>(itemsize(a->dtype()));
@@ -16,6 +17,23 @@ namespace {
   for_elementwise(in, shape, [&](const Dims& sub, const kernels::View* v, int64_t off) {
     kernels::binary(k, a->dtype(), sub, v[0], v[1], y.data() + off * item);
   }, work_of(k));
+}
+
+// Below one grain: the kernel's row straight away where each input is a
+// contiguous row or one element (the rows binary() would pick, so the same
+// bits); else, without broadcast, one kernel call over the whole shape.
+// Out of line: the one-element path of binary_into stays small.
+[[gnu::noinline]] void binary_into_small(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape,
+                                         TensorImpl& y) {
+  const int64_t n = y.numel();
+  const FlatRead ra = flat_read(*a, n), rb = flat_read(*b, n);
+  if (n > 0 && ra != FlatRead::No && rb != FlatRead::No && (ra == FlatRead::Row || rb == FlatRead::Row) &&
+      kernels::binary_flat(k, a->dtype(), a->data(), ra == FlatRead::One, b->data(), rb == FlatRead::One, y.data(),
+                           static_cast<size_t>(n))) {
+    return;
+  }
+  if (a->shape() == b->shape()) return kernels::binary(k, a->dtype(), shape, view_of(*a), view_of(*b), y.data());
+  binary_into_general(a, b, k, shape, y);
 }
 
 }  // namespace
@@ -26,12 +44,7 @@ void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const 
       kernels::binary_scalar(k, a->dtype(), a->data(), b->data(), y.data())) {
     return;
   }
-  if (y.numel() <= grain(work_of(k)) && a->shape() == b->shape()) {
-    // The common small case: no broadcast, one kernel call over the whole
-    // shape (the same call the general path makes for it).
-    kernels::binary(k, a->dtype(), shape, view_of(*a), view_of(*b), y.data());
-    return;
-  }
+  if (y.numel() <= grain(work_of(k))) return binary_into_small(a, b, k, shape, y);
   binary_into_general(a, b, k, shape, y);
 }
 

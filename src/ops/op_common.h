@@ -23,6 +23,18 @@ namespace ag::ops {
 
 inline kernels::View view_of(const TensorImpl& t) { return kernels::View{t.data(), &t.strides()}; }
 
+// How an elementwise kernel may read t, an input that broadcasts to an
+// output of n elements, without walking shapes: as n contiguous elements
+// (Row), as one element for all (One: a scalar, or one expanded), or neither.
+enum class FlatRead { Row, One, No };
+inline FlatRead flat_read(const TensorImpl& t, int64_t n) {
+  if (t.numel() == n && t.is_contiguous()) return FlatRead::Row;
+  for (int i = 0; i < t.ndim(); ++i) {
+    if (t.shape()[i] != 1 && t.strides()[i] != 0) return FlatRead::No;
+  }
+  return FlatRead::One;
+}
+
 // Runs kernel(begin, end) over [0, n) in chunks of per_chunk units, in
 // parallel in the context's arena where that pays. The one place where the
 // op files split work: every helper below and every op goes through it.

@@ -13,17 +13,24 @@ namespace {
 // (one rounding) when it is not 1.
 void sum_all_into(const Tensor& x, double divisor, TensorImpl& y) {
   const int64_t n = x->numel();
-  if (n > kernels::kSumChunk && x->is_contiguous()) {
-    // Chunk sums in parallel, merged in order: the same bits as one pass.
-    // The chunks are kSumChunk elements whatever the thread count (the
-    // reduction grain, which the merge tree of sum_to is built on).
-    const int64_t chunks = (n + kernels::kSumChunk - 1) / kernels::kSumChunk;
-    std::vector<double> sums(static_cast<size_t>(chunks));
-    const size_t item = itemsize(x->dtype());
-    for_ranges(x->context(), n, kernels::kSumChunk, [&](int64_t b, int64_t e) {
-      sums[static_cast<size_t>(b / kernels::kSumChunk)] = kernels::sum_contiguous(x->dtype(), x->data() + b * item, e - b);
-    });
-    const double total = kernels::merge_block_sums(sums.data(), chunks);
+  if (x->is_contiguous()) {
+    // Chunk sums in parallel, merged in order: the same bits as one pass of
+    // sum_to. The chunks are kSumChunk elements whatever the thread count
+    // (the reduction grain, which the merge tree of sum_to is built on); a
+    // single chunk is summed right here.
+    double total;
+    if (n <= kernels::kSumChunk) {
+      total = kernels::sum_contiguous(x->dtype(), x->data(), n);
+    } else {
+      const int64_t chunks = (n + kernels::kSumChunk - 1) / kernels::kSumChunk;
+      std::vector<double> sums(static_cast<size_t>(chunks));
+      const size_t item = itemsize(x->dtype());
+      for_ranges(x->context(), n, kernels::kSumChunk, [&](int64_t b, int64_t e) {
+        sums[static_cast<size_t>(b / kernels::kSumChunk)] =
+            kernels::sum_contiguous(x->dtype(), x->data() + b * item, e - b);
+      });
+      total = kernels::merge_block_sums(sums.data(), chunks);
+    }
     visit_floating(x->dtype(), [&](auto z) { *y.data_as<decltype(z)>() = static_cast<decltype(z)>(total); });
   } else {
     Dims ones;

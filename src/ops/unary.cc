@@ -29,8 +29,13 @@ void unary_into(const Tensor& x, kernels::UnaryKind k, double attr, double attr2
   if (x->numel() == 1) {
     kernels::unary_one(k, x->dtype(), x->data(), y.data(), attr, attr2);
   } else if (x->numel() <= grain(work_of(k))) {
-    // One kernel call over the whole shape (what for_slices makes of it).
-    kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y.data(), attr, attr2);
+    // One kernel call over the whole shape (what for_slices makes of it);
+    // contiguous, its one row straight away.
+    if (x->is_contiguous()) {
+      kernels::unary_flat(k, x->dtype(), x->data(), y.data(), static_cast<size_t>(x->numel()), attr, attr2);
+    } else {
+      kernels::unary(k, x->dtype(), x->shape(), view_of(*x), y.data(), attr, attr2);
+    }
   } else {
     unary_large(x, k, attr, attr2, y);
   }

@@ -636,5 +636,62 @@ void check_select() {
 TEST_P(MathOnTarget, CompareWhereLerpF32) { check_select<float>(); }
 TEST_P(MathOnTarget, CompareWhereLerpF64) { check_select<double>(); }
 
+// ---------------------------------------------------------------- flat rows
+
+// unary_flat and binary_flat (the small-tensor paths of the ops) give the
+// bits of unary() and binary() over a shape for every kind and layout they
+// take; binary_flat refuses exactly the kinds without vector rows.
+template <class T>
+void check_flat_paths() {
+  for (const UnaryCase& c : unary_cases()) {
+    for (size_t n : {size_t{1}, size_t{5}, size_t{16}, size_t{17}, size_t{67}}) {
+      const std::vector<T> x = sweep_inputs<T>(c, n);
+      const std::vector<T> want = run_unary<T>(c.k, x, static_cast<T>(c.a1), static_cast<T>(c.a2));
+      Guarded<T> in(x.size(), x), out(x.size());
+      unary_flat(c.k, dtype_of<T>(), in.bytes(), out.bytes(), x.size(), static_cast<double>(static_cast<T>(c.a1)),
+                 static_cast<double>(static_cast<T>(c.a2)));
+      for (size_t i = 0; i < x.size(); ++i) {
+        ASSERT_TRUE(same_bits(out[i], want[i])) << c.name << " n = " << x.size() << " x = " << x[i];
+      }
+    }
+  }
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> uni(-3.0, 3.0);
+  struct Kind {
+    BinaryKind k;
+    const char* name;
+    bool vector;
+  };
+  const std::vector<Kind> kinds = {
+#define AG_BINARY_KERNEL(kind, functor) {BinaryKind::kind, #kind, true},
+#define AG_BINARY_KERNEL_SCALAR(kind, functor) {BinaryKind::kind, #kind, false},
+#define AG_BINARY_KERNEL_BY_HAND(kind) {BinaryKind::kind, #kind, false},
+#include "kernels/kernels.def"
+  };
+  for (const Kind& kind : kinds) {
+    for (size_t n : {size_t{1}, size_t{3}, size_t{16}, size_t{17}, size_t{67}}) {
+      Guarded<T> a(n), b(n);
+      for (size_t i = 0; i < n; ++i) a[i] = static_cast<T>(uni(rng)), b[i] = static_cast<T>(uni(rng));
+      const Dims shape = dims1(n), one = {1}, zero = {0};
+      // (a one element, b one element): contiguous, b broadcast, a broadcast.
+      for (const auto& [a_one, b_one] : {std::pair{false, false}, std::pair{false, true}, std::pair{true, false}}) {
+        Guarded<T> want(n), got(n);
+        binary(kind.k, dtype_of<T>(), shape, View{a.bytes(), a_one ? &zero : &one}, View{b.bytes(), b_one ? &zero : &one},
+               want.bytes());
+        const bool took = binary_flat(kind.k, dtype_of<T>(), a.bytes(), a_one, b.bytes(), b_one, got.bytes(), n);
+        ASSERT_EQ(took, kind.vector) << kind.name;
+        if (!took) continue;
+        for (size_t i = 0; i < n; ++i) {
+          ASSERT_TRUE(same_bits(got[i], want[i])) << kind.name << " n = " << n << " a_one " << a_one << " b_one "
+                                                  << b_one << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(MathOnTarget, FlatPathsMatchShapePathsF32) { check_flat_paths<float>(); }
+TEST_P(MathOnTarget, FlatPathsMatchShapePathsF64) { check_flat_paths<double>(); }
+
 }  // namespace
 }  // namespace ag::kernels
