@@ -13,6 +13,28 @@ AccumulateGrad::AccumulateGrad(TensorImpl& variable) : Node(kMaxSequenceNr), var
   add_input(variable.dtype(), variable.shape());
 }
 
+AccumulateGrad::~AccumulateGrad() {
+  if (TensorImpl* v = saved_view_.load(std::memory_order_acquire)) v->release();
+}
+
+Tensor AccumulateGrad::saved_view(const TensorImpl& leaf) {
+  const AutogradMeta* m = meta_of(leaf);
+  const std::string* tag = m && m->tag ? m->tag.get() : nullptr;
+  // Acquire: the view's fields and tag were written before it was published.
+  if (TensorImpl* v = saved_view_.load(std::memory_order_acquire)) {
+    const AutogradMeta* vm = meta_of(*v);
+    if ((vm && vm->tag ? vm->tag.get() : nullptr) == tag) return Tensor::share(v);
+  }
+  Tensor view = make_view(leaf, leaf.shape(), leaf.strides(), leaf.offset());
+  if (tag) ensure_meta(*view).tag = m->tag;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!saved_view_.load(std::memory_order_relaxed)) {
+    view->retain();
+    saved_view_.store(view.get(), std::memory_order_release);
+  }
+  return view;
+}
+
 Tensor AccumulateGrad::variable() const {
   std::lock_guard<std::mutex> lock(mu_);
   // try_retain fails for a leaf whose last reference is gone but whose
@@ -22,8 +44,16 @@ Tensor AccumulateGrad::variable() const {
 }
 
 void AccumulateGrad::forget_variable() {
-  std::lock_guard<std::mutex> lock(mu_);
-  variable_ = nullptr;
+  TensorImpl* view;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    variable_ = nullptr;
+    // The leaf is gone: its data lives on only in the graphs that saved it
+    // (host memory goes back once they are done). No saved_view call can
+    // race with this: its caller holds a reference to the leaf.
+    view = saved_view_.exchange(nullptr, std::memory_order_acq_rel);
+  }
+  if (view) view->release();
 }
 
 namespace {

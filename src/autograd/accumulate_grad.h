@@ -5,6 +5,7 @@
 // gradients to the roots.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -15,6 +16,7 @@ namespace ag {
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(TensorImpl& variable);
+  ~AccumulateGrad() override;
   const char* name() const override { return "AccumulateGrad"; }
   bool is_accumulate_grad() const override { return true; }
   void apply(TensorList& grads, TensorList& out) override;
@@ -22,10 +24,19 @@ class AccumulateGrad final : public Node {
   Tensor variable() const;
   // Called by the leaf's AutogradMeta as it dies.
   void forget_variable();
+  // A view of the leaf's data (its shape, strides, offset and tag) for the
+  // ops that save it (SavedTensor): made once and shared by all of them
+  // while the leaf lives, as a leaf's storage and layout never change (a
+  // fan-in saves one leaf per op). Always with the leaf's current tag. Call
+  // holding a reference to the leaf.
+  Tensor saved_view(const TensorImpl& leaf);
 
  private:
   mutable std::mutex mu_;
   TensorImpl* variable_;  // weak: cleared by forget_variable
+  // saved_view's view, once made: one reference, dropped when the leaf dies
+  // (forget_variable) or by the destructor.
+  std::atomic<TensorImpl*> saved_view_{nullptr};
 };
 
 // The leaf's AccumulateGrad, created on first use; shared by every graph

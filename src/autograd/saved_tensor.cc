@@ -17,9 +17,8 @@ void SavedTensor::save(const Tensor& t, bool is_output) {
     data_ = make_view(*t, t->shape(), t->strides(), t->offset());
     if (m && m->tag) ensure_meta(*data_).tag = m->tag;
   } else if (m && m->requires_grad && is_leaf(*t)) {
-    data_ = make_view(*t, t->shape(), t->strides(), t->offset());
-    if (m->tag) ensure_meta(*data_).tag = m->tag;
     leaf_accumulator_ = grad_accumulator(*t);
+    data_ = static_cast<AccumulateGrad&>(*leaf_accumulator_).saved_view(*t);
   } else {
     data_ = t;
   }

@@ -5,7 +5,8 @@
 // An op's own output is saved without its grad_fn (the node would otherwise
 // own itself through the output); unpacking it while recording a graph
 // (create_graph) rebuilds a tensor whose grad_fn is the node. A leaf that
-// requires grad is saved as a view of its data plus its AccumulateGrad, and
+// requires grad is saved as a view of its data (one per leaf, shared by the
+// ops that save it: AccumulateGrad::saved_view) plus its AccumulateGrad, and
 // unpacked while recording as a view whose grad_fn is that node: holding the
 // leaf itself would close a cycle leaf -> .grad -> graph -> leaf once a
 // create_graph backward records the leaf's gradient.

@@ -61,14 +61,31 @@ TEST_F(Fixture, OneAccumulatorPerLeafReferringBackWeakly) {
 
 TEST_F(Fixture, SavedOutputMakesNoCycle) {
   Tensor x = leaf({4}, 0.5);
-  const int32_t before = x->storage()->use_count();
+  Ref<Storage> data = x->storage_ref();
+  const int32_t before = data->use_count();
   {
     Tensor y = ops::exp(x);   // saves its output
     Tensor z = ops::tanh(y);  // saves its output too
     Tensor w = ops::mul(x, x);  // saves the leaf: its data, not the leaf itself
-    EXPECT_GT(x->storage()->use_count(), before);
+    Tensor v = ops::mul(x, w);  // the same view of the leaf's data
+    EXPECT_EQ(data->use_count(), before + 1);
   }
-  EXPECT_EQ(x->storage()->use_count(), before);  // the whole graph was freed
+  // The whole graph was freed; the leaf's own AccumulateGrad keeps its one
+  // saved view while the leaf lives, and drops it with the leaf.
+  EXPECT_EQ(data->use_count(), before + 1);
+  x.reset();
+  EXPECT_EQ(data->use_count(), 1);
+}
+
+TEST_F(Fixture, SavedLeafViewGoesWithTheLeaf) {
+  Tensor x = leaf({3}, 2.0);
+  Ref<Storage> data = x->storage_ref();
+  Tensor y = ops::mul(x, x);
+  Ref<Node> acc = meta_of(*x)->grad_accumulator;  // outlives the leaf, as a graph's edge would keep it
+  x.reset();
+  y.reset();
+  EXPECT_EQ(data->use_count(), 1);  // nothing of the graph or the node holds the data any more
+  EXPECT_FALSE(static_cast<AccumulateGrad&>(*acc).variable());
 }
 
 TEST_F(Fixture, NoGraphWithoutGradMode) {
