@@ -147,11 +147,13 @@ inline Recorder* recording() {
 // the calling thread.
 void set_thread_recorder(Recorder* r);
 
-// Traces the kernel call f that just wrote `out`, when the thread records:
-// replay calls f again. f captures its tensors by value (they stay alive).
-template <class F>
-inline void trace(const TensorImpl& out, F&& f) {
-  if (Recorder* r = recording()) [[unlikely]] r->add(out, std::forward<F>(f));
+// Traces the kernel call that just wrote `out`, when the thread records:
+// replay calls the step again. make_step() returns the step, a callable that
+// captures its tensors by value (they stay alive); it is called only while
+// recording, so that other calls pay no reference counting for captures.
+template <class MakeStep>
+inline void trace(const TensorImpl& out, MakeStep&& make_step) {
+  if (Recorder* r = recording()) [[unlikely]] r->add(out, make_step());
 }
 
 }  // namespace ag

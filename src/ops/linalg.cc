@@ -122,8 +122,10 @@ Tensor batched_product(const Tensor& a, const Tensor& b, const TensorImpl* bias,
   const Dims batch = broadcast_shapes(batch_of(a->shape()), batch_of(b->shape()));
   Tensor y = empty(a->context(), a->dtype(), with_dims(batch, a->shape()[na - 2], b->shape()[nb - 1]));
   batched_product_into(a, b, bias, *y, relu);
-  trace(*y, [a, b, bias = Tensor::share(const_cast<TensorImpl*>(bias)), y, relu] {
-    batched_product_into(a, b, bias.get(), *y, relu);
+  trace(*y, [&] {
+    return [a, b, bias = Tensor::share(const_cast<TensorImpl*>(bias)), y, relu] {
+      batched_product_into(a, b, bias.get(), *y, relu);
+    };
   });
   return y;
 }

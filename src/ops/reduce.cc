@@ -52,7 +52,7 @@ Tensor sum_all(const Tensor& x, double divisor = 1.0) {
   check_floating(*x);
   Tensor y = empty(x->context(), x->dtype(), Dims());
   sum_all_into(x, divisor, *y);
-  trace(*y, [x, divisor, y] { sum_all_into(x, divisor, *y); });
+  trace(*y, [&] { return [x, divisor, y] { sum_all_into(x, divisor, *y); }; });
   return y;
 }
 

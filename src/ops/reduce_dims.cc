@@ -98,7 +98,7 @@ void sum_keep_into(const Tensor& x, const Dims& keep, double divisor, TensorImpl
 Tensor sum_keep(const Tensor& x, const ReducedShape& r, double divisor = 1.0) {
   Tensor y = empty(x->context(), x->dtype(), r.keep);
   sum_keep_into(x, r.keep, divisor, *y);
-  trace(*y, [x, keep = r.keep, divisor, y] { sum_keep_into(x, keep, divisor, *y); });
+  trace(*y, [&] { return [x, keep = r.keep, divisor, y] { sum_keep_into(x, keep, divisor, *y); }; });
   return y;
 }
 

@@ -19,7 +19,7 @@ Tensor compare(const Tensor& a, const Tensor& b, kernels::CompareKind k) {
     });
   };
   kernel();
-  trace(*y, kernel);
+  trace(*y, [&] { return kernel; });
   return y;
 }
 
@@ -61,7 +61,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     });
   };
   kernel();
-  trace(*y, kernel);
+  trace(*y, [&] { return kernel; });
   if (should_record({a.get(), b.get()})) {
     record<WhereBackward>({cond.get(), a.get(), b.get()}, y)->saved[0].save(cond, false);
   }

@@ -66,7 +66,7 @@ Tensor sum_to_size(const Tensor& x, const Dims& shape) {
     if (!sum_leading_dims(*x, aligned, *y)) kernels::sum_to(x->dtype(), x->shape(), view_of(*x), aligned, y->data());
   };
   kernel();
-  trace(*y, kernel);
+  trace(*y, [&] { return kernel; });
   if (should_record({x.get()})) record<SumToSizeBackward>({x.get()}, y, x->shape());
   return y;
 }
@@ -132,7 +132,7 @@ Tensor full(Context* ctx, DType dtype, const Dims& shape, double value) {
   Tensor t = empty(ctx, dtype, shape);
   fill_into(ctx, dtype, t->data(), t->numel(), value);
   // A constant, filled again on replay: a step may have written it since.
-  trace(*t, [t, value] { fill_into(t->context(), t->dtype(), t->data(), t->numel(), value); });
+  trace(*t, [&] { return [t, value] { fill_into(t->context(), t->dtype(), t->data(), t->numel(), value); }; });
   return t;
 }
 
@@ -149,8 +149,10 @@ Tensor grad_copy_recorded(const Tensor& t) { return ops::clone(t); }
 Tensor grad_clone(const Tensor& t) {
   Tensor y = empty(t->context(), t->dtype(), t->shape());
   ops::copy_into(t->context(), t->dtype(), t->shape(), ops::view_of(*t), t->dtype(), y->data(), y->strides());
-  trace(*y, [t, y] {
-    ops::copy_into(t->context(), t->dtype(), t->shape(), ops::view_of(*t), t->dtype(), y->data(), y->strides());
+  trace(*y, [&] {
+    return [t, y] {
+      ops::copy_into(t->context(), t->dtype(), t->shape(), ops::view_of(*t), t->dtype(), y->data(), y->strides());
+    };
   });
   return y;
 }

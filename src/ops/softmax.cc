@@ -20,7 +20,7 @@ Tensor softmax_forward(const Tensor& x, int64_t dim, bool log) {
     }, Work::Transcendental);
   };
   kernel();
-  trace(*y, kernel);
+  trace(*y, [&] { return kernel; });
   return y;
 }
 
@@ -44,7 +44,7 @@ Tensor softmax_backward_forward(const Tensor& g, const Tensor& y, int64_t dim, b
     });
   };
   kernel();
-  trace(*out, kernel);
+  trace(*out, [&] { return kernel; });
   return out;
 }
 
