@@ -27,19 +27,23 @@
  * ..., "arena_ns", "host_ns", "ratio", "same_bits"}: the median of the
  * per-round medians, host / arena, and whether both results have the same
  * bytes (exit 1 otherwise).
- * --paired keeps one context per thread count alive and alternates them:
- * each of --repeats rounds runs --block calls on each context in turn (the
- * order rotates every round), the first call of a block untimed (it meets
- * the other context's data in the cache). A slow spell of a shared machine
- * then hits every thread count alike; this is how the 2-thread targets of
- * small graphs (no slower than 1 thread) are measured. Use a few hundred
- * rounds: on a 2-vCPU virtual machine, runs of some 30 rounds of a parallel
- * family sometimes show the 2-thread context no faster than 1 thread
- * throughout (its worker not joining), while longer runs do not. JSON lines
- * {"bench": "threads_paired", "family", "n", "threads", "rounds", "block",
+ * --paired keeps two contexts alive, at the first thread count of the list
+ * and at another, and alternates them: each of --repeats rounds runs
+ * --block calls on each context in turn (the order rotates every round), the
+ * first call of a block untimed (it meets the other context's data in the
+ * cache). A slow spell of a shared machine then hits both alike; this is how
+ * the 2-thread targets of small graphs (no slower than 1 thread) are
+ * measured. Each pair runs twice, the contexts' slots swapped, and a round's
+ * ratio is the geometric mean of both orders, which cancels the second
+ * slot's own slowness. Use a few hundred rounds: on a 2-vCPU virtual
+ * machine, runs of some 30 rounds of a parallel family sometimes show the
+ * 2-thread context no faster than 1 thread throughout (its worker not
+ * joining), while longer runs do not. JSON lines {"bench":
+ * "threads_paired", "family", "n", "threads", "rounds", "block",
  * "median_ns" (all timed calls), "ratio_to_t1" (median over rounds of the
- * round's median / the 1st thread count's), "ratio_p25", "ratio_p75",
- * "same_bits"}.
+ * slot-balanced ratio to the 1st thread count), "ratio_p25", "ratio_p75",
+ * "slot_ratios" (the median ratio with this thread count in the second
+ * slot, and with the 1st thread count there), "same_bits"}.
  * --calibrate prints, per kernel class, the ns per element at one thread on
  * 64K elements (in L2) and the grain that implies for src/core/parallel.h.
  */
@@ -47,6 +51,7 @@
 
 #include "bench_harness.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -506,62 +511,109 @@ static int vs_host(const char *only, const int64_t *threads, int nthreads, int64
   return mismatch;
 }
 
-/* --paired: one context and fixture per thread count, alive together; in each
- * of `rounds` rounds every context runs `block` calls (the first untimed), in
- * an order rotated by one each round. */
+/* One paired run of family `fam`: contexts at t0 (slot 0) and t1 (slot 1),
+ * alive together; in each of `rounds` rounds both run `block` calls (the
+ * first untimed), in an order rotated by one each round. Pushes each round's
+ * median ratio slot 1 / slot 0 onto `ratio` and every timed call of slot i
+ * onto all[i]; hash[i] is slot i's result. */
+static void paired_run(const char *fam, int64_t t0, int64_t t1, int64_t n, int rounds, int block, int64_t idle_us,
+                       dvec *ratio, dvec all[2], uint64_t hash[2]) {
+  host_pool *pool;
+  const int64_t threads[2] = {t0, t1};
+  ag_context *ctx[2];
+  fixture fx[2];
+  for (int k = 0; k < 2; ++k) {
+    ctx[k] = make_ctx((int)threads[k], &pool, 0);
+    fixture_init(&fx[k], ctx[k], n);
+    hash[k] = run_family(&fx[k], fam, 1);
+  }
+  double *t = xmalloc(sizeof(double) * (size_t)block);
+  double med[2];
+  for (int r = 0; r < rounds; ++r) {
+    for (int j = 0; j < 2; ++j) {
+      const int k = (j + r) % 2;
+      run_family(&fx[k], fam, 0);
+      for (int i = 0; i < block; ++i) {
+        if (idle_us > 0) sleep_us(idle_us);
+        const int64_t t_start = now_ns();
+        run_family(&fx[k], fam, 0);
+        t[i] = (double)(now_ns() - t_start);
+        dv_push(&all[k], t[i]);
+      }
+      med[k] = median_of(t, (size_t)block);
+    }
+    dv_push(ratio, med[1] / med[0]);
+  }
+  free(t);
+  for (int k = 0; k < 2; ++k) {
+    fixture_free(&fx[k]);
+    ag_context_release(ctx[k]);
+  }
+}
+
+/* --paired: each thread count against the first of the list, in two paired
+ * runs with the slots swapped. The second context of a pair measures some
+ * 2 % slower than the first on the 2-vCPU machine whatever its thread count
+ * (tests/bench/README.md), so each round's ratio is the geometric mean of
+ * the two slot orders: sqrt((Tk in slot 1 / T1 in slot 0) / (T1 in slot 1 /
+ * Tk in slot 0)), in which a factor of the slot cancels. */
 static int paired(const char *only, const int64_t *threads, int nthreads, int64_t n, int rounds, int block,
                   int64_t idle_us) {
   int mismatch = 0;
   char list[512];
   snprintf(list, sizeof list, "%s", only);
   for (char *fam = strtok(list, ","); fam; fam = strtok(NULL, ",")) {
-    host_pool *pool;
-    ag_context *ctx[MAX_LIST];
-    fixture *fx = xmalloc(sizeof(fixture) * (size_t)nthreads);
-    dvec all[MAX_LIST], ratio[MAX_LIST];
-    uint64_t hash[MAX_LIST];
-    for (int k = 0; k < nthreads; ++k) {
-      ctx[k] = make_ctx((int)threads[k], &pool, 0);
-      fixture_init(&fx[k], ctx[k], n);
-      hash[k] = run_family(&fx[k], fam, 1);
-      memset(&all[k], 0, sizeof all[k]);
-      memset(&ratio[k], 0, sizeof ratio[k]);
+    dvec base_all = {0};
+    uint64_t base_hash = 0;
+    {
+      // Not recorded: in the first pair of contexts a process makes, the
+      // second measures slower whatever its thread count (where the
+      // allocator puts its data, most likely); the pairs after it do not.
+      dvec warm = {0}, warm_all[2] = {{0}, {0}};
+      uint64_t warm_hash[2];
+      paired_run(fam, threads[0], threads[0], n, rounds / 10 + 1, block, idle_us, &warm, warm_all, warm_hash);
+      dv_free(&warm);
+      dv_free(&warm_all[0]);
+      dv_free(&warm_all[1]);
     }
-    double *round_med = xmalloc(sizeof(double) * (size_t)nthreads);
-    double *t = xmalloc(sizeof(double) * (size_t)block);
-    for (int r = 0; r < rounds; ++r) {
-      for (int j = 0; j < nthreads; ++j) {
-        const int k = (j + r) % nthreads;
-        run_family(&fx[k], fam, 0);
-        for (int i = 0; i < block; ++i) {
-          if (idle_us > 0) sleep_us(idle_us);
-          const int64_t t0 = now_ns();
-          run_family(&fx[k], fam, 0);
-          t[i] = (double)(now_ns() - t0);
-          dv_push(&all[k], t[i]);
-        }
-        round_med[k] = median_of(t, (size_t)block);
+    for (int k = 1; k < nthreads || k == 1; ++k) {
+      const int64_t tk = k < nthreads ? threads[k] : threads[0];
+      dvec forward = {0}, swapped = {0}, all_a[2] = {{0}, {0}}, all_b[2] = {{0}, {0}};
+      uint64_t hash_a[2], hash_b[2];
+      paired_run(fam, threads[0], tk, n, rounds, block, idle_us, &forward, all_a, hash_a);
+      paired_run(fam, tk, threads[0], n, rounds, block, idle_us, &swapped, all_b, hash_b);
+      dvec ratio = {0}, all_k = {0};
+      for (size_t r = 0; r < forward.n; ++r) dv_push(&ratio, sqrt(forward.v[r] / swapped.v[r]));
+      for (size_t i = 0; i < all_a[1].n; ++i) dv_push(&all_k, all_a[1].v[i]);
+      for (size_t i = 0; i < all_b[0].n; ++i) dv_push(&all_k, all_b[0].v[i]);
+      if (k == 1) {
+        for (size_t i = 0; i < all_a[0].n; ++i) dv_push(&base_all, all_a[0].v[i]);
+        for (size_t i = 0; i < all_b[1].n; ++i) dv_push(&base_all, all_b[1].v[i]);
+        base_hash = hash_a[0];
+        const stats_t b = stats(&base_all);
+        printf("{\"bench\": \"threads_paired\", \"family\": \"%s\", \"n\": %lld, \"threads\": %lld, \"rounds\": %d, "
+               "\"block\": %d, \"idle_us\": %lld, \"median_ns\": %.0f, \"ratio_to_t1\": 1.000, \"ratio_p25\": 1.000, "
+               "\"ratio_p75\": 1.000, \"slot_ratios\": [1.000, 1.000], \"same_bits\": true}\n",
+               fam, (long long)n, (long long)threads[0], rounds, block, (long long)idle_us, b.median);
       }
-      for (int k = 0; k < nthreads; ++k) dv_push(&ratio[k], round_med[k] / round_med[0]);
-    }
-    for (int k = 0; k < nthreads; ++k) {
-      const stats_t a = stats(&all[k]), q = stats(&ratio[k]);
-      const int same = hash[k] == hash[0];
-      mismatch |= !same;
-      printf("{\"bench\": \"threads_paired\", \"family\": \"%s\", \"n\": %lld, \"threads\": %lld, \"rounds\": %d, "
-             "\"block\": %d, \"idle_us\": %lld, \"median_ns\": %.0f, \"ratio_to_t1\": %.3f, \"ratio_p25\": %.3f, "
-             "\"ratio_p75\": %.3f, \"same_bits\": %s}\n",
-             fam, (long long)n, (long long)threads[k], rounds, block, (long long)idle_us, a.median, q.median, q.p25,
-             q.p75, same ? "true" : "false");
+      if (k < nthreads) {
+        const stats_t a = stats(&all_k), q = stats(&ratio), f = stats(&forward), w = stats(&swapped);
+        const int same = hash_a[1] == base_hash && hash_b[0] == base_hash && hash_b[1] == base_hash;
+        mismatch |= !same;
+        printf("{\"bench\": \"threads_paired\", \"family\": \"%s\", \"n\": %lld, \"threads\": %lld, \"rounds\": %d, "
+               "\"block\": %d, \"idle_us\": %lld, \"median_ns\": %.0f, \"ratio_to_t1\": %.3f, \"ratio_p25\": %.3f, "
+               "\"ratio_p75\": %.3f, \"slot_ratios\": [%.3f, %.3f], \"same_bits\": %s}\n",
+               fam, (long long)n, (long long)tk, rounds, block, (long long)idle_us, a.median, q.median, q.p25, q.p75,
+               f.median, w.median, same ? "true" : "false");
+      }
       fflush(stdout);
-      fixture_free(&fx[k]);
-      ag_context_release(ctx[k]);
-      dv_free(&all[k]);
-      dv_free(&ratio[k]);
+      dv_free(&forward);
+      dv_free(&swapped);
+      dv_free(&ratio);
+      dv_free(&all_k);
+      for (int i = 0; i < 2; ++i) dv_free(&all_a[i]), dv_free(&all_b[i]);
     }
-    free(round_med);
-    free(t);
-    free(fx);
+    dv_free(&base_all);
   }
   return mismatch;
 }
