@@ -543,6 +543,14 @@ void check_sum() {
     }
     // Deterministic: the same call gives the same bits.
     ASSERT_TRUE(same_bits(run_sum(x.data(), dims1(n), Dims{1}), got));
+    // sum_contiguous (what the sum op calls for contiguous data) gives
+    // sum_to's bits, also read as a matrix.
+    ASSERT_TRUE(same_bits(static_cast<T>(sum_contiguous(dtype_of<T>(), x.bytes(), static_cast<int64_t>(n))), got))
+        << "sum_contiguous, n = " << n;
+    if (n % 3 == 0 && n > 0) {
+      const int64_t rows = 3, cols = static_cast<int64_t>(n / 3);
+      ASSERT_TRUE(same_bits(run_sum(x.data(), Dims{rows, cols}, Dims{cols, 1}), got)) << "as 3 x " << cols;
+    }
   }
   // Broadcast input (stride 0): n copies of one value.
   const T v = T(0.1);
