@@ -30,6 +30,12 @@ class AccumulateGrad final : public Node {
   // fan-in saves one leaf per op). Always with the leaf's current tag. Call
   // holding a reference to the leaf.
   Tensor saved_view(const TensorImpl& leaf);
+  // Whether the shared view exists and no saved tensor holds it: then it
+  // is no other user of the leaf's storage.
+  bool saved_view_unused() const {
+    const TensorImpl* v = saved_view_.load(std::memory_order_acquire);
+    return v && v->use_count() == 1;
+  }
 
  private:
   mutable std::mutex mu_;

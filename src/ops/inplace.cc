@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "autograd/accumulate_grad.h"
 #include "autograd/grad_math.h"
 #include "autograd/hooks.h"
 #include "kernels/clamp.h"
@@ -15,6 +16,18 @@
 namespace ag::ops {
 
 namespace {
+
+// Whether another tensor uses self's storage (a view, a detached tensor, an
+// output saved for backward). The view a leaf's AccumulateGrad keeps for the
+// ops that save the leaf counts only while one of them holds it.
+bool storage_shared(const TensorImpl& self) {
+  int32_t others = self.storage()->use_count() - 1;
+  if (const AutogradMeta* m = meta_of(self)) {
+    const Node* acc = m->accumulator.load(std::memory_order_acquire);
+    if (acc && static_cast<const AccumulateGrad*>(acc)->saved_view_unused()) --others;
+  }
+  return others > 0;
+}
 
 // Checks shared by every in-place op; returns whether a graph is recorded.
 bool check_inplace(const Tensor& self, const TensorImpl* other) {
@@ -36,7 +49,7 @@ bool check_inplace(const Tensor& self, const TensorImpl* other) {
                        "(turn grad mode off for optimizer updates, or modify a clone)");
   }
   const bool record = requires_grad(*self) || (other && requires_grad(*other));
-  if (record && self->storage()->use_count() > 1) {
+  if (record && storage_shared(*self)) {
     fail(AG_ERR_UNSUPPORTED, "self shares its storage with another tensor (a view, a detached tensor, or an "
                              "output saved for backward); modifying it while recording a graph would hide the "
                              "change from that tensor's history: modify a clone");

@@ -66,5 +66,30 @@ TEST_F(Strided, RecordingIntoAViewIsRefused) {
   EXPECT_EQ(base->data_as<double>()[0], -2.5);  // unchanged
 }
 
+// A leaf that no longer requires grad takes a recorded in-place write as
+// before it was ever saved: the one view of its data that its AccumulateGrad
+// keeps for the ops that save it is no other user of its storage, unless a
+// graph still holds that view.
+TEST(InPlace, LeafSavedBeforeTakesARecordedWriteOnceTheGraphIsGone) {
+  Ref<Context> ctx = make_ref<Context>(1);
+  Tensor x = ops::full(ctx.get(), DType::F64, Dims{3}, 2.0);
+  Tensor w = ops::full(ctx.get(), DType::F64, Dims{3}, 3.0);
+  ensure_meta(*x).requires_grad = true;
+  ensure_meta(*w).requires_grad = true;
+  Tensor y = ops::mul(x, x);  // saves x: the shared view
+  ensure_meta(*x).requires_grad = false;
+  try {
+    ops::mul_(x, w);
+    FAIL() << "expected an error while y's graph holds x's data";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), AG_ERR_UNSUPPORTED);
+    EXPECT_NE(e.message().find("shares its storage"), std::string::npos) << e.message();
+  }
+  y.reset();
+  ops::mul_(x, w);  // recorded: w requires grad
+  EXPECT_EQ(x->data_as<double>()[0], 6.0);
+  EXPECT_NE(x->grad_fn(), nullptr);
+}
+
 }  // namespace
 }  // namespace ag
