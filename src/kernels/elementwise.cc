@@ -55,14 +55,6 @@ inline bool IsContiguous(const Dims& shape, const Dims& strides) {
   return true;
 }
 
-// True if `strides` read one element for the whole of `shape` (a broadcast scalar).
-inline bool IsBroadcastScalar(const Dims& shape, const Dims& strides) {
-  for (int i = 0; i < shape.size(); ++i) {
-    if (shape[i] != 1 && strides[i] != 0) return false;
-  }
-  return true;
-}
-
 // Calls row(xrow, sx, orow, n) for each inner row of x over `shape`; out is contiguous.
 template <class T, class Row>
 void ForEachUnaryRow(const Dims& shape, View x, char* out, Row row) {
@@ -272,8 +264,8 @@ HWY_NOINLINE void BinaryDriver(const Dims& shape, View a, View b, char* out, con
   T* o = reinterpret_cast<T*>(out);
   const size_t count = static_cast<size_t>(numel_of(shape));
   if (ca && cb) return row.vv(op, ap, bp, o, count);
-  if (ca && count > 0 && IsBroadcastScalar(shape, *b.strides)) return row.vs(op, ap, *bp, o, count);
-  if (cb && count > 0 && IsBroadcastScalar(shape, *a.strides)) return row.sv(op, bp, *ap, o, count);
+  if (ca && count > 0 && is_broadcast_scalar(shape, *b.strides)) return row.vs(op, ap, *bp, o, count);
+  if (cb && count > 0 && is_broadcast_scalar(shape, *a.strides)) return row.sv(op, bp, *ap, o, count);
   const Dims out_strides = contiguous_strides(shape);
   const Dims* strides[3] = {&out_strides, a.strides, b.strides};
   const auto plan = plan_loop<3>(shape, strides);

@@ -16,6 +16,15 @@ struct View {
   const Dims* strides;
 };
 
+// True if `strides` read one element for the whole of `shape` (a broadcast
+// scalar: stride 0 wherever the size is not 1).
+inline bool is_broadcast_scalar(const Dims& shape, const Dims& strides) {
+  for (int i = 0; i < shape.size(); ++i) {
+    if (shape[i] != 1 && strides[i] != 0) return false;
+  }
+  return true;
+}
+
 // The elementwise kinds: the rows of kernels.def.
 enum class UnaryKind {
 #define AG_UNARY_KERNEL(kind, functor) kind,

@@ -29,10 +29,7 @@ inline kernels::View view_of(const TensorImpl& t) { return kernels::View{t.data(
 enum class FlatRead { Row, One, No };
 inline FlatRead flat_read(const TensorImpl& t, int64_t n) {
   if (t.numel() == n && t.is_contiguous()) return FlatRead::Row;
-  for (int i = 0; i < t.ndim(); ++i) {
-    if (t.shape()[i] != 1 && t.strides()[i] != 0) return FlatRead::No;
-  }
-  return FlatRead::One;
+  return kernels::is_broadcast_scalar(t.shape(), t.strides()) ? FlatRead::One : FlatRead::No;
 }
 
 // Runs kernel(begin, end) over [0, n) in chunks of per_chunk units, in
