@@ -593,7 +593,9 @@ class GraphTask {
       } else {
         ready_.push({theirs, target});
       }
-    } else if (ready_.empty()) {
+    } else if (ready_.empty() || tasks_[target].node->sequence_nr() > ready_.top().priority) {
+      // First of all ready nodes: the queue would hand it out next anyway
+      // (in a fan-in, every branch's nodes while an add waits).
       next_ = target;
       have_next_ = true;
     } else {

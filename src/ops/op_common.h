@@ -271,6 +271,11 @@ inline Tensor reduce_to(Tensor&& g, const Dims& shape) {
   return g->shape() == shape ? std::move(g) : sum_to_size(g, shape);
 }
 
+// g as `shape`, which g's shape broadcasts to: a shape recorded from a
+// tensor (a reduction's input), so expand's checks of a user's shape are
+// skipped. A view, recorded like expand's.
+Tensor expand_to_shape(const Tensor& g, const Dims& shape);
+
 // A possibly negative dim wrapped into [0, ndim), as PyTorch does; `what`
 // names the argument in the message. With scalar_as_1d (reductions, softmax,
 // scans) a 0-dim tensor takes dim 0 or -1, as in PyTorch.

@@ -64,12 +64,12 @@ struct ReduceAllNode : Node {
 
 }  // namespace
 
-// sum: y = sum(x); dx = expand(g, x.shape).
+// sum: y = sum(x); dx = g expanded to x.shape.
 namespace {
 struct SumBackward final : ReduceAllNode {
   using ReduceAllNode::ReduceAllNode;
   const char* name() const override { return "SumBackward"; }
-  void apply(TensorList& g, TensorList& out) override { out[0] = expand(g[0], shape); }
+  void apply(TensorList& g, TensorList& out) override { out[0] = expand_to_shape(g[0], shape); }
 };
 }  // namespace
 Tensor sum(const Tensor& x) {
@@ -78,13 +78,13 @@ Tensor sum(const Tensor& x) {
   return y;
 }
 
-// mean: y = sum(x) / n; dx = expand(g / n, x.shape).
+// mean: y = sum(x) / n; dx = g / n expanded to x.shape.
 namespace {
 struct MeanBackward final : ReduceAllNode {
   using ReduceAllNode::ReduceAllNode;
   const char* name() const override { return "MeanBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    out[0] = expand(div(g[0], scalar_like(g[0], static_cast<double>(numel))), shape);
+    out[0] = expand_to_shape(div(g[0], scalar_like(g[0], static_cast<double>(numel))), shape);
   }
 };
 }  // namespace

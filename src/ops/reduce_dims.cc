@@ -116,7 +116,7 @@ namespace {
 struct SumDimsBackward final : DimsNode {
   using DimsNode::DimsNode;
   const char* name() const override { return "SumDimsBackward"; }
-  void apply(TensorList& g, TensorList& out) override { out[0] = expand(reshape(g[0], keep), shape); }
+  void apply(TensorList& g, TensorList& out) override { out[0] = expand_to_shape(reshape(g[0], keep), shape); }
 };
 }  // namespace
 Tensor sum_dims(const Tensor& x, const Dims& dims, bool keepdim) {
@@ -133,7 +133,7 @@ struct MeanDimsBackward final : DimsNode {
   using DimsNode::DimsNode;
   const char* name() const override { return "MeanDimsBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    out[0] = expand(reshape(div(g[0], scalar_like(g[0], static_cast<double>(count))), keep), shape);
+    out[0] = expand_to_shape(reshape(div(g[0], scalar_like(g[0], static_cast<double>(count))), keep), shape);
   }
 };
 }  // namespace
@@ -170,7 +170,9 @@ Tensor shared_extreme(const Tensor& x, const Tensor& m, const Dims& dims) {
 namespace {
 
 // expand(g with the reduced dims kept, shape).
-Tensor expand_back(const Tensor& g, const Dims& keep, const Dims& shape) { return expand(reshape(g, keep), shape); }
+Tensor expand_back(const Tensor& g, const Dims& keep, const Dims& shape) {
+  return expand_to_shape(reshape(g, keep), shape);
+}
 
 // Product over the dims of r, in the keepdim shape (one dim at a time).
 Tensor prod_keep(const Tensor& x, const ReducedShape& r) {

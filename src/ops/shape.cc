@@ -36,6 +36,10 @@ Tensor expand(const Tensor& x, const Dims& shape_in) {
     fail(AG_ERR_SHAPE, "cannot expand shape ", shape_str(x->shape()), " to ", shape_str(shape_in));
   }
   checked_shape(shape.data(), shape.size(), itemsize(x->dtype()));  // element count overflow
+  return expand_to_shape(x, shape);
+}
+
+Tensor expand_to_shape(const Tensor& x, const Dims& shape) {
   Tensor y = make_view(*x, shape, broadcast_strides(x->shape(), x->strides(), shape), x->offset());
   if (should_record({x.get()})) record<ExpandBackward>({x.get()}, y, x->shape());
   return y;
@@ -46,7 +50,7 @@ namespace {
 struct SumToSizeBackward final : Node {
   explicit SumToSizeBackward(const Dims& s) : shape(s) {}
   const char* name() const override { return "SumToSizeBackward"; }
-  void apply(TensorList& g, TensorList& out) override { out[0] = expand(g[0], shape); }
+  void apply(TensorList& g, TensorList& out) override { out[0] = expand_to_shape(g[0], shape); }
   Dims shape;
 };
 }  // namespace
