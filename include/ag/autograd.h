@@ -21,6 +21,8 @@ AG_BEGIN_DECLS
 /**
  * Mark a leaf as requiring grad (1) or not (0). A leaf that no longer
  * requires grad receives no gradient, also from graphs recorded before.
+ * Needs exclusive use of t: no other thread may use t meanwhile, nor run a
+ * backward through a graph that reached it (the flag is read there).
  * @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid t); AG_ERR_DTYPE
  *         (requires_grad on a non-floating tensor); AG_ERR_GRAPH (t is not a
  *         leaf: it was produced by a recorded op; detach it first).

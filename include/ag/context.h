@@ -140,7 +140,10 @@ AG_API int32_t ag_context_num_threads(const ag_context *ctx) AG_NOEXCEPT;
 /**
  * Memory statistics of a context's tensor storage. The context caches freed
  * large blocks for reuse (so steady-state loops stop paying for page faults);
- * ag_context_trim returns them to the system. Append-only; struct_size first.
+ * ag_context_trim returns them to the system. Without a host allocator,
+ * data of 64 bytes or less (scalars, short vectors) lives in the tensor's
+ * own header block and is counted in no field. Append-only; struct_size
+ * first.
  */
 typedef struct ag_memory_stats {
   uint32_t struct_size;

@@ -318,7 +318,10 @@ pub struct ag_context_options {
 /// ```text
 /// Memory statistics of a context's tensor storage. The context caches freed
 /// large blocks for reuse (so steady-state loops stop paying for page faults);
-/// ag_context_trim returns them to the system. Append-only; struct_size first.
+/// ag_context_trim returns them to the system. Without a host allocator,
+/// data of 64 bytes or less (scalars, short vectors) lives in the tensor's
+/// own header block and is counted in no field. Append-only; struct_size
+/// first.
 /// ```
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -592,6 +595,8 @@ unsafe extern "C" {
     /// ```text
     /// Mark a leaf as requiring grad (1) or not (0). A leaf that no longer
     /// requires grad receives no gradient, also from graphs recorded before.
+    /// Needs exclusive use of t: no other thread may use t meanwhile, nor run a
+    /// backward through a graph that reached it (the flag is read there).
     /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (NULL or invalid t); AG_ERR_DTYPE
     ///         (requires_grad on a non-floating tensor); AG_ERR_GRAPH (t is not a
     ///         leaf: it was produced by a recorded op; detach it first).
