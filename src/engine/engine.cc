@@ -375,8 +375,11 @@ class GraphTask {
   // Iterative walk over every node reachable from the root; counts the edges
   // that point into each node. The tasks list doubles as the walk's stack:
   // tasks [walked, size) are found but not yet walked.
+  // Also decides whether gradients are summed as they arrive (fold_).
   void count_dependencies(Node& graph_root) {
     add_task(&graph_root);
+    bool descending = true;
+    size_t max_fan = 0;
     for (size_t walked = 0; walked < tasks_.size(); ++walked) {
       Node* n = tasks_[walked].node;
       for (size_t i = 0; i < n->num_outputs(); ++i) {
@@ -385,9 +388,21 @@ class GraphTask {
         uint32_t idx = find(next);
         if (idx == NodeMap::kMissing) idx = add_task(next);
         ++tasks_[idx].dependencies;
+        descending = descending && (next->sequence_nr() < n->sequence_nr() || next->num_outputs() == 0);
         if (parallel_ctx_) max_edge_numel_ = std::max<int64_t>(max_edge_numel_, n->next_edge(i).grad_numel);
       }
+      if (parallel_ctx_) max_fan = std::max(max_fan, n->num_inputs() + n->num_outputs());
     }
+    // Nodes run one at a time, highest sequence_nr first (no node is
+    // expensive enough for a task, even with its gradients summed): if every
+    // edge also leads to a lower sequence_nr (or to a node that sends
+    // nothing on), every node runs after all the nodes that send to it with
+    // a higher one, so gradients arrive in the order sum_in_order sorts them
+    // into, and summing each on arrival adds alike. Not under create_graph,
+    // whose sums are recorded nodes.
+    fold_ = descending && !opts_.create_graph &&
+            (!parallel_ctx_ || static_cast<int64_t>(max_fan) * max_edge_numel_ < kParallelNodeElements);
+    if (fold_) parallel_ctx_ = nullptr;
   }
 
  private:
@@ -565,9 +580,27 @@ class GraphTask {
       }
       const uint32_t target = find(e.fn.get());
       NodeTask& t = tasks_[target];
-      if (out[i]) t.contributions.emplace_back(e.input_nr, static_cast<uint32_t>(i), node.sequence_nr(), std::move(out[i]));
+      if (out[i]) {
+        if (fold_) {
+          fold(t, e.input_nr, static_cast<uint32_t>(i), node.sequence_nr(), std::move(out[i]));
+        } else {
+          t.contributions.emplace_back(e.input_nr, static_cast<uint32_t>(i), node.sequence_nr(), std::move(out[i]));
+        }
+      }
       if (--t.dependencies == 0) make_ready(target);
     }
+  }
+
+  // Sums g into the gradient already waiting for the same input, if any
+  // (fold_): a fan-in keeps one gradient per input instead of every branch's.
+  static void fold(NodeTask& t, uint32_t input_nr, uint32_t edge, uint64_t seq, Tensor&& g) {
+    for (Contribution& c : t.contributions) {
+      if (c.input_nr == input_nr) {
+        c.grad = grad_sum(std::move(c.grad), g);
+        return;
+      }
+    }
+    t.contributions.emplace_back(input_nr, edge, seq, std::move(g));
   }
 
   // Whether is_heavy may hold: every gradient in or out of a node has at
@@ -706,6 +739,7 @@ class GraphTask {
   std::vector<uint32_t> heavy_;
   Context* parallel_ctx_ = nullptr;  // set: expensive nodes may run as tasks
   int64_t max_edge_numel_ = 0;       // over the graph's edges (count_dependencies)
+  bool fold_ = false;                // gradients are summed on arrival (count_dependencies)
   bool started_ = false;             // a node other than the root ran
   bool defer_ = false;               // a budgeted pass: .grad writes wait
   std::vector<DeferredLeaf> deferred_leaves_;

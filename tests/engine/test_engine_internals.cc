@@ -7,6 +7,7 @@
 #if defined(__SSE__) || defined(__x86_64__)
 #include <xmmintrin.h>
 #endif
+#include <thread>
 #include <vector>
 
 #include "autograd/accumulate_grad.h"
@@ -103,6 +104,52 @@ TEST_F(Fixture, FanInSumsEveryContribution) {
   run_backward(loss, ops::full(ctx.get(), DType::F64, Dims(), 1.0), BackwardOptions{});
   // d/dx (x^2 + sum_i i*x) = 2x + 1225
   EXPECT_DOUBLE_EQ(value(meta_of(*x)->grad, 1), 2 * 1.5 + 1225.0);
+}
+
+// Gradients reaching one input are summed in a fixed order, the most
+// recently recorded producer first, whether they are summed as they arrive
+// or at the end. f32 values whose sum depends on the order: 1e8 + 3 + 3 is
+// 1e8 that way round, 1e8 + 8 the other.
+float fan_in_gradient(Context* ctx, const std::vector<double>& coefficients) {
+  Tensor x = ops::full(ctx, DType::F32, Dims{1}, 1.0);
+  ensure_meta(*x).requires_grad = true;
+  Tensor total;
+  for (double c : coefficients) {
+    Tensor b = ops::mul(x, ops::full(ctx, DType::F32, Dims{1}, c));
+    total = total ? ops::add(total, b) : b;
+  }
+  run_backward(ops::sum(total), ops::full(ctx, DType::F32, Dims(), 1.0), BackwardOptions{});
+  return meta_of(*x)->grad->data_as<float>()[0];
+}
+
+TEST(FanIn, SumsTheNewestContributionFirst) {
+  for (int threads : {1, 2}) {
+    Ref<Context> ctx = make_ref<Context>(threads);
+    EXPECT_EQ(fan_in_gradient(ctx.get(), {3, 3, 1e8}), 1e8f) << threads << " threads";
+    EXPECT_EQ(fan_in_gradient(ctx.get(), {1e8, 3, 3}), 1e8f + 8.0f) << threads << " threads";
+  }
+}
+
+// The same order when the graph was recorded on two threads, whose sequence
+// numbers do not follow the graph: the newest producer, h, is ready only
+// after the others have run, and its gradient still comes first.
+TEST(FanIn, KeepsTheOrderForAGraphRecordedOnTwoThreads) {
+  Ref<Context> ctx = make_ref<Context>(1);
+  Context* c = ctx.get();
+  Tensor x = ops::full(c, DType::F32, Dims{1}, 1.0);
+  ensure_meta(*x).requires_grad = true;
+  for (int i = 0; i < 16; ++i) (void)ops::mul(x, x);  // this thread's numbers pass the other's
+  Tensor h = ops::mul(x, ops::full(c, DType::F32, Dims{1}, 1e8));
+  Tensor loss;
+  std::thread other([&] {
+    const Tensor three = ops::full(c, DType::F32, Dims{1}, 3.0);
+    Tensor q = ops::mul(h, ops::full(c, DType::F32, Dims{1}, 1.0));
+    loss = ops::sum(ops::add(ops::add(q, ops::mul(x, three)), ops::mul(x, three)));
+  });
+  other.join();
+  ASSERT_LT(grad_fn_of(*loss)->sequence_nr(), grad_fn_of(*h)->sequence_nr());
+  run_backward(loss, ops::full(c, DType::F32, Dims(), 1.0), BackwardOptions{});
+  EXPECT_EQ(meta_of(*x)->grad->data_as<float>()[0], 1e8f);
 }
 
 TEST_F(Fixture, BitwiseRepeatable) {
