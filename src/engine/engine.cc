@@ -382,13 +382,14 @@ class GraphTask {
     size_t max_fan = 0;
     for (size_t walked = 0; walked < tasks_.size(); ++walked) {
       Node* n = tasks_[walked].node;
+      const uint64_t seq = n->sequence_nr();
       for (size_t i = 0; i < n->num_outputs(); ++i) {
         Node* next = n->next_edge(i).fn.get();
         if (!next) continue;
         uint32_t idx = find(next);
         if (idx == NodeMap::kMissing) idx = add_task(next);
         ++tasks_[idx].dependencies;
-        descending = descending && (next->sequence_nr() < n->sequence_nr() || next->num_outputs() == 0);
+        descending &= next->sequence_nr() < seq || next->num_outputs() == 0;
         if (parallel_ctx_) max_edge_numel_ = std::max<int64_t>(max_edge_numel_, n->next_edge(i).grad_numel);
       }
       if (parallel_ctx_) max_fan = std::max(max_fan, n->num_inputs() + n->num_outputs());
@@ -581,7 +582,7 @@ class GraphTask {
       const uint32_t target = find(e.fn.get());
       NodeTask& t = tasks_[target];
       if (out[i]) {
-        if (fold_) {
+        if (fold_ && !t.contributions.empty()) {
           fold(t, e.input_nr, static_cast<uint32_t>(i), node.sequence_nr(), std::move(out[i]));
         } else {
           t.contributions.emplace_back(e.input_nr, static_cast<uint32_t>(i), node.sequence_nr(), std::move(out[i]));
@@ -593,7 +594,8 @@ class GraphTask {
 
   // Sums g into the gradient already waiting for the same input, if any
   // (fold_): a fan-in keeps one gradient per input instead of every branch's.
-  static void fold(NodeTask& t, uint32_t input_nr, uint32_t edge, uint64_t seq, Tensor&& g) {
+  // Out of line: a chain's nodes get one gradient each and never come here.
+  [[gnu::noinline]] static void fold(NodeTask& t, uint32_t input_nr, uint32_t edge, uint64_t seq, Tensor&& g) {
     for (Contribution& c : t.contributions) {
       if (c.input_nr == input_nr) {
         c.grad = grad_sum(std::move(c.grad), g);
