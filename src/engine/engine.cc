@@ -38,7 +38,8 @@ struct Contribution {
 // Gradients waiting for one node, for all of its inputs in one list (nodes
 // almost always get exactly one). They are kept until the node is ready and
 // then summed per input in a fixed order (producer sequence_nr, then edge),
-// so the result does not depend on the order in which producers ran.
+// so the result does not depend on the order in which producers ran; a pass
+// that receives them in that order sums them on arrival (fold_).
 struct NodeTask {
   explicit NodeTask(Node* n) : node(n) {}
   NodeTask(NodeTask&&) noexcept = default;
