@@ -15,9 +15,10 @@
  * (height, width); NULL takes the default named in each function. Inputs may
  * be any strided views. Window sizes follow PyTorch:
  *   out = floor((in + 2*padding - dilation*(kernel-1) - 1) / stride) + 1.
- * Errors common to all: kernel_size, stride, dilation not positive or padding
- * negative is AG_ERR_INVALID_ARGUMENT; a dilated kernel larger than the
- * padded input is AG_ERR_SHAPE.
+ * Errors common to all: kernel_size, stride, dilation not positive, padding
+ * negative, or window arguments whose sizes (dilated kernel, padded input,
+ * transposed output) overflow int64 is AG_ERR_INVALID_ARGUMENT; a dilated
+ * kernel larger than the padded input is AG_ERR_SHAPE.
  *
  * Convolution is unfold (im2col) followed by one batched GEMM over groups;
  * unfold and fold are each other's gradient, so gradients of every order
@@ -160,7 +161,8 @@ AG_API ag_status ag_op_adaptive_avg_pool2d(ag_tensor **out, const ag_tensor *x,
  * 0, dilation 1). Note PyTorch's argument order: groups before dilation.
  * Gradients of every order (matmul and fold).
  * @return AG_ERR_INVALID_ARGUMENT for stride, dilation or groups < 1, a
- *         negative padding, output_padding not below stride nor dilation; AG_ERR_SHAPE
+ *         negative padding, output_padding not below stride nor dilation,
+ *         sizes that overflow int64; AG_ERR_SHAPE
  *         for weight not 4-D, x not 3-D or 4-D, channels that do not match
  *         weight dim 0 or are not divisible by groups, a bias of another
  *         size, an output size below 1; also DTYPE, CONTEXT.

@@ -31,8 +31,10 @@ void check_window_args(Size2d kernel_size, Size2d dilation, Size2d padding, Size
 kernels::Window2d window(Size2d in, Size2d kernel_size, Size2d dilation, Size2d padding, Size2d stride) {
   kernels::Window2d w{kernel_size[0], kernel_size[1], stride[0], stride[1], padding[0], padding[1],
                       dilation[0],    dilation[1],    0,         0};
-  const Size2d span{dilation[0] * (kernel_size[0] - 1) + 1, dilation[1] * (kernel_size[1] - 1) + 1};
-  const Size2d padded{in[0] + 2 * padding[0], in[1] + 2 * padding[1]};
+  const Size2d span{checked_mul_add(dilation[0], kernel_size[0] - 1, 1, "the dilated kernel height"),
+                    checked_mul_add(dilation[1], kernel_size[1] - 1, 1, "the dilated kernel width")};
+  const Size2d padded{checked_mul_add(2, padding[0], in[0], "the padded input height"),
+                      checked_mul_add(2, padding[1], in[1], "the padded input width")};
   if (padded[0] < span[0] || padded[1] < span[1]) {
     fail(AG_ERR_SHAPE, "the padded input ", pair_str(padded), " (input ", pair_str(in), ", padding ", pair_str(padding),
          ") is smaller than the dilated kernel ", pair_str(span), " (kernel_size ", pair_str(kernel_size),
@@ -192,9 +194,11 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t
   if (stride <= 0) fail(AG_ERR_INVALID_ARGUMENT, "stride must be positive, got ", stride);
   if (dilation <= 0) fail(AG_ERR_INVALID_ARGUMENT, "dilation must be positive, got ", dilation);
   if (padding < 0) fail(AG_ERR_INVALID_ARGUMENT, "padding must be non-negative, got ", padding);
-  const int64_t len = x->shape()[x->ndim() - 1], span = dilation * (weight->shape()[2] - 1) + 1;
-  if (len + 2 * padding < span) {
-    fail(AG_ERR_SHAPE, "the padded input length ", len + 2 * padding, " (length ", len, ", padding ", padding,
+  const int64_t len = x->shape()[x->ndim() - 1];
+  const int64_t span = checked_mul_add(dilation, weight->shape()[2] - 1, 1, "the dilated kernel size");
+  const int64_t padded = checked_mul_add(2, padding, len, "the padded input length");
+  if (padded < span) {
+    fail(AG_ERR_SHAPE, "the padded input length ", padded, " (length ", len, ", padding ", padding,
          ") is smaller than the dilated kernel ", span, " (kernel size ", weight->shape()[2], ", dilation ", dilation,
          ")");
   }

@@ -43,26 +43,34 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
          shape_str(ws), " expects ", ws[0]);
   }
   if (C % groups != 0) fail(AG_ERR_SHAPE, "in_channels ", C, " is not divisible by groups ", groups);
-  const int64_t OC = ws[1] * groups;
+  // Sizes of empty tensors may be anything, so their products are checked.
+  const int64_t OC = checked_mul_add(ws[1], groups, 0, "out_channels (weight dim 1 * groups)");
+  const int64_t kernel_area = checked_mul_add(ws[2], ws[3], 0, "the kernel area");
+  const int64_t in_area = checked_mul_add(H, W, 0, "the input area");
   if (bias && (bias->ndim() != 1 || bias->shape()[0] != OC)) {
     fail(AG_ERR_SHAPE, "bias shape ", shape_str(bias->shape()), " does not fit weight shape ", shape_str(ws),
          " and groups ", groups, ": expected (", OC, ")");
   }
-  const Size2d out_hw{(H - 1) * stride[0] - 2 * padding[0] + dilation[0] * (ws[2] - 1) + output_padding[0] + 1,
-                      (W - 1) * stride[1] - 2 * padding[1] + dilation[1] * (ws[3] - 1) + output_padding[1] + 1};
+  // Folded without padding (`full`), then cropped by padding at the start and
+  // cut or zero-extended to the output size at the end (output_padding may
+  // exceed padding, and with a large dilation the stride).
+  Size2d full{}, out_hw{};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t in = i == 0 ? H : W;
+    const int64_t span = checked_mul_add(dilation[i], ws[2 + i] - 1, 1, "the dilated kernel size");
+    full[i] = checked_mul_add(in - 1, stride[i], span, "the output size");
+    out_hw[i] = checked_mul_add(-2, padding[i], checked_mul_add(1, full[i], output_padding[i], "the output size"),
+                                "the output size");
+  }
   if (out_hw[0] <= 0 || out_hw[1] <= 0 || H == 0 || W == 0) {
     fail(AG_ERR_SHAPE, "the output size (", out_hw[0], ", ", out_hw[1], ") of input ", shape_str(x->shape()),
          " is not positive");
   }
-  const int64_t Cg = C / groups, K = ws[1] * ws[2] * ws[3];
+  const int64_t Cg = C / groups, K = checked_mul_add(ws[1], kernel_area, 0, "the kernel volume");
   // (G, K, Cg) @ (N, G, Cg, H*W) -> (N, G, K, H*W): the columns of every window.
   const Tensor wt = transpose(reshape(weight, Dims{groups, Cg, K}), 1, 2);
-  const Tensor cols = matmul(wt, reshape(x4, Dims{N, groups, Cg, H * W}));
-  // Folded without padding, then cropped by padding at the start and cut or
-  // zero-extended to the output size at the end (output_padding may exceed
-  // padding, and with a large dilation the stride).
-  const Size2d full{(H - 1) * stride[0] + dilation[0] * (ws[2] - 1) + 1, (W - 1) * stride[1] + dilation[1] * (ws[3] - 1) + 1};
-  Tensor y = fold(reshape(cols, Dims{N, OC * ws[2] * ws[3], H * W}), full, {ws[2], ws[3]}, dilation, {0, 0}, stride);
+  const Tensor cols = matmul(wt, reshape(x4, Dims{N, groups, Cg, in_area}));
+  Tensor y = fold(reshape(cols, Dims{N, checked_mul_add(OC, kernel_area, 0, "the column count"), in_area}), full, {ws[2], ws[3]}, dilation, {0, 0}, stride);
   if (padding[0] || padding[1] || output_padding[0] || output_padding[1]) {
     y = pad(y, {-padding[1], output_padding[1] - padding[1], -padding[0], output_padding[0] - padding[0]},
             PadMode::Constant, 0.0);

@@ -289,6 +289,17 @@ inline int wrap_dim(int64_t dim, int ndim, const char* what = "dim", bool scalar
   return static_cast<int>(dim < 0 ? dim + n : dim);
 }
 
+// a * b + c, or AG_ERR_INVALID_ARGUMENT naming `what` when it overflows
+// int64: window geometry (spans, padded and transposed sizes) is computed
+// from user arguments that may be anything.
+inline int64_t checked_mul_add(int64_t a, int64_t b, int64_t c, const char* what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r) || __builtin_add_overflow(r, c, &r)) {
+    fail(AG_ERR_INVALID_ARGUMENT, what, " overflows int64 (", a, " * ", b, " + ", c, ")");
+  }
+  return r;
+}
+
 // A double attribute that must be finite; `what` names it in the message.
 inline void check_finite(double v, const char* what) {
   if (!std::isfinite(v)) fail(AG_ERR_INVALID_ARGUMENT, what, " ", v, " is not finite");

@@ -35,7 +35,9 @@ Tensor pool_input(const Tensor& x) {
 // count, where in ceil mode the last window must start inside the input or
 // its left padding.
 int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
-  const int64_t num = in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  const int64_t span = checked_mul_add(dilation, k - 1, 1, "the dilated kernel size");
+  const int64_t padded = checked_mul_add(2, pad, in, "the padded input size");
+  const int64_t num = checked_mul_add(1, padded - span, ceil_mode ? stride - 1 : 0, "the window count");
   int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
   return out;
@@ -49,7 +51,9 @@ kernels::Window2d pool_window(const Tensor& x, const Tensor& x4, Size2d k, Size2
   if (dil[0] <= 0 || dil[1] <= 0) fail(AG_ERR_INVALID_ARGUMENT, "dilation must be positive, got ", pair_str(dil));
   if (pad[0] < 0 || pad[1] < 0) fail(AG_ERR_INVALID_ARGUMENT, "padding must be non-negative, got ", pair_str(pad));
   // Max pooling bounds padding by the dilated kernel, average pooling by the kernel.
-  const Size2d span = pad_half_of_dilated ? Size2d{dil[0] * (k[0] - 1) + 1, dil[1] * (k[1] - 1) + 1} : k;
+  const Size2d span = pad_half_of_dilated ? Size2d{checked_mul_add(dil[0], k[0] - 1, 1, "the dilated kernel height"),
+                                                   checked_mul_add(dil[1], k[1] - 1, 1, "the dilated kernel width")}
+                                          : k;
   if (pad[0] > span[0] / 2 || pad[1] > span[1] / 2) {
     fail(AG_ERR_INVALID_ARGUMENT, "padding ", pair_str(pad), " must be at most half of the ",
          pad_half_of_dilated ? "dilated kernel " : "kernel ", pair_str(span));

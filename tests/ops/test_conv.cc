@@ -522,6 +522,32 @@ TEST_F(ConvErrors, Conv1d) {
                "[ag_op_conv1d] input must be 2-D (C, L) or 3-D (N, C, L), got shape (2,4,5,5)");
 }
 
+// Window arguments whose sizes overflow int64 are refused, not computed.
+TEST_F(ConvErrors, WindowSizesThatOverflow) {
+  constexpr int64_t kMax = INT64_MAX;
+  ag_tensor *x = zeros({1, 2, 4, 4}), *w = zeros({2, 3, 3, 3}), *x1 = zeros({1, 2, 5}), *w1 = zeros({2, 3, 3});
+  const P huge{kMax, 1}, k{2, 2}, ones{1, 1};
+  expect_error(ag_op_conv_transpose1d(&out_, x1, w1, nullptr, kMax, 0, 0, 1, 1), AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_conv_transpose1d] the output size overflows int64 (4 * 9223372036854775807 + 3)");
+  expect_error(ag_op_conv_transpose2d(&out_, x, w, nullptr, nullptr, nullptr, nullptr, 1, huge.data()),
+               AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_conv_transpose2d] the dilated kernel size overflows int64 (9223372036854775807 * 2 + 1)");
+  expect_error(ag_op_conv_transpose2d(&out_, x, w, nullptr, nullptr, huge.data(), nullptr, 1, nullptr),
+               AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_conv_transpose2d] the output size overflows int64 (-2 * 9223372036854775807 + 6)");
+  expect_error(ag_op_conv2d(&out_, x, zeros({2, 2, 3, 3}), nullptr, nullptr, huge.data(), nullptr, 1),
+               AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_conv2d] the padded input height overflows int64 (2 * 9223372036854775807 + 4)");
+  expect_error(ag_op_conv1d(&out_, x1, zeros({2, 2, 3}), nullptr, 1, 0, kMax, 1), AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_conv1d] the dilated kernel size overflows int64 (9223372036854775807 * 2 + 1)");
+  expect_error(ag_op_unfold(&out_, x, k.data(), huge.data(), nullptr, nullptr), AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_unfold] the dilated kernel height overflows int64 (9223372036854775807 * 1 + 1)");
+  expect_error(ag_op_max_pool2d(&out_, x, k.data(), nullptr, nullptr, huge.data(), 0), AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_max_pool2d] the dilated kernel height overflows int64 (9223372036854775807 * 1 + 1)");
+  expect_error(ag_op_max_pool2d(&out_, x, k.data(), huge.data(), nullptr, ones.data(), 1), AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_max_pool2d] the window count overflows int64 (1 * 2 + 9223372036854775806)");
+}
+
 TEST_F(ConvErrors, UnfoldFold) {
   ag_tensor* x = zeros({1, 2, 4, 4});
   const P k{2, 2}, out{4, 4}, bad_out{5, 4};

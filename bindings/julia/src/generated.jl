@@ -1956,7 +1956,8 @@ width); NULL takes PyTorch's default (stride 1, padding 0, output_padding
 0, dilation 1). Note PyTorch's argument order: groups before dilation.
 Gradients of every order (matmul and fold).
 @return AG_ERR_INVALID_ARGUMENT for stride, dilation or groups < 1, a
-        negative padding, output_padding not below stride nor dilation; AG_ERR_SHAPE
+        negative padding, output_padding not below stride nor dilation,
+        sizes that overflow int64; AG_ERR_SHAPE
         for weight not 4-D, x not 3-D or 4-D, channels that do not match
         weight dim 0 or are not divisible by groups, a bias of another
         size, an output size below 1; also DTYPE, CONTEXT."""

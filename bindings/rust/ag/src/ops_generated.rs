@@ -1353,7 +1353,7 @@ impl Tensor {
         check(unsafe { sys::ag_op_adaptive_avg_pool2d(&mut out_out, self.as_ptr(), output_size.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_conv_transpose2d`: 2-D transposed convolution (F.conv_transpose2d), the gradient of conv2d in its input: x (N, C, H, W) or (C, H, W), weight (C, OC/groups, kH, kW), bias (OC) or NULL; y (N, OC, OH, OW) with OH = (H-1)*stride - 2*padding + dilation*(kH-1) + output_padding + 1 (W likewise). Pairs are (height, width); NULL takes PyTorch's default (stride 1, padding 0, output_padding 0, dilation 1). Note PyTorch's argument order: groups before dilation. Gradients of every order (matmul and fold). @return AG_ERR_INVALID_ARGUMENT for stride, dilation or groups \< 1, a         negative padding, output_padding not below stride nor dilation; AG_ERR_SHAPE         for weight not 4-D, x not 3-D or 4-D, channels that do not match         weight dim 0 or are not divisible by groups, a bias of another         size, an output size below 1; also DTYPE, CONTEXT.
+    /// `ag_op_conv_transpose2d`: 2-D transposed convolution (F.conv_transpose2d), the gradient of conv2d in its input: x (N, C, H, W) or (C, H, W), weight (C, OC/groups, kH, kW), bias (OC) or NULL; y (N, OC, OH, OW) with OH = (H-1)*stride - 2*padding + dilation*(kH-1) + output_padding + 1 (W likewise). Pairs are (height, width); NULL takes PyTorch's default (stride 1, padding 0, output_padding 0, dilation 1). Note PyTorch's argument order: groups before dilation. Gradients of every order (matmul and fold). @return AG_ERR_INVALID_ARGUMENT for stride, dilation or groups \< 1, a         negative padding, output_padding not below stride nor dilation,         sizes that overflow int64; AG_ERR_SHAPE         for weight not 4-D, x not 3-D or 4-D, channels that do not match         weight dim 0 or are not divisible by groups, a bias of another         size, an output size below 1; also DTYPE, CONTEXT.
     ///
     /// ```text
     /// 2-D transposed convolution (F.conv_transpose2d), the gradient of conv2d
@@ -1364,7 +1364,8 @@ impl Tensor {
     /// 0, dilation 1). Note PyTorch's argument order: groups before dilation.
     /// Gradients of every order (matmul and fold).
     /// @return AG_ERR_INVALID_ARGUMENT for stride, dilation or groups < 1, a
-    ///         negative padding, output_padding not below stride nor dilation; AG_ERR_SHAPE
+    ///         negative padding, output_padding not below stride nor dilation,
+    ///         sizes that overflow int64; AG_ERR_SHAPE
     ///         for weight not 4-D, x not 3-D or 4-D, channels that do not match
     ///         weight dim 0 or are not divisible by groups, a bias of another
     ///         size, an output size below 1; also DTYPE, CONTEXT.
