@@ -52,14 +52,15 @@ AG_API int32_t ag_tensor_is_leaf(const ag_tensor *t) AG_NOEXCEPT;
 AG_API ag_status ag_tensor_grad(ag_tensor **out, const ag_tensor *t) AG_NOEXCEPT;
 
 /**
- * Replace the gradient of leaf `t` (or of a non-leaf that retains it): NULL
+ * Replace the gradient of leaf `t` (or of a non-leaf that retains it or holds
+ * one because a backward listed it in its inputs): NULL
  * sets it back to none (so the next backward starts afresh), otherwise
  * `grad` (same shape, dtype and context; it is shared, not copied) becomes
  * the gradient.
  * @return AG_OK; AG_ERR_INVALID_ARGUMENT (also for `grad` == `t`, which
  *         would own itself); AG_ERR_SHAPE; AG_ERR_DTYPE;
- *         AG_ERR_CONTEXT; AG_ERR_GRAPH (t is a non-leaf that does not retain
- *         its gradient).
+ *         AG_ERR_CONTEXT; AG_ERR_GRAPH (t is a non-leaf that neither retains
+ *         its gradient nor holds one).
  */
 AG_API ag_status ag_tensor_set_grad(ag_tensor *t, const ag_tensor *grad) AG_NOEXCEPT;
 
@@ -94,7 +95,10 @@ typedef struct ag_backward_options {
   /* If num_inputs > 0: only the gradients of inputs[0..num_inputs) are
    * computed and accumulated (into .grad, for leaves and non-leaves alike);
    * no other leaf's gradient changes, and only the nodes on a path from the
-   * root to an input run. Each input must require grad. */
+   * root to an input run. Each input must require grad. A non-leaf's
+   * gradient recorded under create_graph may refer back to it (as with
+   * ag_tensor_retain_grad): clear it with ag_tensor_set_grad(t, NULL) before
+   * releasing t. */
   int32_t num_inputs;
   const ag_tensor *const *inputs;
 } ag_backward_options;

@@ -195,7 +195,7 @@ AG_API ag_status ag_op_conv_transpose1d(ag_tensor **out, const ag_tensor *x, con
  * of every order (selections and constant weights).
  * @return AG_ERR_INVALID_ARGUMENT for another mode, both or neither of size
  *         and scale_factor, a size count that fits neither rule,
- *         align_corners with nearest; AG_ERR_SHAPE for an input rank the
+ *         align_corners with nearest, a scaled size beyond int64; AG_ERR_SHAPE for an input rank the
  *         mode does not take, an output size below 1; AG_ERR_DTYPE.
  */
 AG_API ag_status ag_op_interpolate(ag_tensor **out, const ag_tensor *x, const int64_t *size,
@@ -205,8 +205,9 @@ AG_API ag_status ag_op_interpolate(ag_tensor **out, const ag_tensor *x, const in
 /**
  * (*, C*r*r, H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle) with r =
  * upscale_factor: a reshape and permute (a copy). Gradient: unshuffled.
- * @return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
- *         dims or channels not divisible by r*r.
+ * @return AG_ERR_INVALID_ARGUMENT for r < 1 or sizes (r*r, H*r, W*r) that
+ *         overflow int64; AG_ERR_SHAPE for fewer than 3 dims or channels not
+ *         divisible by r*r.
  */
 AG_API ag_status ag_op_pixel_shuffle(ag_tensor **out, const ag_tensor *x,
                                      int64_t upscale_factor) AG_NOEXCEPT;
@@ -214,8 +215,8 @@ AG_API ag_status ag_op_pixel_shuffle(ag_tensor **out, const ag_tensor *x,
 /**
  * (*, C, H*r, W*r) -> (*, C*r*r, H, W) (F.pixel_unshuffle), the inverse of
  * ag_op_pixel_shuffle with r = downscale_factor.
- * @return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
- *         dims or H, W not divisible by r.
+ * @return AG_ERR_INVALID_ARGUMENT for r < 1 or C*r*r overflowing int64;
+ *         AG_ERR_SHAPE for fewer than 3 dims or H, W not divisible by r.
  */
 AG_API ag_status ag_op_pixel_unshuffle(ag_tensor **out, const ag_tensor *x,
                                        int64_t downscale_factor) AG_NOEXCEPT;

@@ -114,7 +114,8 @@ AG_API ag_status ag_op_diagonal(ag_tensor **out, const ag_tensor *x, int64_t off
  * elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted
  * in the result's x.ndim + 1 dims). The new dims have size
  * x.shape[-1] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT
- * if dim1 and dim2 name the same dim. Gradient: the diagonal of g.
+ * if dim1 and dim2 name the same dim or that size overflows int64;
+ * AG_ERR_OUT_OF_MEMORY if the result's bytes do. Gradient: the diagonal of g.
  */
 AG_API ag_status ag_op_diag_embed(ag_tensor **out, const ag_tensor *x, int64_t offset, int64_t dim1,
                                   int64_t dim2) AG_NOEXCEPT;

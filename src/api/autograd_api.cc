@@ -113,10 +113,19 @@ AG_API ag_status ag_tensor_grad(ag_tensor** out, const ag_tensor* t) noexcept {
   });
 }
 
+namespace {
+// A non-leaf listed in a backward's inputs holds a gradient without
+// retaining it; it may be replaced or cleared like a retained one.
+bool holds_grad(AutogradMeta& m) {
+  std::lock_guard<std::mutex> lock(m.mu);
+  return static_cast<bool>(m.grad);
+}
+}  // namespace
+
 AG_API ag_status ag_tensor_set_grad(ag_tensor* t, const ag_tensor* grad) noexcept {
   return api::call("ag_tensor_set_grad", [&] {
     TensorImpl& x = api::tensor_arg(t, "t");
-    if (!is_leaf(x) && !(meta_of(x) && meta_of(x)->retains_grad)) {
+    if (!is_leaf(x) && !(meta_of(x) && (meta_of(x)->retains_grad || holds_grad(*meta_of(x))))) {
       fail(AG_ERR_GRAPH, "the tensor is not a leaf and does not retain its gradient (ag_tensor_retain_grad)");
     }
     Tensor g;

@@ -88,6 +88,7 @@ void check_ndim(const Tensor& x, int ndim, const char* what) {
 // (j - i >= k) triangle; no graph.
 Tensor triangle_mask(Context* ctx, int64_t rows, int64_t cols, int64_t k, bool lower) {
   Tensor m = empty(ctx, DType::Bool, Dims{rows, cols});
+  if (m->numel() == 0) return m;  // rows may be any size when cols is 0
   bool* p = m->data_as<bool>();
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < cols; ++j) p[i * cols + j] = lower ? j - i <= k : j - i >= k;
@@ -134,7 +135,8 @@ Tensor diag_embed(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
   const int nd = x->ndim() + 1;
   int d1 = 0, d2 = 0;
   check_diag_dims(nd, dim1, dim2, d1, d2);
-  const int64_t n = x->shape()[x->ndim() - 1] + (offset < 0 ? -offset : offset);
+  if (offset == INT64_MIN) fail(AG_ERR_INVALID_ARGUMENT, "offset ", offset, " has no magnitude in int64");
+  const int64_t n = checked_mul_add(1, x->shape()[x->ndim() - 1], offset < 0 ? -offset : offset, "the embedded size");
   Dims shape;
   int src = 0;
   for (int i = 0; i < nd; ++i) shape.push_back(i == d1 || i == d2 ? n : x->shape()[src++]);

@@ -91,8 +91,11 @@ Tensor interpolate(const Tensor& x, const Dims& size, double scale_factor, Inter
   for (int k = 0; k < spatial; ++k) {
     const int d = 2 + k;
     const int64_t in = x->shape()[d];
-    const int64_t out = by_size ? size[size.size() == 1 ? 0 : k]
-                                : static_cast<int64_t>(std::floor(static_cast<double>(in) * scale_factor));
+    const double scaled = by_size ? 0.0 : std::floor(static_cast<double>(in) * scale_factor);
+    if (scaled >= 0x1p63) {
+      fail(AG_ERR_INVALID_ARGUMENT, "dim ", d, " of size ", in, " scaled by ", scale_factor, " overflows int64");
+    }
+    const int64_t out = by_size ? size[size.size() == 1 ? 0 : k] : static_cast<int64_t>(scaled);
     if (out <= 0 || in <= 0) {
       fail(AG_ERR_SHAPE, "dim ", d, " of size ", in, " would be resampled to ", out, " (both must be positive)");
     }
@@ -107,12 +110,15 @@ Tensor pixel_shuffle(const Tensor& x, int64_t r) {
   if (x->ndim() < 3) fail(AG_ERR_SHAPE, "input must have at least 3 dims, got shape ", shape_str(x->shape()));
   const int n = x->ndim();
   const int64_t C = x->shape()[n - 3], H = x->shape()[n - 2], W = x->shape()[n - 1];
-  if (C % (r * r) != 0) fail(AG_ERR_SHAPE, "channels ", C, " are not divisible by upscale_factor^2 = ", r * r);
+  const int64_t r2 = checked_mul_add(r, r, 0, "upscale_factor^2");
+  if (C % r2 != 0) fail(AG_ERR_SHAPE, "channels ", C, " are not divisible by upscale_factor^2 = ", r2);
+  // An empty input may have any H and W.
+  const int64_t OH = checked_mul_add(H, r, 0, "the output height"), OW = checked_mul_add(W, r, 0, "the output width");
   Dims lead(x->shape().data(), n - 3), s1 = lead, perm, out = lead;
-  for (int64_t v : {C / (r * r), r, r, H, W}) s1.push_back(v);
+  for (int64_t v : {C / r2, r, r, H, W}) s1.push_back(v);
   for (int i = 0; i < n - 3; ++i) perm.push_back(i);
   for (int v : {0, 3, 1, 4, 2}) perm.push_back(n - 3 + v);
-  for (int64_t v : {C / (r * r), H * r, W * r}) out.push_back(v);
+  for (int64_t v : {C / r2, OH, OW}) out.push_back(v);
   if (s1.size() > kMaxDims) fail(AG_ERR_UNSUPPORTED, "input has too many dims (", n, ")");
   return reshape(permute(reshape(x, s1), perm), out);
 }
@@ -130,7 +136,9 @@ Tensor pixel_unshuffle(const Tensor& x, int64_t r) {
   for (int64_t v : {C, H / r, r, W / r, r}) s1.push_back(v);
   for (int i = 0; i < n - 3; ++i) perm.push_back(i);
   for (int v : {0, 2, 4, 1, 3}) perm.push_back(n - 3 + v);
-  for (int64_t v : {C * r * r, H / r, W / r}) out.push_back(v);
+  // An empty input may have any C, and H = 0 any r.
+  const int64_t OC = checked_mul_add(checked_mul_add(C, r, 0, "the output channels"), r, 0, "the output channels");
+  for (int64_t v : {OC, H / r, W / r}) out.push_back(v);
   if (s1.size() > kMaxDims) fail(AG_ERR_UNSUPPORTED, "input has too many dims (", n, ")");
   return reshape(permute(reshape(x, s1), perm), out);
 }

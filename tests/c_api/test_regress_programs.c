@@ -16,6 +16,11 @@
  *
  * set_grad_self_cycle.bin: ag_tensor_set_grad(x, x) made x its own gradient,
  * so x owned itself and was never freed (with its context).
+ *
+ * nonleaf_input_grad_cycle.bin: y = lgamma(frac(x)), then a create_graph
+ * backward with frac(x) among its inputs. That non-leaf's recorded gradient
+ * saved it, a cycle the caller must clear (ABI.md), but set_grad(NULL)
+ * refused a non-leaf that did not retain its gradient.
  */
 #include "harness.h"
 
@@ -96,6 +101,70 @@ static void test_tensor_cannot_be_its_own_gradient(void) {
   ag_context_release(ctx);
 }
 
+/* ---- nonleaf_input_grad_cycle.bin as plain calls ------------------------------------- */
+
+static int g_live_blocks, g_destroyed;
+static void *count_alloc(uint64_t size, uint64_t align, void *user) {
+  (void)user;
+  g_live_blocks++;
+  return aligned_alloc(align, (size + align - 1) / align * align);
+}
+static void count_free(void *ptr, uint64_t size, void *user) {
+  (void)size;
+  (void)user;
+  g_live_blocks--;
+  free(ptr);
+}
+static void count_destroy(void *user) {
+  (void)user;
+  g_destroyed++;
+}
+
+static void test_nonleaf_input_gradient_can_be_cleared(void) {
+  ag_context_options o;
+  ag_context *ctx = NULL;
+  ag_tensor *x, *y1 = NULL, *y2 = NULL, *g = SENT_T, *other = NULL;
+  const ag_tensor *inputs[1];
+  ag_backward_options bo;
+  ag_context_options_init(&o);
+  o.alloc = count_alloc;
+  o.free = count_free;
+  o.destroy = count_destroy;
+  REQUIRE_OK(ag_context_create(&ctx, &o));
+  x = SCALAR(ctx, AG_F32, 2.5);
+  REQUIRE(x);
+  REQUIRE_OK(ag_tensor_requires_grad(x, 1));
+  REQUIRE_OK(ag_op_frac(&y1, x));
+  REQUIRE_OK(ag_op_lgamma(&y2, y1)); /* saves y1 */
+  /* a non-leaf with no gradient may not be given one */
+  CHECK_ERR(ag_tensor_set_grad(y1, NULL), AG_ERR_GRAPH, "ag_tensor_set_grad");
+  ag_backward_options_init(&bo);
+  bo.create_graph = 1;
+  inputs[0] = y1;
+  bo.num_inputs = 1;
+  bo.inputs = inputs;
+  CHECK_OK(ag_backward(y2, NULL, &bo));
+  CHECK(ag_tensor_retains_grad(y1) == 0);
+  CHECK_OK(ag_tensor_grad(&g, y1)); /* digamma(0.5), recorded: it saved y1 */
+  CHECK(g != NULL && g != SENT_T);
+  if (g && g != SENT_T) {
+    CHECK_CLOSE(ITEM(g), -1.9635100260214235, 1e-6);
+    CHECK(ag_tensor_get_requires_grad(g) == 1);
+    /* the held gradient may be replaced, like a retained one */
+    REQUIRE_OK(ag_tensor_zeros(&other, ctx, AG_F32, NULL, 0));
+    CHECK_OK(ag_tensor_set_grad(y1, other));
+    REL(other);
+    REL(g);
+  }
+  CHECK_OK(ag_tensor_set_grad(y1, NULL));
+  REL(y2);
+  REL(y1);
+  REL(x);
+  ag_context_release(ctx);
+  CHECK(g_live_blocks == 0);
+  CHECK(g_destroyed == 1);
+}
+
 int main(int argc, char **argv) {
   /* arguments: the program files; the test filter comes from AG_TEST_FILTER */
   g_files = (const char *const *)(argv + 1);
@@ -104,5 +173,6 @@ int main(int argc, char **argv) {
   RUN(test_replay_regression_programs);
   RUN(test_leaf_without_requires_grad_as_create_graph_seed);
   RUN(test_tensor_cannot_be_its_own_gradient);
+  RUN(test_nonleaf_input_gradient_can_be_cleared);
   return h_finish();
 }

@@ -168,6 +168,13 @@ static void fz_check_status(Prog *p, ag_status st, const char *fn) {
 
 /* Drops slot i's reference. ag takes the record back from the innermost scope
  * that has one for this handle, so the slot of that record inherits i's. */
+static int holds_grad(const ag_tensor *h) {
+  ag_tensor *g = NULL;
+  if (ag_tensor_grad(&g, h) != AG_OK || !g) return 0;
+  ag_tensor_release(g);
+  return 1;
+}
+
 static void rel_slot(Prog *p, int i) {
   ag_tensor *h = p->t[i];
   int j, inner = i, others = 0;
@@ -176,9 +183,11 @@ static void rel_slot(Prog *p, int i) {
     if (p->t[j] == h && p->depth[j] > p->depth[inner]) inner = j;
     others += j != i && p->t[j] == h;
   }
-  /* ABI.md: a non-leaf that retains a recorded gradient may form a cycle
-   * through it; the caller clears it before letting go. */
-  if (!others && !ag_tensor_is_leaf(h) && ag_tensor_retains_grad(h)) ag_tensor_set_grad(h, NULL);
+  /* ABI.md: a non-leaf that holds a recorded gradient (retained, or as a
+   * backward's input) may form a cycle through it; the caller clears it
+   * before letting go. */
+  if (!others && !ag_tensor_is_leaf(h) && holds_grad(h))
+    fz_expect(p, ag_tensor_set_grad(h, NULL) == AG_OK, "a non-leaf's gradient could not be cleared");
   p->depth[inner] = p->depth[i];
   p->t[i] = NULL;
   p->depth[i] = 0;

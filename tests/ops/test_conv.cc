@@ -548,6 +548,26 @@ TEST_F(ConvErrors, WindowSizesThatOverflow) {
                "[ag_op_max_pool2d] the window count overflows int64 (1 * 2 + 9223372036854775806)");
 }
 
+// Resampling factors whose sizes overflow int64 are refused, not computed.
+TEST_F(ConvErrors, ResampleSizesThatOverflow) {
+  constexpr int64_t kBig = int64_t{1} << 32;
+  expect_error(ag_op_pixel_shuffle(&out_, zeros({1, 4, 2, 2}), kBig), AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_pixel_shuffle] upscale_factor^2 overflows int64 (4294967296 * 4294967296 + 0)");
+  // An empty input may have any height: its output height must still fit.
+  expect_error(ag_op_pixel_shuffle(&out_, zeros({0, 1, INT64_MAX / 2, 2}), 4), AG_ERR_SHAPE,
+               "[ag_op_pixel_shuffle] channels 1 are not divisible by upscale_factor^2 = 16");
+  expect_error(ag_op_pixel_shuffle(&out_, zeros({0, 16, INT64_MAX / 2, 2}), 4), AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_pixel_shuffle] the output height overflows int64 (4611686018427387903 * 4 + 0)");
+  expect_error(ag_op_pixel_unshuffle(&out_, zeros({1, kBig, 0, 0}), kBig), AG_ERR_INVALID_ARGUMENT,
+               "[ag_op_pixel_unshuffle] the output channels overflows int64 (4294967296 * 4294967296 + 0)");
+  const int64_t size1[1] = {4};
+  expect_error(ag_op_interpolate(&out_, zeros({1, 1, 4}), nullptr, 0, 1e300, AG_INTERP_NEAREST, 0),
+               AG_ERR_INVALID_ARGUMENT, "[ag_op_interpolate] dim 2 of size 4 scaled by 1e+300 overflows int64");
+  ASSERT_EQ(ag_op_interpolate(&out_, zeros({1, 1, 4}), size1, 1, 0.0, AG_INTERP_NEAREST, 0), AG_OK);
+  ag_tensor_release(out_);
+  out_ = sentinel_;
+}
+
 TEST_F(ConvErrors, UnfoldFold) {
   ag_tensor* x = zeros({1, 2, 4, 4});
   const P k{2, 2}, out{4, 4}, bad_out{5, 4};

@@ -295,6 +295,31 @@ TEST(LinalgErrors, Linear) {
   for (ag_tensor* t : {x, w, w1, wbad, b, bbad, x0, w64}) ag_tensor_release(t);
 }
 
+// Offsets and empty shapes at the edges of int64: refused or instant, never
+// overflowing arithmetic or a loop over an empty dim's partner.
+TEST(LinalgErrors, EdgesOfInt64) {
+  Ctx ctx(0);
+  const Shape v{3}, empty{int64_t{1} << 40, 0};
+  ag_tensor *x = nullptr, *e = nullptr, *out = nullptr;
+  ASSERT_AG(ag_tensor_zeros(&x, ctx.get(), AG_F32, v.data(), 1));
+  ASSERT_AG(ag_tensor_zeros(&e, ctx.get(), AG_F32, empty.data(), 2));
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  out = sentinel;
+  expect_error_untouched(ag_op_diag_embed(&out, x, INT64_MIN, -2, -1), out, sentinel, AG_ERR_INVALID_ARGUMENT,
+                         "[ag_op_diag_embed] offset -9223372036854775808 has no magnitude in int64");
+  expect_error_untouched(ag_op_diag_embed(&out, x, INT64_MAX, -2, -1), out, sentinel, AG_ERR_INVALID_ARGUMENT,
+                         "[ag_op_diag_embed] the embedded size overflows int64 (1 * 3 + 9223372036854775807)");
+  expect_error_untouched(ag_op_diag(&out, x, INT64_MAX - 3), out, sentinel, AG_ERR_OUT_OF_MEMORY,
+                         "[ag_op_diag] shape (9223372036854775807,9223372036854775807) has too many bytes");
+  for (auto f : {ag_op_tril, ag_op_triu}) {
+    ASSERT_AG(f(&out, e, 0));
+    EXPECT_EQ(ag_tensor_numel(out), 0);
+    ag_tensor_release(out);
+  }
+  ag_tensor_release(x);
+  ag_tensor_release(e);
+}
+
 TEST(LinalgErrors, DtypesAndHandles) {
   Ctx ctx(0);
   const Shape s{2, 2};

@@ -302,14 +302,15 @@ function ag_tensor_grad(out, t)
     ccall((:ag_tensor_grad, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}), out, t)
 end
 
-"""Replace the gradient of leaf `t` (or of a non-leaf that retains it): NULL
+"""Replace the gradient of leaf `t` (or of a non-leaf that retains it or holds
+one because a backward listed it in its inputs): NULL
 sets it back to none (so the next backward starts afresh), otherwise
 `grad` (same shape, dtype and context; it is shared, not copied) becomes
 the gradient.
 @return AG_OK; AG_ERR_INVALID_ARGUMENT (also for `grad` == `t`, which
         would own itself); AG_ERR_SHAPE; AG_ERR_DTYPE;
-        AG_ERR_CONTEXT; AG_ERR_GRAPH (t is a non-leaf that does not retain
-        its gradient)."""
+        AG_ERR_CONTEXT; AG_ERR_GRAPH (t is a non-leaf that neither retains
+        its gradient nor holds one)."""
 function ag_tensor_set_grad(t, grad)
     ccall((:ag_tensor_set_grad, libag), Int32, (Ptr{ag_tensor}, Ptr{ag_tensor}), t, grad)
 end
@@ -1984,7 +1985,7 @@ pixels onto each other (linear modes only). No antialiasing. Gradients
 of every order (selections and constant weights).
 @return AG_ERR_INVALID_ARGUMENT for another mode, both or neither of size
         and scale_factor, a size count that fits neither rule,
-        align_corners with nearest; AG_ERR_SHAPE for an input rank the
+        align_corners with nearest, a scaled size beyond int64; AG_ERR_SHAPE for an input rank the
         mode does not take, an output size below 1; AG_ERR_DTYPE."""
 function ag_op_interpolate(out, x, size, ndim, scale_factor, mode, align_corners)
     ccall((:ag_op_interpolate, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Cdouble, Int32, Int32), out, x, size, ndim, scale_factor, mode, align_corners)
@@ -1992,16 +1993,17 @@ end
 
 """(*, C*r*r, H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle) with r =
 upscale_factor: a reshape and permute (a copy). Gradient: unshuffled.
-@return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
-        dims or channels not divisible by r*r."""
+@return AG_ERR_INVALID_ARGUMENT for r < 1 or sizes (r*r, H*r, W*r) that
+        overflow int64; AG_ERR_SHAPE for fewer than 3 dims or channels not
+        divisible by r*r."""
 function ag_op_pixel_shuffle(out, x, upscale_factor)
     ccall((:ag_op_pixel_shuffle, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), out, x, upscale_factor)
 end
 
 """(*, C, H*r, W*r) -> (*, C*r*r, H, W) (F.pixel_unshuffle), the inverse of
 ag_op_pixel_shuffle with r = downscale_factor.
-@return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
-        dims or H, W not divisible by r."""
+@return AG_ERR_INVALID_ARGUMENT for r < 1 or C*r*r overflowing int64;
+        AG_ERR_SHAPE for fewer than 3 dims or H, W not divisible by r."""
 function ag_op_pixel_unshuffle(out, x, downscale_factor)
     ccall((:ag_op_pixel_unshuffle, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), out, x, downscale_factor)
 end
@@ -2362,7 +2364,8 @@ end
 elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted
 in the result's x.ndim + 1 dims). The new dims have size
 x.shape[-1] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT
-if dim1 and dim2 name the same dim. Gradient: the diagonal of g."""
+if dim1 and dim2 name the same dim or that size overflows int64;
+AG_ERR_OUT_OF_MEMORY if the result's bytes do. Gradient: the diagonal of g."""
 function ag_op_diag_embed(out, x, offset, dim1, dim2)
     ccall((:ag_op_diag_embed, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64, Int64, Int64), out, x, offset, dim1, dim2)
 end

@@ -638,14 +638,15 @@ unsafe extern "C" {
     /// `ag_tensor_set_grad` (ag/autograd.h, since AG_0.1).
     ///
     /// ```text
-    /// Replace the gradient of leaf `t` (or of a non-leaf that retains it): NULL
+    /// Replace the gradient of leaf `t` (or of a non-leaf that retains it or holds
+    /// one because a backward listed it in its inputs): NULL
     /// sets it back to none (so the next backward starts afresh), otherwise
     /// `grad` (same shape, dtype and context; it is shared, not copied) becomes
     /// the gradient.
     /// @return AG_OK; AG_ERR_INVALID_ARGUMENT (also for `grad` == `t`, which
     ///         would own itself); AG_ERR_SHAPE; AG_ERR_DTYPE;
-    ///         AG_ERR_CONTEXT; AG_ERR_GRAPH (t is a non-leaf that does not retain
-    ///         its gradient).
+    ///         AG_ERR_CONTEXT; AG_ERR_GRAPH (t is a non-leaf that neither retains
+    ///         its gradient nor holds one).
     /// ```
     pub fn ag_tensor_set_grad(t: *mut ag_tensor, grad: *const ag_tensor) -> ag_status;
 
@@ -2724,7 +2725,7 @@ unsafe extern "C" {
     /// of every order (selections and constant weights).
     /// @return AG_ERR_INVALID_ARGUMENT for another mode, both or neither of size
     ///         and scale_factor, a size count that fits neither rule,
-    ///         align_corners with nearest; AG_ERR_SHAPE for an input rank the
+    ///         align_corners with nearest, a scaled size beyond int64; AG_ERR_SHAPE for an input rank the
     ///         mode does not take, an output size below 1; AG_ERR_DTYPE.
     /// ```
     pub fn ag_op_interpolate(out: *mut *mut ag_tensor, x: *const ag_tensor, size: *const i64, ndim: i32, scale_factor: f64, mode: i32, align_corners: i32) -> ag_status;
@@ -2734,8 +2735,9 @@ unsafe extern "C" {
     /// ```text
     /// (*, C*r*r, H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle) with r =
     /// upscale_factor: a reshape and permute (a copy). Gradient: unshuffled.
-    /// @return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
-    ///         dims or channels not divisible by r*r.
+    /// @return AG_ERR_INVALID_ARGUMENT for r < 1 or sizes (r*r, H*r, W*r) that
+    ///         overflow int64; AG_ERR_SHAPE for fewer than 3 dims or channels not
+    ///         divisible by r*r.
     /// ```
     pub fn ag_op_pixel_shuffle(out: *mut *mut ag_tensor, x: *const ag_tensor, upscale_factor: i64) -> ag_status;
 
@@ -2744,8 +2746,8 @@ unsafe extern "C" {
     /// ```text
     /// (*, C, H*r, W*r) -> (*, C*r*r, H, W) (F.pixel_unshuffle), the inverse of
     /// ag_op_pixel_shuffle with r = downscale_factor.
-    /// @return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
-    ///         dims or H, W not divisible by r.
+    /// @return AG_ERR_INVALID_ARGUMENT for r < 1 or C*r*r overflowing int64;
+    ///         AG_ERR_SHAPE for fewer than 3 dims or H, W not divisible by r.
     /// ```
     pub fn ag_op_pixel_unshuffle(out: *mut *mut ag_tensor, x: *const ag_tensor, downscale_factor: i64) -> ag_status;
 
@@ -3184,7 +3186,8 @@ unsafe extern "C" {
     /// elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted
     /// in the result's x.ndim + 1 dims). The new dims have size
     /// x.shape[-1] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT
-    /// if dim1 and dim2 name the same dim. Gradient: the diagonal of g.
+    /// if dim1 and dim2 name the same dim or that size overflows int64;
+    /// AG_ERR_OUT_OF_MEMORY if the result's bytes do. Gradient: the diagonal of g.
     /// ```
     pub fn ag_op_diag_embed(out: *mut *mut ag_tensor, x: *const ag_tensor, offset: i64, dim1: i64, dim2: i64) -> ag_status;
 

@@ -1390,7 +1390,7 @@ impl Tensor {
         check(unsafe { sys::ag_op_conv_transpose1d(&mut out_out, self.as_ptr(), weight.as_ptr(), crate::tensor::opt_ptr(bias), stride, padding, output_padding, groups, dilation) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_interpolate`: Resamples x (N, C, spatial...) (F.interpolate): to `size` (ndim = 1, used for every spatial dim, or one per spatial dim) or, with ndim = 0, by scale_factor > 0 for every spatial dim (output size floor(in * scale_factor), source positions from the factor, as PyTorch without recompute_scale_factor). mode: AG_INTERP_NEAREST (1 to 3 spatial dims; source index floor(out * scale)), AG_INTERP_LINEAR (x 3-D) or AG_INTERP_BILINEAR (x 4-D), with align_corners != 0 mapping the corner pixels onto each other (linear modes only). No antialiasing. Gradients of every order (selections and constant weights). @return AG_ERR_INVALID_ARGUMENT for another mode, both or neither of size         and scale_factor, a size count that fits neither rule,         align_corners with nearest; AG_ERR_SHAPE for an input rank the         mode does not take, an output size below 1; AG_ERR_DTYPE.
+    /// `ag_op_interpolate`: Resamples x (N, C, spatial...) (F.interpolate): to `size` (ndim = 1, used for every spatial dim, or one per spatial dim) or, with ndim = 0, by scale_factor > 0 for every spatial dim (output size floor(in * scale_factor), source positions from the factor, as PyTorch without recompute_scale_factor). mode: AG_INTERP_NEAREST (1 to 3 spatial dims; source index floor(out * scale)), AG_INTERP_LINEAR (x 3-D) or AG_INTERP_BILINEAR (x 4-D), with align_corners != 0 mapping the corner pixels onto each other (linear modes only). No antialiasing. Gradients of every order (selections and constant weights). @return AG_ERR_INVALID_ARGUMENT for another mode, both or neither of size         and scale_factor, a size count that fits neither rule,         align_corners with nearest, a scaled size beyond int64; AG_ERR_SHAPE for an input rank the         mode does not take, an output size below 1; AG_ERR_DTYPE.
     ///
     /// ```text
     /// Resamples x (N, C, spatial...) (F.interpolate): to `size` (ndim = 1, used
@@ -1404,7 +1404,7 @@ impl Tensor {
     /// of every order (selections and constant weights).
     /// @return AG_ERR_INVALID_ARGUMENT for another mode, both or neither of size
     ///         and scale_factor, a size count that fits neither rule,
-    ///         align_corners with nearest; AG_ERR_SHAPE for an input rank the
+    ///         align_corners with nearest, a scaled size beyond int64; AG_ERR_SHAPE for an input rank the
     ///         mode does not take, an output size below 1; AG_ERR_DTYPE.
     /// ```
     pub fn interpolate(&self, size: &[i64], scale_factor: f64, mode: i32, align_corners: i32) -> Result<Tensor> {
@@ -1412,26 +1412,27 @@ impl Tensor {
         check(unsafe { sys::ag_op_interpolate(&mut out_out, self.as_ptr(), size.as_ptr(), crate::error::count::<i32>(size.len())?, scale_factor, mode, align_corners) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_pixel_shuffle`: (*, C*r*r, H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle) with r = upscale_factor: a reshape and permute (a copy). Gradient: unshuffled. @return AG_ERR_INVALID_ARGUMENT for r \< 1; AG_ERR_SHAPE for fewer than 3         dims or channels not divisible by r*r.
+    /// `ag_op_pixel_shuffle`: (*, C*r*r, H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle) with r = upscale_factor: a reshape and permute (a copy). Gradient: unshuffled. @return AG_ERR_INVALID_ARGUMENT for r \< 1 or sizes (r*r, H*r, W*r) that         overflow int64; AG_ERR_SHAPE for fewer than 3 dims or channels not         divisible by r*r.
     ///
     /// ```text
     /// (*, C*r*r, H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle) with r =
     /// upscale_factor: a reshape and permute (a copy). Gradient: unshuffled.
-    /// @return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
-    ///         dims or channels not divisible by r*r.
+    /// @return AG_ERR_INVALID_ARGUMENT for r < 1 or sizes (r*r, H*r, W*r) that
+    ///         overflow int64; AG_ERR_SHAPE for fewer than 3 dims or channels not
+    ///         divisible by r*r.
     /// ```
     pub fn pixel_shuffle(&self, upscale_factor: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_pixel_shuffle(&mut out_out, self.as_ptr(), upscale_factor) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_pixel_unshuffle`: (*, C, H*r, W*r) -> (*, C*r*r, H, W) (F.pixel_unshuffle), the inverse of ag_op_pixel_shuffle with r = downscale_factor. @return AG_ERR_INVALID_ARGUMENT for r \< 1; AG_ERR_SHAPE for fewer than 3         dims or H, W not divisible by r.
+    /// `ag_op_pixel_unshuffle`: (*, C, H*r, W*r) -> (*, C*r*r, H, W) (F.pixel_unshuffle), the inverse of ag_op_pixel_shuffle with r = downscale_factor. @return AG_ERR_INVALID_ARGUMENT for r \< 1 or C*r*r overflowing int64;         AG_ERR_SHAPE for fewer than 3 dims or H, W not divisible by r.
     ///
     /// ```text
     /// (*, C, H*r, W*r) -> (*, C*r*r, H, W) (F.pixel_unshuffle), the inverse of
     /// ag_op_pixel_shuffle with r = downscale_factor.
-    /// @return AG_ERR_INVALID_ARGUMENT for r < 1; AG_ERR_SHAPE for fewer than 3
-    ///         dims or H, W not divisible by r.
+    /// @return AG_ERR_INVALID_ARGUMENT for r < 1 or C*r*r overflowing int64;
+    ///         AG_ERR_SHAPE for fewer than 3 dims or H, W not divisible by r.
     /// ```
     pub fn pixel_unshuffle(&self, downscale_factor: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -1925,14 +1926,15 @@ impl Tensor {
         check(unsafe { sys::ag_op_diagonal(&mut out_out, self.as_ptr(), offset, dim1, dim2) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_diag_embed`: A tensor whose diagonal (offset, dim1, dim2) is the last dim of x, zeros elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted in the result's x.ndim + 1 dims). The new dims have size x.shape\[-1\] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT if dim1 and dim2 name the same dim. Gradient: the diagonal of g.
+    /// `ag_op_diag_embed`: A tensor whose diagonal (offset, dim1, dim2) is the last dim of x, zeros elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted in the result's x.ndim + 1 dims). The new dims have size x.shape\[-1\] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT if dim1 and dim2 name the same dim or that size overflows int64; AG_ERR_OUT_OF_MEMORY if the result's bytes do. Gradient: the diagonal of g.
     ///
     /// ```text
     /// A tensor whose diagonal (offset, dim1, dim2) is the last dim of x, zeros
     /// elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted
     /// in the result's x.ndim + 1 dims). The new dims have size
     /// x.shape[-1] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT
-    /// if dim1 and dim2 name the same dim. Gradient: the diagonal of g.
+    /// if dim1 and dim2 name the same dim or that size overflows int64;
+    /// AG_ERR_OUT_OF_MEMORY if the result's bytes do. Gradient: the diagonal of g.
     /// ```
     pub fn diag_embed(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
