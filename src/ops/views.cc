@@ -63,12 +63,19 @@ SliceRange slice_range(int64_t size, int64_t start, int64_t end, int64_t step) {
   return {s, e > s ? (e - s - 1) / step + 1 : 0};
 }
 
+// One past the last index of r: an end that gives r again, whatever the step
+// (start + length * step may overflow for a huge step).
+int64_t slice_end(SliceRange r, int64_t step) { return r.length > 0 ? r.start + (r.length - 1) * step + 1 : r.start; }
+
 // Shape, strides and offset of x sliced along dim.
 Tensor slice_view(const Tensor& x, int dim, SliceRange r, int64_t step) {
   Dims shape = x->shape(), strides = x->strides();
   shape[dim] = r.length;
   const int64_t offset = r.length > 0 ? x->offset() + r.start * strides[dim] : x->offset();
-  strides[dim] *= step;
+  // The product overflows only for a slice of at most one element (else
+  // (length - 1) * step is inside the dim), whose stride is never stepped.
+  int64_t stepped;
+  if (!__builtin_mul_overflow(strides[dim], step, &stepped)) strides[dim] = stepped;
   return make_view(*x, shape, strides, offset);
 }
 
@@ -223,7 +230,7 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   const SliceRange r = slice_range(x->shape()[d], start, end, step);
   Tensor y = slice_view(x, d, r, step);
   if (should_record({x.get()})) {
-    record<SliceBackward>({x.get()}, y, x->shape(), d, r.start, r.start + r.length * step, step);
+    record<SliceBackward>({x.get()}, y, x->shape(), d, r.start, slice_end(r, step), step);
   }
   return y;
 }
@@ -254,7 +261,7 @@ Tensor slice_backward(const Tensor& g, const Dims& input_shape, int64_t dim, int
   Tensor y = full(g->context(), g->dtype(), input_shape, 0.0);
   Tensor target = slice_view(y, d, r, step);
   kernels::copy(g->dtype(), g->shape(), view_of(*g), g->dtype(), target->data(), target->strides());
-  if (should_record({g.get()})) record<SliceBackwardBackward>({g.get()}, y, d, r.start, r.start + r.length * step, step);
+  if (should_record({g.get()})) record<SliceBackwardBackward>({g.get()}, y, d, r.start, slice_end(r, step), step);
   return y;
 }
 

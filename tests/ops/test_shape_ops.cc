@@ -72,6 +72,8 @@ TEST_F(ShapeOps, SliceSelectNarrowValues) {
       {0, -100, 100, 2, {0, 2, 4}, {0, 1, 2, 3, 4, 5, 6}},
       {1, 5, 2, 1, {0, 1, 2, 3, 4}, {}},
       {1, 6, 100, 4, {0, 1, 2, 3, 4}, {6}},
+      {1, 2, 5, INT64_MAX, {0, 1, 2, 3, 4}, {2}},  // start + step overflows int64
+      {0, 4, INT64_MAX, INT64_MAX, {4}, {0, 1, 2, 3, 4, 5, 6}},
   };
   for (const S& s : cases) {
     ag_tensor* y = nullptr;
@@ -92,6 +94,24 @@ TEST_F(ShapeOps, SliceSelectNarrowValues) {
   EXPECT_EQ(values(sel), (std::vector<double>{5, 12, 19, 26, 33}));
   EXPECT_EQ(shape(nar), (Shape{2, 7}));
   EXPECT_EQ(values(nar)[0], 21.0);
+}
+
+// A step past the end of the dim: one element, whose gradient lands in place.
+TEST_F(ShapeOps, SliceWithAHugeStepHasAGradient) {
+  ag_tensor* x = iota({5, 7});
+  ASSERT_AG(ag_tensor_requires_grad(x, 1));
+  ag_tensor *y = nullptr, *s = nullptr, *g = nullptr;
+  ASSERT_AG(ag_op_slice(&y, x, 1, 3, INT64_MAX, INT64_MAX));
+  own(y);
+  EXPECT_EQ(shape(y), (Shape{5, 1}));
+  ASSERT_AG(ag_op_sum(&s, y));
+  own(s);
+  ASSERT_AG(ag_backward(s, nullptr, nullptr));
+  ASSERT_AG(ag_tensor_grad(&g, x));
+  own(g);
+  std::vector<double> want(35, 0.0);
+  for (int r = 0; r < 5; ++r) want[r * 7 + 3] = 1.0;
+  EXPECT_EQ(values(g), want);
 }
 
 TEST_F(ShapeOps, SqueezeUnsqueeze) {
