@@ -51,7 +51,14 @@ HWY_NOINLINE T MaxMinRow(const T* HWY_RESTRICT x, size_t n) {
     nan = hn::IfThenElse(hn::IsNaN(v), v, nan);
   }
   if (!hn::AllFalse(d, hn::IsNaN(nan))) return std::numeric_limits<T>::quiet_NaN();
-  return hn::GetLane(kMax ? hn::MaxOfLanes(d, best) : hn::MinOfLanes(d, best));
+  // Reduced from lane 0, not from an identity: Highway's emulated target
+  // starts MinOfLanes at the largest finite value, so a row of +inf gave
+  // FLT_MAX, which no element equals.
+  HWY_ALIGN T lanes[HWY_MAX_BYTES / sizeof(T)];
+  hn::Store(best, d, lanes);
+  T r = lanes[0];
+  for (size_t j = 1; j < N; ++j) r = kMax ? std::max(r, lanes[j]) : std::min(r, lanes[j]);
+  return r;
 }
 
 // out[j] = max or min over k of x[k * inner + j], j < inner, and (if idx is
@@ -112,7 +119,7 @@ void MaxMin(const T* x, int64_t outer, int64_t n, int64_t inner, T* out, int64_t
       *ob = MaxMinRow<kMax>(xb, static_cast<size_t>(n));
       if (indices) {
         int64_t k = 0;
-        while (!Selects(xb[k], *ob)) ++k;
+        while (k + 1 < n && !Selects(xb[k], *ob)) ++k;  // the extreme is an element: never past the row
         indices[o] = k;
       }
       continue;

@@ -70,7 +70,8 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
   // (G, K, Cg) @ (N, G, Cg, H*W) -> (N, G, K, H*W): the columns of every window.
   const Tensor wt = transpose(reshape(weight, Dims{groups, Cg, K}), 1, 2);
   const Tensor cols = matmul(wt, reshape(x4, Dims{N, groups, Cg, in_area}));
-  Tensor y = fold(reshape(cols, Dims{N, checked_mul_add(OC, kernel_area, 0, "the column count"), in_area}), full, {ws[2], ws[3]}, dilation, {0, 0}, stride);
+  const int64_t rows = checked_mul_add(OC, kernel_area, 0, "the column count");
+  Tensor y = fold(reshape(cols, Dims{N, rows, in_area}), full, {ws[2], ws[3]}, dilation, {0, 0}, stride);
   if (padding[0] || padding[1] || output_padding[0] || output_padding[1]) {
     y = pad(y, {-padding[1], output_padding[1] - padding[1], -padding[0], output_padding[0] - padding[0]},
             PadMode::Constant, 0.0);

@@ -21,6 +21,10 @@
  * backward with frac(x) among its inputs. That non-leaf's recorded gradient
  * saved it, a cycle the caller must clear (ABI.md), but set_grad(NULL)
  * refused a non-leaf that did not retain its gradient.
+ *
+ * reduce_dim_inf_row_index.bin: min_dim of a 0-dim +inf. On Highway's
+ * emulated target (the fuzz build's) the row minimum came out as FLT_MAX,
+ * and the search for its index read past the row.
  */
 #include "harness.h"
 
