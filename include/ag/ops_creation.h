@@ -31,7 +31,7 @@ AG_BEGIN_DECLS
  * @return AG_ERR_DTYPE for AG_BOOL; AG_ERR_INVALID_ARGUMENT for a start, end
  *         or step that is not finite, step 0, an end on the wrong side of
  *         start for the sign of step, or (i64) a start or step that is not an
- *         integer, or a start or end beyond +-9.2e18.
+ *         integer, or a start, end or step beyond +-9.2e18.
  */
 AG_API ag_status ag_op_arange(ag_tensor **out, ag_context *ctx, ag_dtype dtype, double start, double end,
                               double step) AG_NOEXCEPT;

@@ -106,7 +106,8 @@ AG_API ag_status ag_op_embedding(ag_tensor **out, const ag_tensor *weight,
  * num_classes = -1 uses the largest index + 1. Not differentiable.
  * @return AG_ERR_DTYPE for indices that are not i64; AG_ERR_INVALID_ARGUMENT
  *         for a negative index, an index >= num_classes, num_classes below
- *         -1, -1 with empty indices, or indices with 16 dims.
+ *         -1, -1 with empty indices, or indices with 16 dims;
+ *         AG_ERR_OUT_OF_MEMORY when the result is too large.
  */
 AG_API ag_status ag_op_one_hot(ag_tensor **out, const ag_tensor *indices,
                                int64_t num_classes) AG_NOEXCEPT;

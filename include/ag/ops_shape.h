@@ -253,7 +253,8 @@ AG_API ag_status ag_op_repeat_interleave(ag_tensor **out, const ag_tensor *x, in
  * repeat_interleave with a tensor. Gradient: the copies summed.
  * @return AG_ERR_DTYPE for repeats not i64; AG_ERR_SHAPE for repeats of
  *         another length or more than 1 dim; AG_ERR_INVALID_ARGUMENT for a
- *         negative repeat, a dim out of range; AG_ERR_CONTEXT.
+ *         negative repeat, a dim out of range; AG_ERR_CONTEXT;
+ *         AG_ERR_OUT_OF_MEMORY when the result is too large.
  */
 AG_API ag_status ag_op_repeat_interleave_tensor(ag_tensor **out, const ag_tensor *x,
                                                 const ag_tensor *repeats, int64_t dim) AG_NOEXCEPT;

@@ -10,10 +10,11 @@ namespace {
 // True if `strides` are the contiguous strides of `shape` (size-1 dims
 // aside); an empty tensor is contiguous whatever its strides.
 bool contiguous_layout(const Dims& shape, const Dims& strides, int64_t numel) {
+  if (numel == 0) return true;  // (its sizes' product may overflow)
   int64_t expected = 1;
   for (int i = shape.size() - 1; i >= 0; --i) {
     if (shape[i] == 1) continue;
-    if (strides[i] != expected) return numel == 0;
+    if (strides[i] != expected) return false;
     expected *= shape[i];
   }
   return true;

@@ -8,7 +8,12 @@ void arange(DType dt, char* out, int64_t first, int64_t n, double start, double 
   if (dt == DType::I64) {
     const int64_t s = static_cast<int64_t>(start), st = static_cast<int64_t>(step);
     int64_t* o = reinterpret_cast<int64_t*>(out);
-    for (int64_t i = 0; i < n; ++i) o[i] = s + (first + i) * st;
+    // In uint64: (first + i) * st may pass INT64_MAX (arange(-9e18, 9e18, 1e18))
+    // although the value, between start and end, does not.
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t k = static_cast<uint64_t>(first + i);
+      o[i] = static_cast<int64_t>(static_cast<uint64_t>(s) + k * static_cast<uint64_t>(st));
+    }
     return;
   }
   visit_floating(dt, [&](auto z) {

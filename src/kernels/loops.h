@@ -22,6 +22,12 @@ template <int N>
 LoopPlan<N> plan_loop(const Dims& shape, const Dims* const (&strides)[N]) {
   LoopPlan<N> p;
   for (int i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) {  // empty: one dim of 0 (the other sizes may overflow when merged)
+      p.ndim = 1;
+      p.shape[0] = 0;
+      for (int k = 0; k < N; ++k) p.strides[k][0] = 0;
+      return p;
+    }
     if (shape[i] == 1) continue;
     const int j = p.ndim;
     bool merge = j > 0;

@@ -38,6 +38,8 @@ Tensor arange(Context* ctx, DType dt, double start, double end, double step) {
     for (double v : {start, end}) {
       if (std::fabs(v) > 9.2e18) fail(AG_ERR_INVALID_ARGUMENT, "start and end must lie within +-9.2e18 for i64, got ", v);
     }
+    // The kernel casts step to int64.
+    if (std::fabs(step) > 9.2e18) fail(AG_ERR_INVALID_ARGUMENT, "step must lie within +-9.2e18 for i64, got ", step);
   }
   const Dims shape = length_shape(std::ceil((end - start) / step), dt);
   Tensor y = empty(ctx, dt, shape);

@@ -14,8 +14,8 @@ Tensor scan(kernels::ScanKind k, const Tensor& x, int d, bool reverse) {
   const Split s = split_at(x->shape(), d);
   const Tensor xc = contiguous_data(x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
+  if (y->numel() == 0) return y;  // the sizes of an empty x may overflow row_bytes
   const int64_t row_bytes = s.n * s.inner * static_cast<int64_t>(itemsize(x->dtype()));
-  if (s.n == 0) return y;
   for_row_blocks(x->context(), s, [&](int64_t first, int64_t rows) {
     kernels::scan_dim(k, x->dtype(), reverse, xc->data() + first * row_bytes, rows, s.n, s.inner,
                       y->data() + first * row_bytes);
@@ -136,6 +136,7 @@ Tensor logcumsumexp_forward(const Tensor& x, int d, bool reverse) {
   const Split s = split_at(x->shape(), d);
   const Tensor xc = contiguous_data(x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
+  if (y->numel() == 0) return y;  // no rows, however many the sizes of an empty x count
   visit_floating(x->dtype(), [&](auto z) {
     using T = decltype(z);
     const T* in = xc->data_as<T>();
@@ -209,7 +210,8 @@ std::pair<Tensor, Tensor> running_extreme(const Tensor& x, int64_t dim, bool max
   const Tensor xc = contiguous_data(x);
   Tensor idx = empty(x->context(), DType::I64, x->shape());
   int64_t* out = idx->data_as<int64_t>();
-  visit_floating(x->dtype(), [&](auto z) {
+  // An empty x has no slices to visit, but outer or inner may be huge.
+  if (x->numel() > 0) visit_floating(x->dtype(), [&](auto z) {
     using T = decltype(z);
     const T* v = xc->data_as<T>();
     for (int64_t o = 0; o < s.outer; ++o) {

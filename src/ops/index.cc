@@ -295,7 +295,11 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   if (num_classes == -1) {
     if (c->numel() == 0) fail(AG_ERR_INVALID_ARGUMENT, "cannot infer num_classes from an empty tensor");
     num_classes = 0;
-    for (int64_t i = 0; i < c->numel(); ++i) num_classes = v[i] >= num_classes ? v[i] + 1 : num_classes;
+    for (int64_t i = 0; i < c->numel(); ++i) {
+      // INT64_MAX + 1 classes overflow.
+      if (v[i] == INT64_MAX) fail(AG_ERR_OUT_OF_MEMORY, "the result is too large");
+      num_classes = v[i] >= num_classes ? v[i] + 1 : num_classes;
+    }
   } else if (num_classes < 0) {
     fail(AG_ERR_INVALID_ARGUMENT, "num_classes ", num_classes, " must be -1 (infer) or at least 0");
   } else {

@@ -23,11 +23,15 @@ ReducedShape reduced_shape(const TensorImpl& x, const Dims& dims) {
     const bool red = dims.size() == 0 || reduce[d];
     r.keep.push_back(red ? 1 : x.shape()[d]);
     if (red) {
-      r.count *= x.shape()[d];
+      // Saturates: only an empty x can overflow here, and a 0 later still gives 0.
+      if (__builtin_mul_overflow(r.count, x.shape()[d], &r.count)) r.count = INT64_MAX;
     } else {
       r.out.push_back(x.shape()[d]);
     }
   }
+  // An empty x may have kept sizes whose product overflows (shape (2^32,2^32,0)
+  // reduced over dim 2): the result would be too large. 8: the largest itemsize.
+  if (x.numel() == 0) checked_shape(r.keep.data(), r.keep.size(), sizeof(int64_t));
   return r;
 }
 

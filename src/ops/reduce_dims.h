@@ -27,12 +27,24 @@ struct Split {
   int64_t outer = 1, n = 1, inner = 1;
 };
 
+// The products saturate at INT64_MAX: only an empty shape (any size beside a
+// 0) can overflow, and ops with an empty input return before using them.
+inline int64_t saturating_product(const Dims& shape, int begin, int end) {
+  int64_t p = 1;
+  for (int i = begin; i < end; ++i) {
+    if (shape[i] == 0) return 0;
+  }
+  for (int i = begin; i < end; ++i) {
+    if (__builtin_mul_overflow(p, shape[i], &p)) return INT64_MAX;
+  }
+  return p;
+}
 inline Split split_at(const Dims& shape, int d) {
   Split s;
   if (shape.size() == 0) return s;
-  for (int i = 0; i < d; ++i) s.outer *= shape[i];
+  s.outer = saturating_product(shape, 0, d);
   s.n = shape[d];
-  for (int i = d + 1; i < shape.size(); ++i) s.inner *= shape[i];
+  s.inner = saturating_product(shape, d + 1, shape.size());
   return s;
 }
 

@@ -93,11 +93,20 @@ Tensor repeat_interleave_tensor(const Tensor& x, const Tensor& repeats, int64_t 
     fail(AG_ERR_SHAPE, "repeats has ", r->numel(), " entries but dim ", d, " has size ", n, " (1 or ", n, " needed)");
   }
   const int64_t* rv = r->data_as<int64_t>();
+  // One repeat count for a dim that may be huge (x empty): check the total
+  // before looping, and do not loop when it is 0.
+  int64_t total = 0;
+  if (r->numel() == 1 && n > 0 && rv[0] >= 0 &&
+      (__builtin_mul_overflow(n, rv[0], &total) || total > (int64_t{1} << 40))) {
+    fail(AG_ERR_OUT_OF_MEMORY, "the result is too large");
+  }
+  const int64_t count = r->numel() == 1 && rv[0] == 0 ? 0 : n;
   std::vector<int64_t> picks;
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = 0; i < count; ++i) {
     const int64_t k = rv[r->numel() == 1 ? 0 : i];
     if (k < 0) fail(AG_ERR_INVALID_ARGUMENT, "repeats[", i, "] = ", k, " is negative");
-    if (static_cast<int64_t>(picks.size()) + k > (int64_t{1} << 40)) fail(AG_ERR_OUT_OF_MEMORY, "the result is too large");
+    // Compared without adding: size + k overflows for k near INT64_MAX.
+    if (k > (int64_t{1} << 40) - static_cast<int64_t>(picks.size())) fail(AG_ERR_OUT_OF_MEMORY, "the result is too large");
     picks.insert(picks.end(), k, i);
   }
   Tensor index = empty(x->context(), DType::I64, Dims{static_cast<int64_t>(picks.size())});

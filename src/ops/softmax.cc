@@ -12,6 +12,7 @@ Tensor softmax_forward(const Tensor& x, int64_t dim, bool log) {
   const Split s = split_at(x->shape(), wrap_dim(dim, x->ndim(), "dim", true));
   const Tensor xc = contiguous_data(x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
+  if (y->numel() == 0) return y;  // no rows, however many the sizes of an empty x count
   auto kernel = [s, xc, y, log] {
     const int64_t row_bytes = s.n * s.inner * static_cast<int64_t>(itemsize(y->dtype()));
     for_row_blocks(y->context(), s, [&](int64_t first, int64_t rows) {
@@ -35,6 +36,7 @@ Tensor softmax_backward_forward(const Tensor& g, const Tensor& y, int64_t dim, b
   const Tensor gc = contiguous_data(g);
   const Tensor yc = contiguous_data(y);
   Tensor out = empty(y->context(), y->dtype(), y->shape());
+  if (out->numel() == 0) return out;  // no rows, however many the sizes of an empty y count
   auto kernel = [s, gc, yc, out, log] {
     const int64_t row_bytes = s.n * s.inner * static_cast<int64_t>(itemsize(out->dtype()));
     for_row_blocks(out->context(), s, [&](int64_t first, int64_t rows) {

@@ -21,6 +21,8 @@
  * backward with frac(x) among its inputs. That non-leaf's recorded gradient
  * saved it, a cycle the caller must clear (ABI.md), but set_grad(NULL)
  * refused a non-leaf that did not retain its gradient.
+ * nonleaf_input_grad_cycle_in_scope.bin: the same inside a handle scope,
+ * whose end released the non-leaf: the interpreter clears it first.
  *
  * reduce_dim_inf_row_index.bin: min_dim of a 0-dim +inf. On Highway's
  * emulated target (the fuzz build's) the row minimum came out as FLT_MAX,

@@ -175,6 +175,20 @@ static int holds_grad(const ag_tensor *h) {
   return 1;
 }
 
+/* Before scope `depth` ends and releases its handles: the non-leaves among
+ * them that nothing outside the scope holds give up their gradients
+ * (ABI.md, as rel_slot does). */
+static void clear_scope_grads(Prog *p, int depth) {
+  for (int i = 0; i < NT; i++) {
+    ag_tensor *h = p->t[i];
+    int outside = 0;
+    if (!h || p->depth[i] != depth) continue;
+    for (int j = 0; j < NT; j++) outside += p->t[j] == h && p->depth[j] != depth;
+    if (!outside && !ag_tensor_is_leaf(h) && holds_grad(h))
+      fz_expect(p, ag_tensor_set_grad(h, NULL) == AG_OK, "a non-leaf's gradient could not be cleared");
+  }
+}
+
 static void rel_slot(Prog *p, int i) {
   ag_tensor *h = p->t[i];
   int j, inner = i, others = 0;
@@ -625,6 +639,7 @@ static void step_scope(Prog *p) {
     if (st == AG_OK) p->sc[p->nsc++] = s;
   } else if (f % 3 == 1 && p->nsc > 0) {
     const int k = (f >> 2) & 1 ? p->nsc - 2 : p->nsc - 1; /* sometimes not the innermost */
+    if (k == p->nsc - 1) clear_scope_grads(p, p->nsc);
     st = ag_scope_end(k >= 0 ? p->sc[k] : NULL);
     fz_check_status(p, st, "ag_scope_end");
     fz_expect(p, (st == AG_OK) == (k == p->nsc - 1), "ag_scope_end of a scope that is not the innermost");
@@ -939,6 +954,7 @@ const char *ag_fuzz_run_program(const uint8_t *data, size_t size) {
   /* everything the program holds, then the contexts */
   if (p->job) ag_backward_cancel(p->job);
   while (p->nsc > 0) {
+    clear_scope_grads(p, p->nsc);
     fz_check_status(p, ag_scope_end(p->sc[p->nsc - 1]), "ag_scope_end");
     for (i = 0; i < NT; i++)
       if (p->depth[i] == p->nsc) p->t[i] = NULL, p->depth[i] = 0;

@@ -190,4 +190,20 @@ TEST_F(Creation, Errors) {
   EXPECT_EQ(y, sentinel);
 }
 
+// i64 arange whose i * step passes INT64_MAX although every value fits, and a
+// step the kernel cannot cast to int64.
+TEST_F(Creation, ArangeI64LargeSteps) {
+  ag_tensor* y = nullptr;
+  ASSERT_AG(ag_op_arange(&y, ctx_, AG_I64, -9e18, 9e18, 1e18));
+  own(y);
+  const std::vector<int64_t> v = ivalues(y);
+  ASSERT_EQ(v.size(), 18u);
+  EXPECT_EQ(v.front(), -9000000000000000000);
+  EXPECT_EQ(v.back(), 8000000000000000000);
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  y = sentinel;
+  expect_error_untouched(ag_op_arange(&y, ctx_, AG_I64, 0, 1, 1e300), y, sentinel, AG_ERR_INVALID_ARGUMENT,
+                         "[ag_op_arange] step must lie within +-9.2e18 for i64, got 1e+300");
+}
+
 }  // namespace

@@ -284,4 +284,12 @@ TEST_F(IndexOps, Errors) {
   EXPECT_EQ(y, nullptr);
 }
 
+// num_classes inferred from the index INT64_MAX would be INT64_MAX + 1.
+TEST_F(IndexOps, OneHotInferredClassesOverflow) {
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  ag_tensor* y = sentinel;
+  expect_error_untouched(ag_op_one_hot(&y, i64({1}, {INT64_MAX}), -1), y, sentinel, AG_ERR_OUT_OF_MEMORY,
+                         "[ag_op_one_hot] the result is too large");
+}
+
 }  // namespace

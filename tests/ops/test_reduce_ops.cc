@@ -512,4 +512,21 @@ TEST(SelectDim, Errors) {
   EXPECT_TRUE(std::isnan(read(y)[0]));
 }
 
+// Reducing an empty x over its empty dim keeps sizes whose product passes
+// INT64_MAX: the result is too large, an error rather than an overflow.
+TEST(ReduceDims, EmptyWithHugeKeptSizes) {
+  Ctx ctx;
+  const int64_t b = int64_t{1} << 32;
+  const Shape sh{b, b, 0};
+  T x;
+  ASSERT_AG(ag_tensor_zeros(x.out(), ctx.get(), AG_F64, sh.data(), 3));
+  const int64_t dim = 2;
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  ag_tensor* y = sentinel;
+  expect_error_untouched(ag_op_sum_dims(&y, x, &dim, 1, 1), y, sentinel, AG_ERR_OUT_OF_MEMORY,
+                         "[ag_op_sum_dims] shape (4294967296,4294967296,1) has too many bytes");
+  expect_error_untouched(ag_op_prod_dims(&y, x, &dim, 1, 0), y, sentinel, AG_ERR_OUT_OF_MEMORY,
+                         "[ag_op_prod_dims] shape (4294967296,4294967296,1) has too many bytes");
+}
+
 }  // namespace

@@ -513,4 +513,23 @@ TEST_F(ShapeOps, CopyOpErrors) {
   EXPECT_EQ(y, nullptr);
 }
 
+// repeat_interleave with a tensor of repeats on an empty x with a huge dim
+// (no loop over it), and totals that overflow.
+TEST_F(ShapeOps, RepeatInterleaveTensorHugeDims) {
+  const Shape huge{0, INT64_MAX};
+  ag_tensor* x = nullptr;
+  ASSERT_AG(ag_tensor_zeros(&x, ctx_, AG_F64, huge.data(), 2));
+  own(x);
+  ag_tensor* y = nullptr;
+  ASSERT_AG(ag_op_repeat_interleave_tensor(&y, x, i64({1}, {0}), 1));
+  own(y);
+  EXPECT_EQ(shape(y), (Shape{0, 0}));
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  y = sentinel;
+  expect_error_untouched(ag_op_repeat_interleave_tensor(&y, x, i64({1}, {1}), 1), y, sentinel, AG_ERR_OUT_OF_MEMORY,
+                         "[ag_op_repeat_interleave_tensor] the result is too large");
+  expect_error_untouched(ag_op_repeat_interleave_tensor(&y, iota({2}), i64({2}, {1, INT64_MAX}), 0), y, sentinel,
+                         AG_ERR_OUT_OF_MEMORY, "[ag_op_repeat_interleave_tensor] the result is too large");
+}
+
 }  // namespace

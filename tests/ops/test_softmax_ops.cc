@@ -214,4 +214,32 @@ TEST(Softmax, Errors) {
   EXPECT_EQ(out, sentinel);
 }
 
+// Empty inputs whose other sizes multiply past INT64_MAX: an empty result,
+// no loop over the rows.
+TEST(Softmax, EmptyWithHugeSizes) {
+  Ctx ctx;
+  const int64_t b = int64_t{1} << 32;
+  for (const Shape& sh : {Shape{b, b, 0}, Shape{INT64_MAX, 0}, Shape{0, b, b}}) {
+    T x;
+    ASSERT_AG(ag_tensor_zeros(x.out(), ctx.get(), AG_F64, sh.data(), static_cast<int32_t>(sh.size())));
+    for (int64_t dim = 0; dim < static_cast<int64_t>(sh.size()); ++dim) {
+      T y, i;
+      ASSERT_AG(ag_op_softmax(y.out(), x, dim));
+      EXPECT_EQ(shape_of(y), sh);
+      ASSERT_AG(ag_op_log_softmax_backward(y.out(), x, x, dim));
+      ASSERT_AG(ag_op_cumsum(y.out(), x, dim));
+      ASSERT_AG(ag_op_logcumsumexp(y.out(), x, dim));
+      EXPECT_EQ(shape_of(y), sh);
+      // Strided loops over the empty result (sorting's gather, the running extremes).
+      ASSERT_AG(ag_op_sort(y.out(), i.out(), x, dim, 0, 1));
+      EXPECT_EQ(shape_of(i), sh);
+      ASSERT_AG(ag_op_cummin(y.out(), i.out(), x, dim));
+      EXPECT_EQ(shape_of(y), sh);
+    }
+    T total;
+    ASSERT_AG(ag_op_sum_dims(total.out(), x, nullptr, 0, 0));  // all dims: a 0-dim zero
+    EXPECT_EQ(shape_of(total), Shape{});
+  }
+}
+
 }  // namespace

@@ -2041,7 +2041,7 @@ integers and the values are computed in int64.
 @return AG_ERR_DTYPE for AG_BOOL; AG_ERR_INVALID_ARGUMENT for a start, end
         or step that is not finite, step 0, an end on the wrong side of
         start for the sign of step, or (i64) a start or step that is not an
-        integer, or a start or end beyond +-9.2e18."""
+        integer, or a start, end or step beyond +-9.2e18."""
 function ag_op_arange(out, ctx, dtype, start, end_, step)
     ccall((:ag_op_arange, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_context}, Int32, Cdouble, Cdouble, Cdouble), out, ctx, dtype, start, end_, step)
 end
@@ -2134,7 +2134,8 @@ dtype i64, y[..., c] = 1 where indices[...] == c, else 0.
 num_classes = -1 uses the largest index + 1. Not differentiable.
 @return AG_ERR_DTYPE for indices that are not i64; AG_ERR_INVALID_ARGUMENT
         for a negative index, an index >= num_classes, num_classes below
-        -1, -1 with empty indices, or indices with 16 dims."""
+        -1, -1 with empty indices, or indices with 16 dims;
+        AG_ERR_OUT_OF_MEMORY when the result is too large."""
 function ag_op_one_hot(out, indices, num_classes)
     ccall((:ag_op_one_hot, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64), out, indices, num_classes)
 end
@@ -3551,7 +3552,8 @@ tensor of size(dim) entries (or one entry, used for all), PyTorch's
 repeat_interleave with a tensor. Gradient: the copies summed.
 @return AG_ERR_DTYPE for repeats not i64; AG_ERR_SHAPE for repeats of
         another length or more than 1 dim; AG_ERR_INVALID_ARGUMENT for a
-        negative repeat, a dim out of range; AG_ERR_CONTEXT."""
+        negative repeat, a dim out of range; AG_ERR_CONTEXT;
+        AG_ERR_OUT_OF_MEMORY when the result is too large."""
 function ag_op_repeat_interleave_tensor(out, x, repeats, dim)
     ccall((:ag_op_repeat_interleave_tensor, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Int64), out, x, repeats, dim)
 end

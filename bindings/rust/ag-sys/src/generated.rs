@@ -2793,7 +2793,7 @@ unsafe extern "C" {
     /// @return AG_ERR_DTYPE for AG_BOOL; AG_ERR_INVALID_ARGUMENT for a start, end
     ///         or step that is not finite, step 0, an end on the wrong side of
     ///         start for the sign of step, or (i64) a start or step that is not an
-    ///         integer, or a start or end beyond +-9.2e18.
+    ///         integer, or a start, end or step beyond +-9.2e18.
     /// ```
     pub fn ag_op_arange(out: *mut *mut ag_tensor, ctx: *mut ag_context, dtype: ag_dtype, start: f64, end: f64, step: f64) -> ag_status;
 
@@ -2904,7 +2904,8 @@ unsafe extern "C" {
     /// num_classes = -1 uses the largest index + 1. Not differentiable.
     /// @return AG_ERR_DTYPE for indices that are not i64; AG_ERR_INVALID_ARGUMENT
     ///         for a negative index, an index >= num_classes, num_classes below
-    ///         -1, -1 with empty indices, or indices with 16 dims.
+    ///         -1, -1 with empty indices, or indices with 16 dims;
+    ///         AG_ERR_OUT_OF_MEMORY when the result is too large.
     /// ```
     pub fn ag_op_one_hot(out: *mut *mut ag_tensor, indices: *const ag_tensor, num_classes: i64) -> ag_status;
 
@@ -4619,7 +4620,8 @@ unsafe extern "C" {
     /// repeat_interleave with a tensor. Gradient: the copies summed.
     /// @return AG_ERR_DTYPE for repeats not i64; AG_ERR_SHAPE for repeats of
     ///         another length or more than 1 dim; AG_ERR_INVALID_ARGUMENT for a
-    ///         negative repeat, a dim out of range; AG_ERR_CONTEXT.
+    ///         negative repeat, a dim out of range; AG_ERR_CONTEXT;
+    ///         AG_ERR_OUT_OF_MEMORY when the result is too large.
     /// ```
     pub fn ag_op_repeat_interleave_tensor(out: *mut *mut ag_tensor, x: *const ag_tensor, repeats: *const ag_tensor, dim: i64) -> ag_status;
 

@@ -1572,7 +1572,7 @@ impl Tensor {
         check(unsafe { sys::ag_op_embedding(&mut out_out, self.as_ptr(), indices.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_one_hot`: y = the one-hot encoding of i64 indices: shape (indices..., num_classes), dtype i64, y\[..., c\] = 1 where indices\[...\] == c, else 0. num_classes = -1 uses the largest index + 1. Not differentiable. @return AG_ERR_DTYPE for indices that are not i64; AG_ERR_INVALID_ARGUMENT         for a negative index, an index >= num_classes, num_classes below         -1, -1 with empty indices, or indices with 16 dims.
+    /// `ag_op_one_hot`: y = the one-hot encoding of i64 indices: shape (indices..., num_classes), dtype i64, y\[..., c\] = 1 where indices\[...\] == c, else 0. num_classes = -1 uses the largest index + 1. Not differentiable. @return AG_ERR_DTYPE for indices that are not i64; AG_ERR_INVALID_ARGUMENT         for a negative index, an index >= num_classes, num_classes below         -1, -1 with empty indices, or indices with 16 dims;         AG_ERR_OUT_OF_MEMORY when the result is too large.
     ///
     /// ```text
     /// y = the one-hot encoding of i64 indices: shape (indices..., num_classes),
@@ -1580,7 +1580,8 @@ impl Tensor {
     /// num_classes = -1 uses the largest index + 1. Not differentiable.
     /// @return AG_ERR_DTYPE for indices that are not i64; AG_ERR_INVALID_ARGUMENT
     ///         for a negative index, an index >= num_classes, num_classes below
-    ///         -1, -1 with empty indices, or indices with 16 dims.
+    ///         -1, -1 with empty indices, or indices with 16 dims;
+    ///         AG_ERR_OUT_OF_MEMORY when the result is too large.
     /// ```
     pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -3701,7 +3702,7 @@ impl Tensor {
         check(unsafe { sys::ag_op_repeat_interleave(&mut out_out, self.as_ptr(), repeats, dim) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_repeat_interleave_tensor`: y = x with element i along `dim` repeated repeats\[i\] times, repeats an i64 tensor of size(dim) entries (or one entry, used for all), PyTorch's repeat_interleave with a tensor. Gradient: the copies summed. @return AG_ERR_DTYPE for repeats not i64; AG_ERR_SHAPE for repeats of         another length or more than 1 dim; AG_ERR_INVALID_ARGUMENT for a         negative repeat, a dim out of range; AG_ERR_CONTEXT.
+    /// `ag_op_repeat_interleave_tensor`: y = x with element i along `dim` repeated repeats\[i\] times, repeats an i64 tensor of size(dim) entries (or one entry, used for all), PyTorch's repeat_interleave with a tensor. Gradient: the copies summed. @return AG_ERR_DTYPE for repeats not i64; AG_ERR_SHAPE for repeats of         another length or more than 1 dim; AG_ERR_INVALID_ARGUMENT for a         negative repeat, a dim out of range; AG_ERR_CONTEXT;         AG_ERR_OUT_OF_MEMORY when the result is too large.
     ///
     /// ```text
     /// y = x with element i along `dim` repeated repeats[i] times, repeats an i64
@@ -3709,7 +3710,8 @@ impl Tensor {
     /// repeat_interleave with a tensor. Gradient: the copies summed.
     /// @return AG_ERR_DTYPE for repeats not i64; AG_ERR_SHAPE for repeats of
     ///         another length or more than 1 dim; AG_ERR_INVALID_ARGUMENT for a
-    ///         negative repeat, a dim out of range; AG_ERR_CONTEXT.
+    ///         negative repeat, a dim out of range; AG_ERR_CONTEXT;
+    ///         AG_ERR_OUT_OF_MEMORY when the result is too large.
     /// ```
     pub fn repeat_interleave_tensor(&self, repeats: &Tensor, dim: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -3845,7 +3847,7 @@ impl Tensor {
 
 /// Ops that make tensors from a context alone.
 impl Context {
-    /// `ag_op_arange`: y = (start, start + step, start + 2 step, ...), the values below `end` (above it for a negative step): a 1-D tensor of ceil((end - start) / step) elements, empty when end == start. Element i is start + i * step computed in double and rounded once to f32/f64; for AG_I64, start and step must be integers and the values are computed in int64. @return AG_ERR_DTYPE for AG_BOOL; AG_ERR_INVALID_ARGUMENT for a start, end         or step that is not finite, step 0, an end on the wrong side of         start for the sign of step, or (i64) a start or step that is not an         integer, or a start or end beyond +-9.2e18.
+    /// `ag_op_arange`: y = (start, start + step, start + 2 step, ...), the values below `end` (above it for a negative step): a 1-D tensor of ceil((end - start) / step) elements, empty when end == start. Element i is start + i * step computed in double and rounded once to f32/f64; for AG_I64, start and step must be integers and the values are computed in int64. @return AG_ERR_DTYPE for AG_BOOL; AG_ERR_INVALID_ARGUMENT for a start, end         or step that is not finite, step 0, an end on the wrong side of         start for the sign of step, or (i64) a start or step that is not an         integer, or a start, end or step beyond +-9.2e18.
     ///
     /// ```text
     /// y = (start, start + step, start + 2 step, ...), the values below `end`
@@ -3856,7 +3858,7 @@ impl Context {
     /// @return AG_ERR_DTYPE for AG_BOOL; AG_ERR_INVALID_ARGUMENT for a start, end
     ///         or step that is not finite, step 0, an end on the wrong side of
     ///         start for the sign of step, or (i64) a start or step that is not an
-    ///         integer, or a start or end beyond +-9.2e18.
+    ///         integer, or a start, end or step beyond +-9.2e18.
     /// ```
     pub fn arange(&self, dtype: DType, start: f64, end: f64, step: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
