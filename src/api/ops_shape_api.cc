@@ -131,6 +131,8 @@ AG_API ag_status ag_op_unbind(ag_tensor** outs, int32_t capacity, const ag_tenso
   return api::call("ag_op_unbind", [&] {
     if (outs == nullptr) fail(AG_ERR_INVALID_ARGUMENT, "outs is NULL");
     api::Borrowed tx(x, "x");
+    const int64_t n = ops::unbind_count(tx, dim);
+    if (capacity < n) fail(AG_ERR_BUFFER_TOO_SMALL, "capacity ", capacity, " is less than the ", n, " outputs");
     write_outputs(outs, capacity, ops::unbind(tx, dim));
   });
 }

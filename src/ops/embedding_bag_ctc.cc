@@ -227,7 +227,12 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& in
       fail(AG_ERR_SHAPE, "targets must be (N, S) padded or 1-D concatenated, got shape ", shape_str(targets->shape()));
     }
     int64_t total = 0;
-    for (int64_t i = 0; i < N; ++i) start[i] = total, total += tl[i];
+    for (int64_t i = 0; i < N; ++i) {
+      start[i] = total;
+      if (__builtin_add_overflow(total, tl[i], &total)) {
+        fail(AG_ERR_SHAPE, "target_lengths sum past int64 but the concatenated targets hold ", targets->numel());
+      }
+    }
     if (total > targets->numel()) {
       fail(AG_ERR_SHAPE, "target_lengths sum to ", total, " but the concatenated targets hold ", targets->numel());
     }

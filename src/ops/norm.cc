@@ -433,7 +433,11 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   check_channels(*x, weight, "weight");
   check_channels(*x, bias, "bias");
   // Each (sample, group) is one row of layer_norm.
-  const int64_t rest = x->shape()[0] * num_groups > 0 ? x->numel() / (x->shape()[0] * num_groups) : 0;
+  // N * num_groups overflows only for 0 channels (any num_groups divides 0),
+  // when x is empty and so is every row.
+  int64_t rows_count = 0;
+  const bool overflows = __builtin_mul_overflow(x->shape()[0], num_groups, &rows_count);
+  const int64_t rest = !overflows && rows_count > 0 ? x->numel() / rows_count : 0;
   const Dims rows{x->shape()[0], num_groups, rest};
   Tensor y = reshape(layer_norm(reshape(x, rows), Dims{rest}, Tensor(), Tensor(), eps), x->shape());
   if (weight) y = mul(y, per_channel(weight, x->ndim()));

@@ -179,6 +179,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
 Tensor roll(const Tensor& x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims);
 Tensor rot90(const Tensor& x, int64_t k, const Dims& dims);
 Tensor repeat_interleave_tensor(const Tensor& x, const Tensor& repeats, int64_t dim);
+int64_t unbind_count(const Tensor& x, int64_t dim);  // size(dim), dim checked
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim);
 std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim);
 std::vector<Tensor> tensor_split_indices(const Tensor& x, const std::vector<int64_t>& indices, int64_t dim);

@@ -317,17 +317,22 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
 // chunk: pieces of ceil(size / chunks) along dim, the last one smaller; fewer
 // than `chunks` pieces when the size does not fill them (PyTorch's rule), one
 // empty piece for an empty dim.
+namespace {
+// ceil(a / b) for a >= 0, b > 0, without a + b - 1 (an empty tensor's dim may
+// be near INT64_MAX).
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+}  // namespace
+
 int64_t chunk_count(const Tensor& x, int64_t chunks, int64_t dim) {
   if (chunks <= 0) fail(AG_ERR_INVALID_ARGUMENT, "chunks ", chunks, " must be positive");
   const int64_t size = x->shape()[wrap_dim(dim, x->ndim())];
   if (size == 0) return 1;
-  const int64_t piece = (size + chunks - 1) / chunks;
-  return (size + piece - 1) / piece;
+  return ceil_div(size, ceil_div(size, chunks));
 }
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   const int64_t n = chunk_count(x, chunks, dim);
   const int64_t size = x->shape()[wrap_dim(dim, x->ndim())];
-  const int64_t piece = (size + chunks - 1) / chunks;
+  const int64_t piece = ceil_div(size, chunks);
   std::vector<int64_t> sizes;
   for (int64_t i = 0; i < n; ++i) sizes.push_back(i + 1 < n ? piece : size - piece * (n - 1));
   return split(x, sizes, dim);
@@ -350,7 +355,9 @@ Tensor movedim(const Tensor& x, int64_t source, int64_t destination) {
 // broadcast_to: expand under PyTorch's other name (a view).
 Tensor broadcast_to(const Tensor& x, const Dims& shape) { return expand(x, shape); }
 
-// unbind: the selects of every position of dim (views).
+// unbind: the selects of every position of dim (views). The count is checked
+// against the caller's room first: an empty tensor's dim may be near INT64_MAX.
+int64_t unbind_count(const Tensor& x, int64_t dim) { return x->shape()[wrap_dim(dim, x->ndim())]; }
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
   const int d = wrap_dim(dim, x->ndim());
   std::vector<Tensor> out;

@@ -314,6 +314,14 @@ static void test_ctc_loss_errors(void) {
   CHECK_MSG_HAS("input_lengths must be (N) with N = 2, got shape (3)");
   CHECK_ERR(ag_op_ctc_loss(&out, lp, three, in_l, t_long, 0, AG_REDUCTION_MEAN, 0), AG_ERR_SHAPE, "ag_op_ctc_loss");
   CHECK_MSG_HAS("target_lengths sum to 4 but the concatenated targets hold 3");
+  {
+    const double tl_huge[2] = {6e18, 6e18}; /* their sum passes INT64_MAX */
+    ag_tensor *t_huge = MAKE(ctx, AG_I64, s2, 1, tl_huge);
+    REQUIRE(t_huge);
+    CHECK_ERR(ag_op_ctc_loss(&out, lp, three, in_l, t_huge, 0, AG_REDUCTION_MEAN, 0), AG_ERR_SHAPE, "ag_op_ctc_loss");
+    CHECK_MSG_HAS("target_lengths sum past int64 but the concatenated targets hold 3");
+    REL(t_huge);
+  }
   CHECK_ERR(ag_op_ctc_loss(&out, t, t, in_l, t_l, 0, AG_REDUCTION_MEAN, 0), AG_ERR_DTYPE, "ag_op_ctc_loss");
   CHECK_ERR(ag_op_ctc_loss(&out, lp, lp, in_l, t_l, 0, AG_REDUCTION_MEAN, 0), AG_ERR_DTYPE, "ag_op_ctc_loss");
   CHECK_MSG_HAS("targets must be i64");

@@ -347,6 +347,11 @@ TEST(GroupNorm, ValuesAgainstReference) {
     ASSERT_AG(ag_op_group_norm(y.out(), x, 2, nullptr, nullptr, 1e-5));
     EXPECT_EQ(shape_of(y), xs);
   }
+  // No channels: any num_groups divides 0, and N * num_groups may pass INT64_MAX.
+  T none = make(ctx.get(), AG_F32, {2, 0, 3}, {}), y;
+  ASSERT_AG(ag_op_group_norm(y.out(), none, 2, nullptr, nullptr, 1e-5));
+  EXPECT_EQ(shape_of(y), (Shape{2, 0, 3}));
+  EXPECT_EQ(ag_op_group_norm(y.out(), none, INT64_MAX, nullptr, nullptr, 1e-5), AG_ERR_SHAPE);
 }
 
 TEST(Norm, Errors) {

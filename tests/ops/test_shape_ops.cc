@@ -532,4 +532,25 @@ TEST_F(ShapeOps, RepeatInterleaveTensorHugeDims) {
                          AG_ERR_OUT_OF_MEMORY, "[ag_op_repeat_interleave_tensor] the result is too large");
 }
 
+// Chunking or unbinding an empty tensor's dim near INT64_MAX: pieces counted
+// without overflow, and no view made before the caller's room is checked.
+TEST_F(ShapeOps, ChunkAndUnbindOfAHugeEmptyDim) {
+  const Shape huge{INT64_MAX, 0};
+  ag_tensor* x = nullptr;
+  ASSERT_AG(ag_tensor_zeros(&x, ctx_, AG_F64, huge.data(), 2));
+  own(x);
+  int32_t n = 0;
+  ASSERT_AG(ag_op_chunk(nullptr, 0, &n, x, 3, 0));
+  EXPECT_EQ(n, 3);
+  ag_tensor* outs[3] = {nullptr, nullptr, nullptr};
+  ASSERT_AG(ag_op_chunk(outs, 3, &n, x, 3, 0));
+  const int64_t piece = INT64_MAX / 3 + 1;  // ceil(INT64_MAX / 3)
+  for (int i = 0; i < 3; ++i) {
+    own(outs[i]);
+    EXPECT_EQ(shape(outs[i]), (Shape{i < 2 ? piece : INT64_MAX - 2 * piece, 0}));
+  }
+  EXPECT_AG_ERROR_CONTAINS(ag_op_unbind(outs, 3, x, 0), AG_ERR_BUFFER_TOO_SMALL,
+                           "[ag_op_unbind] capacity 3 is less than the 9223372036854775807 outputs");
+}
+
 }  // namespace
