@@ -28,6 +28,8 @@ LoopPlan<N> plan_loop(const Dims& shape, const Dims* const (&strides)[N]) {
       for (int k = 0; k < N; ++k) p.strides[k][0] = 0;
       return p;
     }
+  }
+  for (int i = 0; i < shape.size(); ++i) {
     if (shape[i] == 1) continue;
     const int j = p.ndim;
     bool merge = j > 0;
