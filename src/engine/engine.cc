@@ -269,8 +269,13 @@ class GraphTask {
     GraphTask* outer;
   };
 
+  // Makes execute start with run_chain instead of a walk the caller did.
+  void start_with_chain(Node& graph_root) { chain_root_ = &graph_root; }
+  bool profiling() const { return profiler_ != nullptr; }
+
   void execute() {
     Current current(this);
+    if (chain_root_) run_chain(*chain_root_);
     if (profiler_) return execute_profiled();
     Unbudgeted unbudgeted;
     run_ready(unbudgeted);
@@ -374,11 +379,64 @@ class GraphTask {
   }
 
   // Iterative walk over every node reachable from the root; counts the edges
-  // that point into each node. The tasks list doubles as the walk's stack:
-  // tasks [walked, size) are found but not yet walked.
-  // Also decides whether gradients are summed as they arrive (fold_).
+  // that point into each node (walk_dependencies).
   void count_dependencies(Node& graph_root) {
+    graph_root_ = &graph_root;
     add_task(&graph_root);
+    walk_dependencies();
+  }
+
+  // Runs the nodes from the graph root on while each has at most one edge
+  // that leads on, without walking the graph first. The node such an edge
+  // leads to has no other producer in this pass: every node the pass
+  // reaches is either one of the chain's (whose one edge leads to the next)
+  // or reachable from that node, and a graph has no cycles. So it is ready
+  // at once. Where a node has two edges or more, the rest of the graph, all
+  // reachable from that node, is walked and then run as usual.
+  void run_chain(Node& graph_root) {
+    graph_root_ = &graph_root;
+    NodeTask& slot = tasks_.emplace_back(&graph_root);  // each chain node in turn
+    TensorList grads, out;
+    for (;;) {
+      Node& node = *slot.node;
+      const size_t edge = only_edge(node);
+      if (edge == kSeveral) break;
+      run_node(0, grads, out);
+      if (edge == kNone) {
+        for (Tensor& g : out) g.reset();
+        return;  // nothing is left to run
+      }
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (i != edge) out[i].reset();  // (no edge leads there)
+      }
+      const Edge& e = node.next_edge(edge);
+      if (out[edge]) slot.contributions.emplace_back(e.input_nr, static_cast<uint32_t>(edge), node.sequence_nr(),
+                                                     std::move(out[edge]));
+      slot.node = e.fn.get();
+    }
+    register_task(0);
+    walk_dependencies();
+    start();
+  }
+
+ private:
+  static constexpr size_t kNone = SIZE_MAX, kSeveral = SIZE_MAX - 1;
+  // The index of n's only valid edge, or kNone / kSeveral.
+  static size_t only_edge(const Node& n) {
+    size_t found = kNone;
+    for (size_t i = 0; i < n.num_outputs(); ++i) {
+      if (!n.next_edge(i).valid()) continue;
+      if (found != kNone) return kSeveral;
+      found = i;
+    }
+    return found;
+  }
+
+  // Counts the edges into every node reachable from the listed tasks (the
+  // list doubles as the walk's stack: tasks [walked, size) are found but not
+  // yet walked). Also decides whether gradients are summed as they arrive
+  // (fold_).
+  void walk_dependencies() {
     bool descending = true;
     size_t max_fan = 0;
     for (size_t walked = 0; walked < tasks_.size(); ++walked) {
@@ -407,7 +465,6 @@ class GraphTask {
     if (fold_) parallel_ctx_ = nullptr;
   }
 
- private:
   struct Capture {
     uint32_t input_nr;
     uint32_t target;
@@ -430,8 +487,9 @@ class GraphTask {
     grads.resize(node.num_inputs());
     sum_contributions(task.contributions, grads);
     out.resize(node.num_outputs());
-    const bool run = index == 0 || !restricted_ || exec_[index];
-    if (any || index == 0) {
+    const bool is_root = &node == graph_root_;
+    const bool run = is_root || !restricted_ || exec_[index];
+    if (any || is_root) {
       try {
         // Hooks and captures: one pointer check per node when there are none.
         const bool hooked = node.hooks() != nullptr;
@@ -457,7 +515,7 @@ class GraphTask {
       }
       // Outside the try: the message names the node itself.
       if (run && opts_.detect_anomaly) check_finite_gradients(node, out);
-      started_ = started_ || (index != 0 && run);
+      started_ = started_ || (!is_root && run);
     }
     for (Tensor& g : grads) g.reset();
     if (run && !opts_.retain_graph) node.release_variables();
@@ -687,6 +745,13 @@ class GraphTask {
   uint32_t add_task(Node* n) {
     const uint32_t idx = static_cast<uint32_t>(tasks_.size());
     tasks_.emplace_back(n);
+    register_task(idx);
+    return idx;
+  }
+
+  // Makes find() see task idx.
+  void register_task(uint32_t idx) {
+    Node* n = tasks_[idx].node;
     if (owns_slots_) {
       Node::EngineSlot& s = n->engine_slot();
       s.owner.store(id_, std::memory_order_relaxed);
@@ -694,7 +759,6 @@ class GraphTask {
     } else {
       map_.insert(n, idx);  // other passes run: their slots are theirs
     }
-    return idx;
   }
 
   // --- Profiling (ag/profile.h). Without a profiler on the context the
@@ -744,6 +808,8 @@ class GraphTask {
   int64_t max_edge_numel_ = 0;       // over the graph's edges (count_dependencies)
   bool fold_ = false;                // gradients are summed on arrival (count_dependencies)
   bool started_ = false;             // a node other than the root ran
+  Node* graph_root_ = nullptr;
+  Node* chain_root_ = nullptr;       // start_with_chain
   bool defer_ = false;               // a budgeted pass: .grad writes wait
   std::vector<DeferredLeaf> deferred_leaves_;
   std::vector<DeferredGrad> deferred_retained_;
@@ -786,9 +852,8 @@ Ref<Node> make_graph_root(const ExecuteRequest& req) {
   return make_ref<GraphRoot>(edges, req.seeds);
 }
 
-// Walks the graph and restricts the pass to the inputs' paths; a job is
-// checked against and registered with the open jobs.
-void prepare(GraphTask& task, const ExecuteRequest& req, const BackwardOptions& o, Node& graph_root, bool job) {
+// Sets the pass up: parallel nodes, profiling, deferred writes (a job).
+void configure(GraphTask& task, const ExecuteRequest& req, const BackwardOptions& o, bool job) {
   if (!req.roots.empty() && !o.create_graph) {
     Context* ctx = req.roots[0]->context();
     // Recording for replay: one thread appends the steps, in order.
@@ -798,6 +863,20 @@ void prepare(GraphTask& task, const ExecuteRequest& req, const BackwardOptions& 
     if (std::shared_ptr<Profiler> p = profiler_of(req.roots[0]->context())) task.enable_profiling(std::move(p));
   }
   if (job) task.enable_defer();
+}
+
+// Whether the pass may start with a chain (GraphTask::run_chain) instead of
+// walking the graph first: every node may run (no inputs), no profiler
+// (whose spans follow the walk's indexes) and no open job (whose graph this
+// pass must not run into; check_jobs needs the walk).
+bool may_start_with_chain(const GraphTask& task, const ExecuteRequest& req) {
+  return req.inputs.empty() && !task.profiling() &&
+         g_num_jobs.load(std::memory_order_acquire) == 0;
+}
+
+// Walks the graph and restricts the pass to the inputs' paths; a job is
+// checked against and registered with the open jobs.
+void prepare(GraphTask& task, const ExecuteRequest& req, Node& graph_root, bool job) {
   task.count_dependencies(graph_root);
   if (!req.inputs.empty()) {
     std::vector<Edge> targets;
@@ -833,7 +912,12 @@ std::vector<Tensor> execute(const ExecuteRequest& req) {
   Ref<Node> graph_root = make_graph_root(req);
   const BackwardOptions o = effective_options(req);
   GraphTask task(o);
-  prepare(task, req, o, *graph_root, false);
+  configure(task, req, o, false);
+  if (may_start_with_chain(task, req)) {
+    task.start_with_chain(*graph_root);
+  } else {
+    prepare(task, req, *graph_root, false);
+  }
   {
     // Nodes run here, on the calling thread, so that user callbacks and
     // thread-local state (grad mode) belong to the caller; expensive nodes
@@ -863,7 +947,8 @@ struct BackwardJob::Impl {
 };
 
 BackwardJob::BackwardJob(ExecuteRequest req) : impl_(std::make_unique<Impl>(std::move(req))) {
-  prepare(impl_->task, impl_->req, impl_->opts, *impl_->graph_root, true);
+  configure(impl_->task, impl_->req, impl_->opts, true);
+  prepare(impl_->task, impl_->req, *impl_->graph_root, true);
   impl_->registered = true;
 }
 
