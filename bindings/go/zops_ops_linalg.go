@@ -370,7 +370,7 @@ func (a *Tensor) Inv() (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
-// Kron calls ag_op_kron: Kronecker product (torch.kron): shapes padded with leading 1s to one rank; the result's size is the product of the sizes in each dim.
+// Kron calls ag_op_kron: Kronecker product (torch.kron): shapes padded with leading 1s to one rank; the result's size is the product of the sizes in each dim (AG_ERR_INVALID_ARGUMENT if one overflows int64, which empty inputs allow).
 func (a *Tensor) Kron(b *Tensor) (*Tensor, error) {
 	var _err error
 	_a1, _err := tensorArg("ag_op_kron", "a", a, false)

@@ -164,9 +164,11 @@ AG_API ag_status ag_op_scatter_reduce(ag_tensor **out, const ag_tensor *x, int64
  * Gradients: x gets the gradient (zeroed at the written positions without
  * accumulate), values get the gradient at the indexed positions, summed
  * over broadcast dims.
- * @return AG_ERR_INVALID_ARGUMENT for nindices < 1, an index out of range;
+ * @return AG_ERR_INVALID_ARGUMENT for nindices < 1, an index out of range,
+ *         indexed dims (of an empty x) whose sizes' product overflows int64;
  *         AG_ERR_SHAPE for more indices than dims, indices or values that do
- *         not broadcast; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ *         not broadcast; AG_ERR_UNSUPPORTED for an indexed shape of more than
+ *         AG_MAX_DIMS dims; AG_ERR_DTYPE, AG_ERR_CONTEXT.
  */
 AG_API ag_status ag_op_index_put(ag_tensor **out, const ag_tensor *x,
                                  const ag_tensor *const *indices, int32_t nindices,

@@ -115,7 +115,8 @@ AG_API ag_status ag_op_diagonal(ag_tensor **out, const ag_tensor *x, int64_t off
  * in the result's x.ndim + 1 dims). The new dims have size
  * x.shape[-1] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT
  * if dim1 and dim2 name the same dim or that size overflows int64;
- * AG_ERR_OUT_OF_MEMORY if the result's bytes do. Gradient: the diagonal of g.
+ * AG_ERR_OUT_OF_MEMORY if the result's bytes do; AG_ERR_UNSUPPORTED for an
+ * x of AG_MAX_DIMS dims. Gradient: the diagonal of g.
  */
 AG_API ag_status ag_op_diag_embed(ag_tensor **out, const ag_tensor *x, int64_t offset, int64_t dim1,
                                   int64_t dim2) AG_NOEXCEPT;
@@ -177,7 +178,8 @@ AG_API ag_status ag_op_addbmm(ag_tensor **out, const ag_tensor *input, const ag_
 AG_API ag_status ag_op_cross(ag_tensor **out, const ag_tensor *a, const ag_tensor *b, int64_t dim) AG_NOEXCEPT;
 
 /** Kronecker product (torch.kron): shapes padded with leading 1s to one rank;
- * the result's size is the product of the sizes in each dim. */
+ * the result's size is the product of the sizes in each dim
+ * (AG_ERR_INVALID_ARGUMENT if one overflows int64, which empty inputs allow). */
 AG_API ag_status ag_op_kron(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
 
 /**
@@ -185,7 +187,8 @@ AG_API ag_status ag_op_kron(ag_tensor **out, const ag_tensor *a, const ag_tensor
  * with dims=(dims_a, dims_b); tensordot(a, b, n) is dims_a = the last n of a,
  * dims_b = the first n of b). The result has a's other dims, then b's.
  * AG_ERR_INVALID_ARGUMENT: lists of different lengths, a dim listed twice;
- * AG_ERR_SHAPE: paired dims of different sizes.
+ * AG_ERR_SHAPE: paired dims of different sizes, a result of more than
+ * AG_MAX_DIMS dims.
  */
 AG_API ag_status ag_op_tensordot(ag_tensor **out, const ag_tensor *a, const ag_tensor *b, const int64_t *dims_a,
                                  int32_t n_dims_a, const int64_t *dims_b, int32_t n_dims_b) AG_NOEXCEPT;
@@ -202,7 +205,8 @@ AG_API ag_status ag_op_tensordot(ag_tensor **out, const ag_tensor *a, const ag_t
  * AG_ERR_INVALID_ARGUMENT: a NULL equation, a character other than letters,
  * ',', "->", "..." and spaces, a count of subscript groups other than n, an
  * output letter twice or in no operand; AG_ERR_SHAPE: an operand whose dims
- * do not match its subscripts, sizes of one letter that differ (other than 1).
+ * do not match its subscripts, sizes of one letter that differ (other than 1),
+ * a product of two operands (left to right) of more than AG_MAX_DIMS dims.
  */
 AG_API ag_status ag_op_einsum(ag_tensor **out, const char *equation, const ag_tensor *const *operands,
                               int32_t n) AG_NOEXCEPT;
@@ -289,7 +293,8 @@ AG_API ag_status ag_op_cholesky_solve(ag_tensor **out, const ag_tensor *b, const
  * AG_ERR_INVALID_ARGUMENT naming the batch element. Gradients are
  * PyTorch's formulas written in ops (higher derivatives work); where they
  * divide by eigenvalue or singular-value gaps they are inf/NaN at equal
- * values, as PyTorch's. */
+ * values, as PyTorch's. An empty A whose m + n + 1 overflows int64 is
+ * AG_ERR_INVALID_ARGUMENT (results are computed packed in that many rows). */
 
 #define AG_QR_REDUCED 0  /* Q (m, k), R (k, n), k = min(m, n) */
 #define AG_QR_COMPLETE 1 /* Q (m, m), R (m, n) */

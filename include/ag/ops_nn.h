@@ -315,7 +315,8 @@ AG_API ag_status ag_op_triplet_margin_loss(ag_tensor **out, const ag_tensor *anc
  *         or missing with 1-D ones, offsets[0] != 0, decreasing offsets or
  *         one past len(indices), per_sample_weights with another mode;
  *         AG_ERR_SHAPE for a weight not 2-D, indices not 1-D or 2-D, offsets
- *         not 1-D, per_sample_weights of another shape; AG_ERR_DTYPE,
+ *         not 1-D, per_sample_weights of another shape, no offset or no row
+ *         of 2-D indices with include_last_offset; AG_ERR_DTYPE,
  *         AG_ERR_CONTEXT; AG_ERR_UNSUPPORTED while recording for replay.
  */
 AG_API ag_status ag_op_embedding_bag(ag_tensor **out, const ag_tensor *weight, const ag_tensor *indices,

@@ -267,7 +267,8 @@ AG_API ag_status ag_op_dist(ag_tensor **out, const ag_tensor *a, const ag_tensor
 AG_API ag_status ag_op_cdist(ag_tensor **out, const ag_tensor *a, const ag_tensor *b, double p) AG_NOEXCEPT;
 /** The p-norm distances between the rows i < j of x (N, M), in row order
  * (torch.nn.functional.pdist): N (N - 1) / 2 values. AG_ERR_SHAPE unless x
- * is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p. */
+ * is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p, or an N (of an
+ * empty x) whose count of pairs overflows int64. */
 AG_API ag_status ag_op_pdist(ag_tensor **out, const ag_tensor *x, double p) AG_NOEXCEPT;
 /** The p-norm of x1 - x2 + eps (broadcast) over the last dim
  * (torch.nn.functional.pairwise_distance); any p but NaN, negative p as

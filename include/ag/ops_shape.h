@@ -199,7 +199,8 @@ AG_API ag_status ag_op_repeat(ag_tensor **out, const ag_tensor *x, const int64_t
  * parts added back onto x's positions.
  * @return AG_ERR_INVALID_ARGUMENT for an odd npads, more pairs than dims, a
  *         NULL pads with npads > 0, a mode other than the two, a negative
- *         reflect pad; AG_ERR_SHAPE when constant padding makes a size
+ *         reflect pad, a pad of INT64_MIN (its negation does not exist);
+ *         AG_ERR_SHAPE when constant padding makes a size
  *         negative or a reflect pad is not below the dim's size.
  */
 AG_API ag_status ag_op_pad(ag_tensor **out, const ag_tensor *x, const int64_t *pads,

@@ -36,7 +36,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   if (is_causal) {
     Tensor causal = empty(q->context(), DType::Bool, Dims{L, S});
     uint8_t* c = reinterpret_cast<uint8_t*>(causal->data());
-    for (int64_t i = 0; i < L; ++i) {
+    for (int64_t i = 0; i < L && S > 0; ++i) {  // L may be huge when S is 0
       for (int64_t j = 0; j < S; ++j) c[i * S + j] = j <= i;
     }
     scores = where(causal, scores, neg_inf);

@@ -56,7 +56,9 @@ Tensor pdist(const Tensor& x, double p) {
   check_floating(*x);
   if (x->ndim() != 2) fail(AG_ERR_SHAPE, "expects a 2-D input, got shape ", shape_str(x->shape()));
   const int64_t n = x->shape()[0];
-  const int64_t pairs = n * (n - 1) / 2;
+  // n (n - 1) / 2 with the even factor halved first; n may be huge for an empty x.
+  const int64_t pairs = n % 2 == 0 ? checked_mul_add(n / 2, n - 1, 0, "the number of pairs")
+                                   : checked_mul_add(n, (n - 1) / 2, 0, "the number of pairs");
   Tensor first = empty(x->context(), DType::I64, Dims{pairs}), second = empty(x->context(), DType::I64, Dims{pairs});
   int64_t k = 0;
   for (int64_t i = 0; i < n; ++i) {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/op_common.h"
+#include "ops/reduce_dims.h"
 
 namespace ag::ops {
 
@@ -132,12 +132,16 @@ Operand contract(const Operand& a, const Operand& b, const std::vector<bool>& la
   for (int l : b.labels) {
     if (find(a.labels, l) < 0) right.push_back(l);
   }
+  const size_t dims = batch.size() + left.size() + right.size();
+  if (dims > kMaxDims) {
+    fail(AG_ERR_SHAPE, "the product of two operands would have ", dims, " dims, more than ", kMaxDims);
+  }
   // Common sizes (size 1 broadcasts) and the grouped shapes.
   auto group = [&](const Operand& o, const std::vector<int>& g1, const std::vector<int>& g2,
                    const std::vector<int>& g3, int64_t& n1, int64_t& n2, int64_t& n3) {
     Dims perm, shape;
-    n1 = n2 = n3 = 1;
     auto add = [&](const std::vector<int>& g, int64_t& n) {
+      const int begin = shape.size();
       for (int l : g) {
         perm.push_back(find(o.labels, l));
         const int64_t s = std::max(size_of(a, l), size_of(b, l));
@@ -146,8 +150,10 @@ Operand contract(const Operand& a, const Operand& b, const std::vector<bool>& la
           fail(AG_ERR_SHAPE, "a subscript has sizes ", size_of(a, l), " and ", size_of(b, l), " in two operands");
         }
         shape.push_back(s);
-        n *= s;
       }
+      // Saturated: the sizes overflow only for an empty operand (its matrix
+      // is empty then) or a product too large for any shape.
+      n = saturating_product(shape, begin, shape.size());
     };
     add(g1, n1);
     add(g2, n2);

@@ -70,15 +70,21 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& 
     fail(AG_ERR_INVALID_ARGUMENT, "padding_idx ", padding_idx, " is outside -1..", V - 1,
          " (-1: none; weight has ", V, " rows)");
   }
-  // Bag b covers positions starts[b] .. starts[b + 1] - 1 of the flat indices.
+  // Bag b covers positions starts[b] .. starts[b + 1] - 1 of the flat
+  // indices; of 2-D indices, row b (not listed: rows of no indices may be
+  // more than could be).
   const int64_t n = indices->numel();
   std::vector<int64_t> starts;
+  int64_t bags = 0, len = 0;
   if (indices->ndim() == 2) {
     if (offsets) fail(AG_ERR_INVALID_ARGUMENT, "offsets must be NULL for 2-D indices (each row is a bag)");
-    const int64_t rows = indices->shape()[0], len = indices->shape()[1];
     // PyTorch makes offsets 0, len, 2 len, ...; include_last_offset then reads the last as an end.
-    for (int64_t b = 0; b < rows; ++b) starts.push_back(b * len);
-    if (!include_last_offset) starts.push_back(n);
+    len = indices->shape()[1];
+    bags = indices->shape()[0] - (include_last_offset ? 1 : 0);
+    if (bags < 0) {
+      fail(AG_ERR_SHAPE, "indices must have at least one row with include_last_offset (its start is the end of the "
+           "last bag)");
+    }
   } else if (indices->ndim() == 1) {
     if (!offsets) fail(AG_ERR_INVALID_ARGUMENT, "offsets must be given for 1-D indices");
     if (offsets->ndim() != 1) fail(AG_ERR_SHAPE, "offsets must be 1-D, got shape ", shape_str(offsets->shape()));
@@ -95,6 +101,7 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& 
       }
     }
     if (!include_last_offset) starts.push_back(n);
+    bags = static_cast<int64_t>(starts.size()) - 1;
   } else {
     fail(AG_ERR_SHAPE, "indices must be 1-D (with offsets) or 2-D (bags of equal size), got shape ",
          shape_str(indices->shape()));
@@ -112,17 +119,21 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& 
   check_range(indices, V, "weight's " + std::to_string(V) + " rows");
   refuse_recording("embedding_bag", "its bags are read from indices and offsets on the host");
 
-  const int64_t bags = static_cast<int64_t>(starts.size()) - 1;
   const std::vector<int64_t> idx = i64_values(indices, "indices");
   std::vector<int64_t> kept_idx, kept_pos, kept_bag;
-  std::vector<double> count(bags, 0.0);
-  for (int64_t b = 0; b < bags; ++b) {
-    for (int64_t p = starts[b]; p < starts[b + 1]; ++p) {
-      if (idx[p] == padding_idx) continue;
-      kept_idx.push_back(idx[p]), kept_pos.push_back(p), kept_bag.push_back(b);
-      count[b] += 1.0;
+  auto visit = [&](int64_t p, int64_t b) {
+    if (idx[p] == padding_idx) return;
+    kept_idx.push_back(idx[p]), kept_pos.push_back(p), kept_bag.push_back(b);
+  };
+  if (indices->ndim() == 2) {
+    for (int64_t p = 0; p < bags * len; ++p) visit(p, p / len);
+  } else {
+    for (int64_t b = 0; b < bags; ++b) {
+      for (int64_t p = starts[b]; p < starts[b + 1]; ++p) visit(p, b);
     }
   }
+  // Arrays of one entry per bag are tensors from here on: their allocation
+  // bounds the bags.
   Context* ctx = weight->context();
   const int64_t kept = static_cast<int64_t>(kept_idx.size());
   const Tensor bag = i64_tensor(ctx, Dims{kept}, kept_bag);
@@ -135,7 +146,9 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& 
     // Each column's maximum per bag, its position read on the host (the
     // first of ties, NaN only when first, as PyTorch's loop), then gathered;
     // empty bags gather an appended zero row.
-    std::vector<int64_t> pos(bags * D, kept);
+    Tensor pos_t = empty(ctx, DType::I64, Dims{bags, D});
+    int64_t* pos = pos_t->data_as<int64_t>();
+    std::fill_n(pos, pos_t->numel(), kept);
     const Tensor vals = contiguous_data(rows);
     visit_floating(vals->dtype(), [&](auto z) {
       using T = decltype(z);
@@ -148,13 +161,19 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& 
       }
     });
     const Tensor padded = concat({rows, full(ctx, weight->dtype(), Dims{1, D}, 0.0)}, 0);
-    return gather(padded, 0, i64_tensor(ctx, Dims{bags, D}, pos));
+    return gather(padded, 0, pos_t);
   }
   const Tensor zeros = full(ctx, weight->dtype(), Dims{bags, D}, 0.0);
   const Tensor sums = index_add(zeros, 0, bag, rows);
-  if (mode == EmbeddingBagMode::Sum) return sums;
-  for (double& c : count) c = std::max(c, 1.0);  // empty bags: 0 / 1
-  return div(sums, values_like(weight, Dims{bags, 1}, count));
+  if (mode == EmbeddingBagMode::Sum || D == 0) return sums;  // D = 0: nothing to divide, for any number of bags
+  Tensor count = full(ctx, weight->dtype(), Dims{bags, 1}, 0.0);
+  visit_floating(count->dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* c = count->data_as<T>();
+    for (int64_t b : kept_bag) c[b] += T(1);
+    for (int64_t b = 0; b < bags; ++b) c[b] = std::max(c[b], T(1));  // empty bags: 0 / 1
+  });
+  return div(sums, count);
 }
 
 // ---- ctc_loss ----

@@ -42,14 +42,24 @@ inline void check_square(const Tensor& a, const char* what) {
 
 inline Dims batch_of(const Dims& s) { return Dims(s.data(), s.size() - 2); }
 
+// The number of matrices in x (..., m, n): 0 for an empty x, whose other
+// sizes may be anything (m * n may overflow).
+inline int64_t matrix_count(const TensorImpl& x) {
+  const Dims& s = x.shape();
+  return x.numel() == 0 ? 0 : x.numel() / (s[s.size() - 2] * s[s.size() - 1]);
+}
+
 // Runs fn(b) for each of `count` matrices of about n^3 flops, in parallel
 // chunks of about 1e5 flops; returns the first b for which fn returned >= 0
 // with that value in *what, or -1 (the ops turn it into their message,
 // outside the parallel region).
 template <class F>
 int64_t for_matrices(Context* ctx, int64_t count, int64_t n, int64_t* what, F&& fn) {
+  if (count == 0) return -1;  // n may then be any size
   std::vector<int64_t> bad(static_cast<size_t>(count), -1);
-  const int64_t chunk = std::max<int64_t>(1, 100000 / std::max<int64_t>(1, n * n * n));
+  // n^3 in double: it may overflow int64.
+  const double flops = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  const int64_t chunk = static_cast<int64_t>(std::max(1.0, 100000.0 / std::max(1.0, flops)));
   for_ranges(ctx, count, chunk, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) bad[b] = fn(b);
   });

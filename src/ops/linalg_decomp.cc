@@ -119,9 +119,8 @@ Tensor cofactors(const Tensor& a) {
   const int64_t n = a->shape()[a->ndim() - 1];
   const Tensor m = f64_copy(a);
   Tensor c = empty(a->context(), DType::F64, a->shape());
-  const int64_t count = n > 0 ? m->numel() / (n * n) : 0;
   int64_t unused = 0;
-  for_matrices(a->context(), count, n, &unused, [&](int64_t b) {
+  for_matrices(a->context(), matrix_count(*m), n, &unused, [&](int64_t b) {
     const double* src = m->data_as<double>() + b * n * n;
     double* dst = c->data_as<double>() + b * n * n;
     std::vector<double> minor(static_cast<size_t>((n - 1) * (n - 1)));
@@ -174,9 +173,8 @@ Tensor solve_matrix(const Tensor& a, const Tensor& b) {
   const int64_t n = a->shape()[a->ndim() - 1], k = b->shape()[b->ndim() - 1];
   const Tensor m = f64_copy(ea);
   Tensor x = f64_copy(eb);
-  const int64_t count = numel_of(batch_of(ea->shape()));
   int64_t pivot = 0;
-  const int64_t bad = for_matrices(a->context(), n > 0 ? count : 0, n, &pivot, [&](int64_t i) {
+  const int64_t bad = for_matrices(a->context(), matrix_count(*ea), n, &pivot, [&](int64_t i) {
     std::vector<int64_t> piv(static_cast<size_t>(n));
     double* lu = m->data_as<double>() + i * n * n;
     int s = 1;
@@ -262,9 +260,8 @@ Tensor inv(const Tensor& a) {
   const int64_t n = a->shape()[a->ndim() - 1];
   Tensor m = f64_copy(a);
   Tensor y = full(a->context(), DType::F64, a->shape(), 0.0);
-  const int64_t count = n > 0 ? a->numel() / (n * n) : 0;
   int64_t pivot = 0;
-  const int64_t bad = for_matrices(a->context(), count, n, &pivot, [&](int64_t b) {
+  const int64_t bad = for_matrices(a->context(), matrix_count(*a), n, &pivot, [&](int64_t b) {
     std::vector<int64_t> piv(static_cast<size_t>(n));
     double* lu = m->data_as<double>() + b * n * n;
     int s = 1;
@@ -323,9 +320,8 @@ Tensor cholesky(const Tensor& a, bool upper) {
   check_square(a, "A");
   const int64_t n = a->shape()[a->ndim() - 1];
   Tensor m = f64_copy(a);
-  const int64_t count = n > 0 ? a->numel() / (n * n) : 0;
   int64_t order = 0;
-  const int64_t bad = for_matrices(a->context(), count, n, &order, [&](int64_t b) {
+  const int64_t bad = for_matrices(a->context(), matrix_count(*a), n, &order, [&](int64_t b) {
     return kernels::cholesky_factor(m->data_as<double>() + b * n * n, n);
   });
   if (bad >= 0) {

@@ -47,7 +47,7 @@ Tensor eigh_packed(const Tensor& a, bool upper) {
   const int64_t n = a->shape()[a->ndim() - 1];
   const Tensor m = f64_copy(a);
   Dims ps = a->shape();
-  ps[ps.size() - 2] = n + 1;
+  ps[ps.size() - 2] = checked_mul_add(1, n, 1, "the packed rows (n + 1)");  // A may be empty with n huge
   Tensor p = empty(a->context(), DType::F64, ps);
   const int64_t count = n > 0 ? numel_of(batch_of(a->shape())) : 0;
   int64_t unused = 0;
@@ -101,7 +101,8 @@ Tensor svd_packed(const Tensor& a) {
   const int64_t m = a->shape()[a->ndim() - 2], n = a->shape()[a->ndim() - 1], k = std::min(m, n);
   const Tensor w = f64_copy(a);
   Dims ps = a->shape();
-  ps[ps.size() - 2] = m + 1 + n;
+  ps[ps.size() - 2] = checked_mul_add(1, checked_mul_add(1, m, 1, "the packed rows (m + 1 + n)"), n,
+                                     "the packed rows (m + 1 + n)");
   ps[ps.size() - 1] = k;
   Tensor p = empty(a->context(), DType::F64, ps);
   const int64_t count = k > 0 ? numel_of(batch_of(a->shape())) : 0;
@@ -196,11 +197,12 @@ std::pair<Tensor, Tensor> qr(const Tensor& a, QrMode mode) {
   const Tensor w = f64_copy(a);
   Dims ps = a->shape();
   ps[ps.size() - 2] = qc;
-  ps[ps.size() - 1] = m + n;
+  ps[ps.size() - 1] = checked_mul_add(1, m, n, "the packed columns (m + n)");
   Tensor p = empty(a->context(), DType::F64, ps);
-  const int64_t count = numel_of(batch_of(a->shape()));
+  // The batch's size only when p holds it: an empty A's sizes may overflow.
+  const int64_t count = p->numel() > 0 ? numel_of(batch_of(a->shape())) : 0;
   int64_t unused = 0;
-  for_matrices(a->context(), p->numel() > 0 ? count : 0, std::max(m, n), &unused, [&](int64_t b) {
+  for_matrices(a->context(), count, std::max(m, n), &unused, [&](int64_t b) {
     std::vector<double> q(static_cast<size_t>(m * qc)), r(static_cast<size_t>(qc * n));
     kernels::qr_householder(w->data_as<double>() + b * m * n, m, n, qc, q.data(), r.data());
     double* out = p->data_as<double>() + b * qc * (m + n);

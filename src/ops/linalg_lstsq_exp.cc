@@ -25,7 +25,7 @@ namespace {
 void check_full_rank(const Tensor& r, int64_t m, int64_t n) {
   const Tensor c = f64_copy(r);
   const int64_t k = std::min(m, n), cols = r->shape()[r->ndim() - 1];
-  const int64_t count = k > 0 ? c->numel() / (k * cols) : 0;
+  const int64_t count = matrix_count(*c);
   const double eps = r->dtype() == DType::F32 ? std::numeric_limits<float>::epsilon()
                                               : std::numeric_limits<double>::epsilon();
   const double rcond = eps * static_cast<double>(std::max(m, n));

@@ -181,7 +181,7 @@ Tensor cond(const Tensor& a, double p) {
   // Which matrices are singular: an exactly zero pivot, as inv finds it.
   const int64_t n = a->shape()[a->ndim() - 1];
   const Dims batch = batch_of(a->shape());
-  const int64_t count = n > 0 ? a->numel() / (n * n) : 0;
+  const int64_t count = matrix_count(*a);
   const Tensor lu = f64_copy(a);
   std::vector<uint8_t> singular(static_cast<size_t>(count), 0);
   int64_t unused = 0;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/op_common.h"
+#include "ops/reduce_dims.h"
 
 namespace ag::ops {
 
@@ -132,6 +132,7 @@ Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
 // dim1, dim2 of size n + |offset|; zeros elsewhere.
 Tensor diag_embed(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
   if (x->ndim() < 1) fail(AG_ERR_SHAPE, "input must have at least 1 dim, got shape ()");
+  if (x->ndim() == kMaxDims) fail(AG_ERR_UNSUPPORTED, "x has the maximum of ", kMaxDims, " dims (one more is needed)");
   const int nd = x->ndim() + 1;
   int d1 = 0, d2 = 0;
   check_diag_dims(nd, dim1, dim2, d1, d2);
@@ -227,7 +228,7 @@ Tensor kron(const Tensor& a, const Tensor& b) {
     sa.push_back(1);
     sb.push_back(1);
     sb.push_back(y);
-    out.push_back(x * y);
+    out.push_back(checked_mul_add(x, y, 0, "a size of the result"));  // empty inputs may have any sizes
   }
   return reshape(mul(reshape(a, sa), reshape(b, sb)), out);
 }
@@ -240,9 +241,11 @@ Tensor tensordot(const Tensor& a, const Tensor& b, const Dims& dims_a, const Dim
   if (dims_a.size() != dims_b.size()) {
     fail(AG_ERR_INVALID_ARGUMENT, "dims_a has ", dims_a.size(), " dims and dims_b ", dims_b.size());
   }
+  if (a->ndim() + b->ndim() - 2 * dims_a.size() > kMaxDims) {  // before the result's dims are listed
+    fail(AG_ERR_SHAPE, "the result would have more than ", kMaxDims, " dims");
+  }
   bool used_a[kMaxDims] = {}, used_b[kMaxDims] = {};
-  Dims pa, pb, out;
-  int64_t k = 1;
+  Dims pa, pb, out, contracted;
   for (int i = 0; i < dims_a.size(); ++i) {
     const int da = wrap_dim(dims_a[i], a->ndim(), "dims_a"), db = wrap_dim(dims_b[i], b->ndim(), "dims_b");
     if (used_a[da] || used_b[db]) fail(AG_ERR_INVALID_ARGUMENT, "a dim appears twice in dims_a or dims_b");
@@ -251,25 +254,26 @@ Tensor tensordot(const Tensor& a, const Tensor& b, const Dims& dims_a, const Dim
       fail(AG_ERR_SHAPE, "contracted dims ", dims_a[i], " of a ", shape_str(a->shape()), " and ", dims_b[i], " of b ",
            shape_str(b->shape()), " differ in size");
     }
-    k *= a->shape()[da];
+    contracted.push_back(a->shape()[da]);
   }
   Dims perm_a, perm_b;
-  int64_t fa = 1, fb = 1;
   for (int i = 0; i < a->ndim(); ++i) {
     if (used_a[i]) continue;
     perm_a.push_back(i);
     out.push_back(a->shape()[i]);
-    fa *= a->shape()[i];
   }
+  const int na = out.size();
   for (int i = 0; i < dims_a.size(); ++i) perm_a.push_back(wrap_dim(dims_a[i], a->ndim()));
   for (int i = 0; i < dims_b.size(); ++i) perm_b.push_back(wrap_dim(dims_b[i], b->ndim()));
   for (int i = 0; i < b->ndim(); ++i) {
     if (used_b[i]) continue;
     perm_b.push_back(i);
     out.push_back(b->shape()[i]);
-    fb *= b->shape()[i];
   }
-  if (out.size() > kMaxDims) fail(AG_ERR_SHAPE, "the result would have more than ", kMaxDims, " dims");
+  // Saturated products: only sizes of an empty a or b overflow, and then a
+  // matrix is empty (or the result too large, as its real shape would be).
+  const int64_t k = saturating_product(contracted, 0, contracted.size());
+  const int64_t fa = saturating_product(out, 0, na), fb = saturating_product(out, na, out.size());
   const Tensor ma = reshape(permute(a, perm_a), Dims{fa, k});
   const Tensor mb = reshape(permute(b, perm_b), Dims{k, fb});
   return reshape(matmul(ma, mb), out);

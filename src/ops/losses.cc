@@ -51,9 +51,10 @@ ClassTargets class_targets(const TensorImpl& input, const Tensor& target, int cd
   }
   ClassTargets t;
   t.data = contiguous_data(target);
-  for (int i = 0; i < cdim; ++i) t.outer *= input.shape()[i];
-  t.classes = input.shape()[cdim];
-  for (int i = cdim + 1; i < input.ndim(); ++i) t.inner *= input.shape()[i];
+  const Split s = split_at(input.shape(), cdim);  // saturated for an empty input, which is not walked
+  t.outer = s.outer;
+  t.classes = s.n;
+  t.inner = s.inner;
   const int64_t* v = t.data->data_as<int64_t>();
   for (int64_t i = 0; i < t.data->numel(); ++i) {
     if (v[i] != ignore_index && (v[i] < 0 || v[i] >= t.classes)) {
@@ -75,6 +76,7 @@ int64_t class_weights_into(const ClassTargets& t, int64_t ignore_index, double e
   const double scale = r == Reduction::Mean && count > 0 ? 1.0 / static_cast<double>(count) : 1.0;
   const double off = -eps / static_cast<double>(t.classes) * scale;
   const double on = off - (1.0 - eps) * scale;
+  if (w.numel() == 0) return count;  // the rows of an empty input may be more than could be walked
   visit_floating(w.dtype(), [&](auto z) {
     using T = decltype(z);
     T* p = w.data_as<T>();

@@ -366,8 +366,15 @@ Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tens
     b = broadcast_shapes(b, indices[k]->shape());
   }
   check_src(*x, *values);
+  // Before the indexed shape is listed: b's dims, then x's after the first n.
+  if (b.size() + x->ndim() - n > kMaxDims) {
+    fail(AG_ERR_UNSUPPORTED, "the indexed result would have more than ", kMaxDims, " dims");
+  }
+  // The linear indices below stay under rows, checked to fit int64 (an empty
+  // x may have any sizes).
   int64_t rows = 1;
-  for (int k = 0; k < n; ++k) rows *= x->shape()[k];
+  for (int k = 0; k < n; ++k) rows = x->shape()[k] == 0 ? 0 : rows;
+  for (int k = 0; k < n && rows > 0; ++k) rows = checked_mul_add(rows, x->shape()[k], 0, "the indexed dims' size");
   Tensor lin = full(x->context(), DType::I64, b, 0.0);
   int64_t* lv = lin->data_as<int64_t>();
   for (int k = 0; k < n; ++k) {
@@ -389,7 +396,6 @@ Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tens
     vshape.push_back(x->shape()[d]);
     vflat.push_back(x->shape()[d]);
   }
-  if (vshape.size() > kMaxDims) fail(AG_ERR_UNSUPPORTED, "the indexed result would have more than ", kMaxDims, " dims");
   if (!broadcastable_to(values->shape(), vshape)) {
     fail(AG_ERR_SHAPE, "values of shape ", shape_str(values->shape()), " do not broadcast to the indexed shape ",
          shape_str(vshape));

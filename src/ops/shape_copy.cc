@@ -185,6 +185,9 @@ Tensor pad_constant(const Tensor& x, const std::vector<int64_t>& pads, double va
   for (int k = 0; k < pairs; ++k) {
     const int d = x->ndim() - 1 - k;
     const int64_t before = pads[2 * k], after = pads[2 * k + 1], s = x->shape()[d];
+    for (int64_t p : {before, after}) {  // a crop's size, and the gradient's padding, are negations
+      if (p == INT64_MIN) fail(AG_ERR_INVALID_ARGUMENT, "padding ", p, " of dim ", d, " has no negation in int64");
+    }
     int64_t size = 0;
     if (__builtin_add_overflow(s, before, &size) || __builtin_add_overflow(size, after, &size)) {
       fail(AG_ERR_OUT_OF_MEMORY, "padding dim ", d, " overflows");

@@ -2,6 +2,7 @@
 // repeat_interleave, diff. Each is a composition of views with narrow,
 // concat, flip, expand, index_select and sub, so its gradients (of any
 // order) come from those ops.
+#include <algorithm>
 #include <vector>
 
 #include "ops/op_common.h"
@@ -14,7 +15,7 @@ namespace {
 Tensor roll_dim(const Tensor& x, int d, int64_t shift) {
   const int64_t n = x->shape()[d];
   if (n == 0) return x;
-  const int64_t s = ((shift % n) + n) % n;
+  const int64_t s = shift % n < 0 ? shift % n + n : shift % n;  // no shift % n + n: n may be near INT64_MAX
   if (s == 0) return x;
   return concat({narrow(x, d, n - s, s), narrow(x, d, 0, n - s)}, d);
 }
@@ -101,16 +102,19 @@ Tensor repeat_interleave_tensor(const Tensor& x, const Tensor& repeats, int64_t 
     fail(AG_ERR_OUT_OF_MEMORY, "the result is too large");
   }
   const int64_t count = r->numel() == 1 && rv[0] == 0 ? 0 : n;
-  std::vector<int64_t> picks;
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t k = rv[r->numel() == 1 ? 0 : i];
+  if (r->numel() == 1 && count > 0 && rv[0] < 0) fail(AG_ERR_INVALID_ARGUMENT, "repeats[0] = ", rv[0], " is negative");
+  for (int64_t i = 0; i < count && r->numel() > 1; ++i) {
+    const int64_t k = rv[i];
     if (k < 0) fail(AG_ERR_INVALID_ARGUMENT, "repeats[", i, "] = ", k, " is negative");
-    // Compared without adding: size + k overflows for k near INT64_MAX.
-    if (k > (int64_t{1} << 40) - static_cast<int64_t>(picks.size())) fail(AG_ERR_OUT_OF_MEMORY, "the result is too large");
-    picks.insert(picks.end(), k, i);
+    // Compared without adding: total + k overflows for k near INT64_MAX.
+    if (k > (int64_t{1} << 40) - total) fail(AG_ERR_OUT_OF_MEMORY, "the result is too large");
+    total += k;
   }
-  Tensor index = empty(x->context(), DType::I64, Dims{static_cast<int64_t>(picks.size())});
-  std::copy(picks.begin(), picks.end(), index->data_as<int64_t>());
+  // The index is allocated before it is filled: the allocator, not a host
+  // array, refuses a total beyond memory.
+  Tensor index = empty(x->context(), DType::I64, Dims{total});
+  int64_t* out = index->data_as<int64_t>();
+  for (int64_t i = 0; i < count; ++i) out = std::fill_n(out, rv[r->numel() == 1 ? 0 : i], i);
   return index_select(x, d, index);
 }
 
@@ -130,6 +134,10 @@ Tensor diff(const Tensor& x, int64_t n, int64_t dim, const Tensor& prepend, cons
     if (append) parts.push_back(append);
     t = concat(parts, d);
   }
+  // Nothing to subtract: the result's size along d is all there is to compute
+  // (n and, for an empty t, that size may be huge).
+  const int64_t m = t->shape()[d];
+  if (n >= m || t->numel() == 0) return clone(narrow(t, d, 0, n >= m ? 0 : m - n));
   for (int64_t i = 0; i < n && t->shape()[d] > 0; ++i) {
     const int64_t len = t->shape()[d] - 1;
     t = sub(narrow(t, d, 1, len), narrow(t, d, 0, len));

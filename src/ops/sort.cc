@@ -49,11 +49,12 @@ std::vector<int64_t> non_nan_counts(const Tensor& x, int d) {
 // pos(non-NaN count, n) of each slice of `order` along d.
 template <class F>
 Tensor index_at_position(const Tensor& x, const Tensor& order, int d, F pos) {
-  const Split s = split_at(x->shape(), d);
-  const std::vector<int64_t> counts = non_nan_counts(x, d);
   Dims keep = x->shape();
   if (keep.size() > 0) keep[d] = 1;
   Tensor idx = empty(x->context(), DType::I64, keep);
+  if (x->numel() == 0) return idx;  // no slices, however many the sizes of an empty x count
+  const Split s = split_at(x->shape(), d);
+  const std::vector<int64_t> counts = non_nan_counts(x, d);
   const int64_t* o_in = order->data_as<int64_t>();
   int64_t* out = idx->data_as<int64_t>();
   for (int64_t o = 0; o < s.outer; ++o) {

@@ -292,4 +292,69 @@ TEST_F(IndexOps, OneHotInferredClassesOverflow) {
                          "[ag_op_one_hot] the result is too large");
 }
 
+// index_put on an x whose indexed sizes multiply past int64 (x is empty),
+// and an indexed shape of more than AG_MAX_DIMS dims: refused before the
+// linear indices or the shape are computed.
+TEST_F(IndexOps, IndexPutSizesAndDimsAtTheLimits) {
+  constexpr int64_t kTera = int64_t{1} << 40;
+  const Shape huge{kTera, kTera, 0};
+  ag_tensor* x = nullptr;
+  ASSERT_AG(ag_tensor_zeros(&x, ctx_, AG_F64, huge.data(), 3));
+  own(x);
+  ag_tensor* value = f64({}, {1.0});
+  const ag_tensor* both[2] = {i64({1}, {1}), i64({1}, {1})};
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  ag_tensor* y = sentinel;
+  expect_error_untouched(
+      ag_op_index_put(&y, x, both, 2, value, 0), y, sentinel, AG_ERR_INVALID_ARGUMENT,
+      "[ag_op_index_put] the indexed dims' size overflows int64 (1099511627776 * 1099511627776 + 0)");
+  const Shape ones(16, 1);
+  ag_tensor *x16 = nullptr, *i16 = nullptr;
+  ASSERT_AG(ag_tensor_zeros(&x16, ctx_, AG_F64, ones.data(), 16));
+  ASSERT_AG(ag_tensor_zeros(&i16, ctx_, AG_I64, ones.data(), 16));
+  own(x16);
+  own(i16);
+  const ag_tensor* one[1] = {i16};
+  expect_error_untouched(ag_op_index_put(&y, x16, one, 1, value, 0), y, sentinel, AG_ERR_UNSUPPORTED,
+                         "[ag_op_index_put] the indexed result would have more than 16 dims");
+}
+
+// embedding_bag with 2-D indices: rows of no indices are not listed one by
+// one (any number of empty bags is instant), and include_last_offset needs a
+// row to read as the end.
+TEST_F(IndexOps, EmbeddingBagRowsOfNoIndices) {
+  constexpr int64_t kTera = int64_t{1} << 40;
+  const Shape many{kTera, 0}, none{0, 3}, narrow_w{5, 0};
+  ag_tensor *idx = nullptr, *idx0 = nullptr, *w0 = nullptr;
+  ASSERT_AG(ag_tensor_zeros(&idx, ctx_, AG_I64, many.data(), 2));
+  ASSERT_AG(ag_tensor_zeros(&idx0, ctx_, AG_I64, none.data(), 2));
+  ASSERT_AG(ag_tensor_zeros(&w0, ctx_, AG_F64, narrow_w.data(), 2));
+  own(idx);
+  own(idx0);
+  own(w0);
+  for (int32_t mode : {AG_EMBEDDING_BAG_SUM, AG_EMBEDDING_BAG_MEAN, AG_EMBEDDING_BAG_MAX}) {
+    ag_tensor* y = nullptr;
+    ASSERT_AG(ag_op_embedding_bag(&y, w0, idx, nullptr, mode, nullptr, 0, -1));
+    own(y);
+    EXPECT_EQ(shape(y), (Shape{kTera, 0}));
+  }
+  ag_tensor* w = iota({5, 2});
+  ag_tensor *y = nullptr, *idx3 = nullptr;
+  const Shape three{3, 0};
+  ASSERT_AG(ag_tensor_zeros(&idx3, ctx_, AG_I64, three.data(), 2));
+  own(idx3);
+  ASSERT_AG(ag_op_embedding_bag(&y, w, idx3, nullptr, AG_EMBEDDING_BAG_MEAN, nullptr, 0, -1));
+  own(y);
+  EXPECT_EQ(values(y), std::vector<double>(6, 0.0));
+  ASSERT_AG(ag_op_embedding_bag(&y, w, i64({3, 1}, {4, 1, 4}), nullptr, AG_EMBEDDING_BAG_MEAN, nullptr, 1, -1));
+  own(y);
+  EXPECT_EQ(values(y), (std::vector<double>{8, 9, 2, 3}));
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  y = sentinel;
+  expect_error_untouched(ag_op_embedding_bag(&y, w, idx0, nullptr, AG_EMBEDDING_BAG_SUM, nullptr, 1, -1), y, sentinel,
+                         AG_ERR_SHAPE,
+                         "[ag_op_embedding_bag] indices must have at least one row with include_last_offset (its start "
+                         "is the end of the last bag)");
+}
+
 }  // namespace

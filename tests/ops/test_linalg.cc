@@ -320,6 +320,71 @@ TEST(LinalgErrors, EdgesOfInt64) {
   ag_tensor_release(e);
 }
 
+// Empty inputs whose other sizes are huge: decompositions and products
+// return empty results at once (no m * n that overflows, no division by
+// it), and sizes a result cannot have are refused with the facts.
+TEST(LinalgErrors, EmptyInputsWithHugeSizes) {
+  Ctx ctx(0);
+  constexpr int64_t kBig = int64_t{1} << 32, kTera = int64_t{1} << 40;
+  auto zeros = [&](const Shape& s) {
+    T t;
+    EXPECT_EQ(ag_tensor_zeros(t.out(), ctx.get(), AG_F64, s.data(), static_cast<int32_t>(s.size())), AG_OK);
+    return t;
+  };
+  const T sq = zeros({0, kBig, kBig}), rhs = zeros({0, kBig, 1});
+  T y;
+  ASSERT_AG(ag_op_inv(y.out(), sq));
+  EXPECT_EQ(shape_of(y), (Shape{0, kBig, kBig}));
+  ASSERT_AG(ag_op_cholesky(y.out(), sq, 0));
+  EXPECT_EQ(shape_of(y), (Shape{0, kBig, kBig}));
+  ASSERT_AG(ag_op_det(y.out(), sq));
+  EXPECT_EQ(shape_of(y), (Shape{0}));
+  ASSERT_AG(ag_op_cond(y.out(), sq, 1.0));
+  EXPECT_EQ(shape_of(y), (Shape{0}));
+  ASSERT_AG(ag_op_lstsq(y.out(), sq, rhs));
+  EXPECT_EQ(shape_of(y), (Shape{0, kBig, 1}));
+  // Contracted and kept sizes whose products overflow: both operands empty.
+  const T a = zeros({0, kTera, kTera}), b = zeros({kTera, kTera, 0});
+  const int64_t da[2] = {1, 2}, db[2] = {0, 1};
+  ASSERT_AG(ag_op_tensordot(y.out(), a, b, da, 2, db, 2));
+  EXPECT_EQ(shape_of(y), (Shape{0, 0}));
+
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  ag_tensor *u = sentinel, *s = sentinel, *vh = sentinel, *out = sentinel;
+  const T tall = zeros({0, INT64_MAX, 1}), huge_sq = zeros({0, INT64_MAX, INT64_MAX});
+  EXPECT_AG_ERROR(ag_op_svd(&u, &s, &vh, tall, 0), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_svd] the packed rows (m + 1 + n) overflows int64 (1 * 9223372036854775807 + 1)");
+  EXPECT_AG_ERROR(ag_op_qr(&u, &s, tall, AG_QR_REDUCED), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_qr] the packed columns (m + n) overflows int64 (1 * 9223372036854775807 + 1)");
+  EXPECT_AG_ERROR(ag_op_eigh(&u, &s, huge_sq, 0), AG_ERR_INVALID_ARGUMENT,
+                  "[ag_op_eigh] the packed rows (n + 1) overflows int64 (1 * 9223372036854775807 + 1)");
+  EXPECT_TRUE(u == sentinel && s == sentinel && vh == sentinel);
+  expect_error_untouched(ag_op_kron(&out, zeros({kTera, 0}), zeros({kTera, 0})), out, sentinel,
+                         AG_ERR_INVALID_ARGUMENT,
+                         "[ag_op_kron] a size of the result overflows int64 (1099511627776 * 1099511627776 + 0)");
+  expect_error_untouched(ag_op_pdist(&out, zeros({2 * kBig, 0}), 2.0), out, sentinel, AG_ERR_INVALID_ARGUMENT,
+                         "[ag_op_pdist] the number of pairs overflows int64 (4294967296 * 8589934591 + 0)");
+}
+
+// Results and intermediates of more than AG_MAX_DIMS dims are refused
+// before any list of dims is built past that room.
+TEST(LinalgErrors, TooManyDims) {
+  Ctx ctx(0);
+  const Shape ones(16, 1);
+  T a, b;
+  ASSERT_AG(ag_tensor_zeros(a.out(), ctx.get(), AG_F64, ones.data(), 16));
+  ASSERT_AG(ag_tensor_zeros(b.out(), ctx.get(), AG_F64, ones.data(), 16));
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  ag_tensor* out = sentinel;
+  expect_error_untouched(ag_op_tensordot(&out, a, b, nullptr, 0, nullptr, 0), out, sentinel, AG_ERR_SHAPE,
+                         "[ag_op_tensordot] the result would have more than 16 dims");
+  const ag_tensor* ops[2] = {a, b};
+  expect_error_untouched(ag_op_einsum(&out, "abcdefghijklmnop,ABCDEFGHIJKLMNOP", ops, 2), out, sentinel, AG_ERR_SHAPE,
+                         "[ag_op_einsum] the product of two operands would have 32 dims, more than 16");
+  expect_error_untouched(ag_op_diag_embed(&out, a, 0, -2, -1), out, sentinel, AG_ERR_UNSUPPORTED,
+                         "[ag_op_diag_embed] x has the maximum of 16 dims (one more is needed)");
+}
+
 TEST(LinalgErrors, DtypesAndHandles) {
   Ctx ctx(0);
   const Shape s{2, 2};

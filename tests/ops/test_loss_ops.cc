@@ -305,6 +305,21 @@ TEST(BinaryCrossEntropy, Values) {
   EXPECT_EQ(read(y), (std::vector<double>{1e6, 1e6}));
 }
 
+// Class targets of an empty input whose other sizes are huge: the weights
+// are not walked row by row.
+TEST(CrossEntropy, EmptyWithHugeSizes) {
+  Ctx ctx;
+  const int64_t b = int64_t{1} << 40;
+  const Shape in{b, 5, 0}, tg{b, 0};
+  T x, t, y;
+  ASSERT_AG(ag_tensor_zeros(x.out(), ctx.get(), AG_F64, in.data(), 3));
+  ASSERT_AG(ag_tensor_zeros(t.out(), ctx.get(), AG_I64, tg.data(), 2));
+  ASSERT_AG(ag_op_cross_entropy(y.out(), x, t, AG_REDUCTION_NONE, -100, 0.0));
+  EXPECT_EQ(shape_of(y), tg);
+  ASSERT_AG(ag_op_nll_loss(y.out(), x, t, AG_REDUCTION_SUM, -100));
+  EXPECT_EQ(read(y), std::vector<double>{0.0});
+}
+
 TEST(Losses, Errors) {
   Ctx ctx;
   T x = make(ctx.get(), AG_F32, {2, 3}, sample(6, -1, 1, 1));

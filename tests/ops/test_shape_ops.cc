@@ -532,6 +532,66 @@ TEST_F(ShapeOps, RepeatInterleaveTensorHugeDims) {
                          AG_ERR_OUT_OF_MEMORY, "[ag_op_repeat_interleave_tensor] the result is too large");
 }
 
+// roll and diff along an empty tensor's dim near INT64_MAX, and diff by an n
+// far past the dim's size: no arithmetic past int64, no loop of n steps.
+TEST_F(ShapeOps, RollAndDiffOfHugeDims) {
+  const Shape huge{0, INT64_MAX};
+  ag_tensor* x = nullptr;
+  ASSERT_AG(ag_tensor_zeros(&x, ctx_, AG_F64, huge.data(), 2));
+  own(x);
+  const int64_t shift[1] = {5}, dim[1] = {1};
+  ag_tensor* y = nullptr;
+  ASSERT_AG(ag_op_roll(&y, x, shift, 1, dim, 1));
+  own(y);
+  EXPECT_EQ(shape(y), huge);
+  ASSERT_AG(ag_op_diff(&y, x, INT64_MAX - 1, 1, nullptr, nullptr));
+  own(y);
+  EXPECT_EQ(shape(y), (Shape{0, 1}));
+  ASSERT_AG(ag_op_diff(&y, x, INT64_MAX, 1, nullptr, nullptr));
+  own(y);
+  EXPECT_EQ(shape(y), (Shape{0, 0}));
+  ASSERT_AG(ag_op_diff(&y, iota({2, 3}), int64_t{1} << 40, 1, nullptr, nullptr));
+  own(y);
+  EXPECT_EQ(shape(y), (Shape{2, 0}));
+  ASSERT_AG(ag_op_diff(&y, iota({2, 3}), 1, 1, nullptr, nullptr));
+  own(y);
+  EXPECT_EQ(values(y), (std::vector<double>{1, 1, 1, 1}));
+}
+
+// A pad of INT64_MIN (kept to a size >= 0 by the other side's pad) has no
+// negation for the crop and the gradient: refused.
+TEST_F(ShapeOps, PadOfInt64Min) {
+  const int64_t pads[2] = {INT64_MIN, INT64_MAX};
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  ag_tensor* y = sentinel;
+  expect_error_untouched(ag_op_pad(&y, iota({5}), pads, 2, AG_PAD_CONSTANT, 0.0), y, sentinel,
+                         AG_ERR_INVALID_ARGUMENT,
+                         "[ag_op_pad] padding -9223372036854775808 of dim 0 has no negation in int64");
+  const int64_t far[2] = {-INT64_MAX, INT64_MAX};  // all of x cropped, then padded
+  y = nullptr;
+  ASSERT_AG(ag_op_pad(&y, iota({5}), far, 2, AG_PAD_CONSTANT, 7.0));
+  own(y);
+  EXPECT_EQ(values(y), std::vector<double>(5, 7.0));
+}
+
+// repeat_interleave with a tensor of repeats: the index is filled after its
+// allocation (per element and with one count for all).
+TEST_F(ShapeOps, RepeatInterleaveTensorValues) {
+  ag_tensor* y = nullptr;
+  ASSERT_AG(ag_op_repeat_interleave_tensor(&y, iota({3}), i64({3}, {2, 0, 1}), 0));
+  own(y);
+  EXPECT_EQ(values(y), (std::vector<double>{0, 0, 2}));
+  ASSERT_AG(ag_op_repeat_interleave_tensor(&y, iota({3}), i64({}, {2}), 0));
+  own(y);
+  EXPECT_EQ(values(y), (std::vector<double>{0, 0, 1, 1, 2, 2}));
+  ag_tensor* sentinel = reinterpret_cast<ag_tensor*>(0x1);
+  y = sentinel;
+  expect_error_untouched(ag_op_repeat_interleave_tensor(&y, iota({3}), i64({}, {-1}), 0), y, sentinel,
+                         AG_ERR_INVALID_ARGUMENT, "[ag_op_repeat_interleave_tensor] repeats[0] = -1 is negative");
+  expect_error_untouched(ag_op_repeat_interleave_tensor(&y, iota({3}), i64({3}, {1, -2, 1}), 0), y, sentinel,
+                         AG_ERR_INVALID_ARGUMENT, "[ag_op_repeat_interleave_tensor] repeats[1] = -2 is negative");
+}
+
 // Chunking or unbinding an empty tensor's dim near INT64_MAX: pieces counted
 // without overflow, and no view made before the caller's room is checked.
 TEST_F(ShapeOps, ChunkAndUnbindOfAHugeEmptyDim) {

@@ -242,4 +242,27 @@ TEST(Softmax, EmptyWithHugeSizes) {
   }
 }
 
+// Selecting along a dim of an empty tensor whose other sizes are huge
+// (kthvalue, median) and the causal mask of attention with no keys for
+// many queries: no loop over the rows.
+TEST(Softmax, SelectionAndAttentionOfEmptyWithHugeSizes) {
+  Ctx ctx;
+  const int64_t b = int64_t{1} << 40;
+  const Shape sh{b, b, 0};
+  T x;
+  ASSERT_AG(ag_tensor_zeros(x.out(), ctx.get(), AG_F64, sh.data(), 3));
+  T v, i;
+  ASSERT_AG(ag_op_kthvalue(v.out(), i.out(), x, 1, 1, 0));
+  EXPECT_EQ(shape_of(v), (Shape{b, 0}));
+  EXPECT_EQ(shape_of(i), (Shape{b, 0}));
+  ASSERT_AG(ag_op_median_dim(v.out(), i.out(), x, 0, 1));
+  EXPECT_EQ(shape_of(v), (Shape{1, b, 0}));
+  const Shape qs{b, 0}, ks{0, 0};
+  T q, k, y;
+  ASSERT_AG(ag_tensor_zeros(q.out(), ctx.get(), AG_F64, qs.data(), 2));
+  ASSERT_AG(ag_tensor_zeros(k.out(), ctx.get(), AG_F64, ks.data(), 2));
+  ASSERT_AG(ag_op_scaled_dot_product_attention(y.out(), q, k, k, nullptr, 0.0, 1, 0.0));
+  EXPECT_EQ(shape_of(y), qs);
+}
+
 }  // namespace

@@ -2187,9 +2187,11 @@ positions take the last value. f32 or f64 with accumulate, else any dtype.
 Gradients: x gets the gradient (zeroed at the written positions without
 accumulate), values get the gradient at the indexed positions, summed
 over broadcast dims.
-@return AG_ERR_INVALID_ARGUMENT for nindices < 1, an index out of range;
+@return AG_ERR_INVALID_ARGUMENT for nindices < 1, an index out of range,
+        indexed dims (of an empty x) whose sizes' product overflows int64;
         AG_ERR_SHAPE for more indices than dims, indices or values that do
-        not broadcast; AG_ERR_DTYPE, AG_ERR_CONTEXT."""
+        not broadcast; AG_ERR_UNSUPPORTED for an indexed shape of more than
+        AG_MAX_DIMS dims; AG_ERR_DTYPE, AG_ERR_CONTEXT."""
 function ag_op_index_put(out, x, indices, nindices, values, accumulate)
     ccall((:ag_op_index_put, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Ptr{ag_tensor}}, Int32, Ptr{ag_tensor}, Int32), out, x, indices, nindices, values, accumulate)
 end
@@ -2366,7 +2368,8 @@ elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted
 in the result's x.ndim + 1 dims). The new dims have size
 x.shape[-1] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT
 if dim1 and dim2 name the same dim or that size overflows int64;
-AG_ERR_OUT_OF_MEMORY if the result's bytes do. Gradient: the diagonal of g."""
+AG_ERR_OUT_OF_MEMORY if the result's bytes do; AG_ERR_UNSUPPORTED for an
+x of AG_MAX_DIMS dims. Gradient: the diagonal of g."""
 function ag_op_diag_embed(out, x, offset, dim1, dim2)
     ccall((:ag_op_diag_embed, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64, Int64, Int64), out, x, offset, dim1, dim2)
 end
@@ -2434,7 +2437,8 @@ function ag_op_cross(out, a, b, dim)
 end
 
 """Kronecker product (torch.kron): shapes padded with leading 1s to one rank;
-the result's size is the product of the sizes in each dim."""
+the result's size is the product of the sizes in each dim
+(AG_ERR_INVALID_ARGUMENT if one overflows int64, which empty inputs allow)."""
 function ag_op_kron(out, a, b)
     ccall((:ag_op_kron, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
@@ -2443,7 +2447,8 @@ end
 with dims=(dims_a, dims_b); tensordot(a, b, n) is dims_a = the last n of a,
 dims_b = the first n of b). The result has a's other dims, then b's.
 AG_ERR_INVALID_ARGUMENT: lists of different lengths, a dim listed twice;
-AG_ERR_SHAPE: paired dims of different sizes."""
+AG_ERR_SHAPE: paired dims of different sizes, a result of more than
+AG_MAX_DIMS dims."""
 function ag_op_tensordot(out, a, b, dims_a, n_dims_a, dims_b, n_dims_b)
     ccall((:ag_op_tensordot, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Ptr{Int64}, Int32), out, a, b, dims_a, n_dims_a, dims_b, n_dims_b)
 end
@@ -2459,7 +2464,8 @@ and batched products, all differentiable.
 AG_ERR_INVALID_ARGUMENT: a NULL equation, a character other than letters,
 ',', "->", "..." and spaces, a count of subscript groups other than n, an
 output letter twice or in no operand; AG_ERR_SHAPE: an operand whose dims
-do not match its subscripts, sizes of one letter that differ (other than 1)."""
+do not match its subscripts, sizes of one letter that differ (other than 1),
+a product of two operands (left to right) of more than AG_MAX_DIMS dims."""
 function ag_op_einsum(out, equation, operands, n)
     ccall((:ag_op_einsum, libag), Int32, (Ptr{Ptr{ag_tensor}}, Cstring, Ptr{Ptr{ag_tensor}}, Int32), out, equation, operands, n)
 end
@@ -2894,7 +2900,8 @@ Empty bags (or bags of padding only) give zeros, in every mode.
         or missing with 1-D ones, offsets[0] != 0, decreasing offsets or
         one past len(indices), per_sample_weights with another mode;
         AG_ERR_SHAPE for a weight not 2-D, indices not 1-D or 2-D, offsets
-        not 1-D, per_sample_weights of another shape; AG_ERR_DTYPE,
+        not 1-D, per_sample_weights of another shape, no offset or no row
+        of 2-D indices with include_last_offset; AG_ERR_DTYPE,
         AG_ERR_CONTEXT; AG_ERR_UNSUPPORTED while recording for replay."""
 function ag_op_embedding_bag(out, weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx)
     ccall((:ag_op_embedding_bag, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Ptr{ag_tensor}, Int32, Ptr{ag_tensor}, Int32, Int64), out, weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx)
@@ -3324,7 +3331,8 @@ end
 
 """The p-norm distances between the rows i < j of x (N, M), in row order
 (torch.nn.functional.pdist): N (N - 1) / 2 values. AG_ERR_SHAPE unless x
-is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p."""
+is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p, or an N (of an
+empty x) whose count of pairs overflows int64."""
 function ag_op_pdist(out, x, p)
     ccall((:ag_op_pdist, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Cdouble), out, x, p)
 end
@@ -3503,7 +3511,8 @@ gradient cropped (padding with negated pads); reflect -> the mirrored
 parts added back onto x's positions.
 @return AG_ERR_INVALID_ARGUMENT for an odd npads, more pairs than dims, a
         NULL pads with npads > 0, a mode other than the two, a negative
-        reflect pad; AG_ERR_SHAPE when constant padding makes a size
+        reflect pad, a pad of INT64_MIN (its negation does not exist);
+        AG_ERR_SHAPE when constant padding makes a size
         negative or a reflect pad is not below the dim's size."""
 function ag_op_pad(out, x, pads, npads, mode, value)
     ccall((:ag_op_pad, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{Int64}, Int32, Int32, Cdouble), out, x, pads, npads, mode, value)

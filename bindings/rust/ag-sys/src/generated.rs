@@ -2965,9 +2965,11 @@ unsafe extern "C" {
     /// Gradients: x gets the gradient (zeroed at the written positions without
     /// accumulate), values get the gradient at the indexed positions, summed
     /// over broadcast dims.
-    /// @return AG_ERR_INVALID_ARGUMENT for nindices < 1, an index out of range;
+    /// @return AG_ERR_INVALID_ARGUMENT for nindices < 1, an index out of range,
+    ///         indexed dims (of an empty x) whose sizes' product overflows int64;
     ///         AG_ERR_SHAPE for more indices than dims, indices or values that do
-    ///         not broadcast; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    ///         not broadcast; AG_ERR_UNSUPPORTED for an indexed shape of more than
+    ///         AG_MAX_DIMS dims; AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
     pub fn ag_op_index_put(out: *mut *mut ag_tensor, x: *const ag_tensor, indices: *const *const ag_tensor, nindices: i32, values: *const ag_tensor, accumulate: i32) -> ag_status;
 
@@ -3188,7 +3190,8 @@ unsafe extern "C" {
     /// in the result's x.ndim + 1 dims). The new dims have size
     /// x.shape[-1] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT
     /// if dim1 and dim2 name the same dim or that size overflows int64;
-    /// AG_ERR_OUT_OF_MEMORY if the result's bytes do. Gradient: the diagonal of g.
+    /// AG_ERR_OUT_OF_MEMORY if the result's bytes do; AG_ERR_UNSUPPORTED for an
+    /// x of AG_MAX_DIMS dims. Gradient: the diagonal of g.
     /// ```
     pub fn ag_op_diag_embed(out: *mut *mut ag_tensor, x: *const ag_tensor, offset: i64, dim1: i64, dim2: i64) -> ag_status;
 
@@ -3278,7 +3281,8 @@ unsafe extern "C" {
     ///
     /// ```text
     /// Kronecker product (torch.kron): shapes padded with leading 1s to one rank;
-    /// the result's size is the product of the sizes in each dim.
+    /// the result's size is the product of the sizes in each dim
+    /// (AG_ERR_INVALID_ARGUMENT if one overflows int64, which empty inputs allow).
     /// ```
     pub fn ag_op_kron(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
@@ -3289,7 +3293,8 @@ unsafe extern "C" {
     /// with dims=(dims_a, dims_b); tensordot(a, b, n) is dims_a = the last n of a,
     /// dims_b = the first n of b). The result has a's other dims, then b's.
     /// AG_ERR_INVALID_ARGUMENT: lists of different lengths, a dim listed twice;
-    /// AG_ERR_SHAPE: paired dims of different sizes.
+    /// AG_ERR_SHAPE: paired dims of different sizes, a result of more than
+    /// AG_MAX_DIMS dims.
     /// ```
     pub fn ag_op_tensordot(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor, dims_a: *const i64, n_dims_a: i32, dims_b: *const i64, n_dims_b: i32) -> ag_status;
 
@@ -3307,7 +3312,8 @@ unsafe extern "C" {
     /// AG_ERR_INVALID_ARGUMENT: a NULL equation, a character other than letters,
     /// ',', "->", "..." and spaces, a count of subscript groups other than n, an
     /// output letter twice or in no operand; AG_ERR_SHAPE: an operand whose dims
-    /// do not match its subscripts, sizes of one letter that differ (other than 1).
+    /// do not match its subscripts, sizes of one letter that differ (other than 1),
+    /// a product of two operands (left to right) of more than AG_MAX_DIMS dims.
     /// ```
     pub fn ag_op_einsum(out: *mut *mut ag_tensor, equation: *const c_char, operands: *const *const ag_tensor, n: i32) -> ag_status;
 
@@ -3820,7 +3826,8 @@ unsafe extern "C" {
     ///         or missing with 1-D ones, offsets[0] != 0, decreasing offsets or
     ///         one past len(indices), per_sample_weights with another mode;
     ///         AG_ERR_SHAPE for a weight not 2-D, indices not 1-D or 2-D, offsets
-    ///         not 1-D, per_sample_weights of another shape; AG_ERR_DTYPE,
+    ///         not 1-D, per_sample_weights of another shape, no offset or no row
+    ///         of 2-D indices with include_last_offset; AG_ERR_DTYPE,
     ///         AG_ERR_CONTEXT; AG_ERR_UNSUPPORTED while recording for replay.
     /// ```
     pub fn ag_op_embedding_bag(out: *mut *mut ag_tensor, weight: *const ag_tensor, indices: *const ag_tensor, offsets: *const ag_tensor, mode: i32, per_sample_weights: *const ag_tensor, include_last_offset: i32, padding_idx: i64) -> ag_status;
@@ -4342,7 +4349,8 @@ unsafe extern "C" {
     /// ```text
     /// The p-norm distances between the rows i < j of x (N, M), in row order
     /// (torch.nn.functional.pdist): N (N - 1) / 2 values. AG_ERR_SHAPE unless x
-    /// is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p.
+    /// is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p, or an N (of an
+    /// empty x) whose count of pairs overflows int64.
     /// ```
     pub fn ag_op_pdist(out: *mut *mut ag_tensor, x: *const ag_tensor, p: f64) -> ag_status;
 
@@ -4561,7 +4569,8 @@ unsafe extern "C" {
     /// parts added back onto x's positions.
     /// @return AG_ERR_INVALID_ARGUMENT for an odd npads, more pairs than dims, a
     ///         NULL pads with npads > 0, a mode other than the two, a negative
-    ///         reflect pad; AG_ERR_SHAPE when constant padding makes a size
+    ///         reflect pad, a pad of INT64_MIN (its negation does not exist);
+    ///         AG_ERR_SHAPE when constant padding makes a size
     ///         negative or a reflect pad is not below the dim's size.
     /// ```
     pub fn ag_op_pad(out: *mut *mut ag_tensor, x: *const ag_tensor, pads: *const i64, npads: i32, mode: i32, value: f64) -> ag_status;

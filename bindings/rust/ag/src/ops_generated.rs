@@ -1641,7 +1641,7 @@ impl Tensor {
         check(unsafe { sys::ag_op_scatter_reduce(&mut out_out, self.as_ptr(), dim, index.as_ptr(), src.as_ptr(), reduce, include_self) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_index_put`: y = a copy of x with x\[indices\[0\], ..., indices\[n-1\]\] = values (added when accumulate != 0), PyTorch's index_put with i64 index tensors for the first n dims (bool masks: convert them to positions first): the indices broadcast together to a shape B, negative values count from the end, and values broadcast to (B, x's remaining sizes). Without accumulate, repeated positions take the last value. f32 or f64 with accumulate, else any dtype. Gradients: x gets the gradient (zeroed at the written positions without accumulate), values get the gradient at the indexed positions, summed over broadcast dims. @return AG_ERR_INVALID_ARGUMENT for nindices \< 1, an index out of range;         AG_ERR_SHAPE for more indices than dims, indices or values that do         not broadcast; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    /// `ag_op_index_put`: y = a copy of x with x\[indices\[0\], ..., indices\[n-1\]\] = values (added when accumulate != 0), PyTorch's index_put with i64 index tensors for the first n dims (bool masks: convert them to positions first): the indices broadcast together to a shape B, negative values count from the end, and values broadcast to (B, x's remaining sizes). Without accumulate, repeated positions take the last value. f32 or f64 with accumulate, else any dtype. Gradients: x gets the gradient (zeroed at the written positions without accumulate), values get the gradient at the indexed positions, summed over broadcast dims. @return AG_ERR_INVALID_ARGUMENT for nindices \< 1, an index out of range,         indexed dims (of an empty x) whose sizes' product overflows int64;         AG_ERR_SHAPE for more indices than dims, indices or values that do         not broadcast; AG_ERR_UNSUPPORTED for an indexed shape of more than         AG_MAX_DIMS dims; AG_ERR_DTYPE, AG_ERR_CONTEXT.
     ///
     /// ```text
     /// y = a copy of x with x[indices[0], ..., indices[n-1]] = values (added when
@@ -1653,9 +1653,11 @@ impl Tensor {
     /// Gradients: x gets the gradient (zeroed at the written positions without
     /// accumulate), values get the gradient at the indexed positions, summed
     /// over broadcast dims.
-    /// @return AG_ERR_INVALID_ARGUMENT for nindices < 1, an index out of range;
+    /// @return AG_ERR_INVALID_ARGUMENT for nindices < 1, an index out of range,
+    ///         indexed dims (of an empty x) whose sizes' product overflows int64;
     ///         AG_ERR_SHAPE for more indices than dims, indices or values that do
-    ///         not broadcast; AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    ///         not broadcast; AG_ERR_UNSUPPORTED for an indexed shape of more than
+    ///         AG_MAX_DIMS dims; AG_ERR_DTYPE, AG_ERR_CONTEXT.
     /// ```
     pub fn index_put(&self, indices: &[&Tensor], values: &Tensor, accumulate: i32) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -1927,7 +1929,7 @@ impl Tensor {
         check(unsafe { sys::ag_op_diagonal(&mut out_out, self.as_ptr(), offset, dim1, dim2) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_diag_embed`: A tensor whose diagonal (offset, dim1, dim2) is the last dim of x, zeros elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted in the result's x.ndim + 1 dims). The new dims have size x.shape\[-1\] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT if dim1 and dim2 name the same dim or that size overflows int64; AG_ERR_OUT_OF_MEMORY if the result's bytes do. Gradient: the diagonal of g.
+    /// `ag_op_diag_embed`: A tensor whose diagonal (offset, dim1, dim2) is the last dim of x, zeros elsewhere (torch.diag_embed; defaults offset 0, dim1 -2, dim2 -1, counted in the result's x.ndim + 1 dims). The new dims have size x.shape\[-1\] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT if dim1 and dim2 name the same dim or that size overflows int64; AG_ERR_OUT_OF_MEMORY if the result's bytes do; AG_ERR_UNSUPPORTED for an x of AG_MAX_DIMS dims. Gradient: the diagonal of g.
     ///
     /// ```text
     /// A tensor whose diagonal (offset, dim1, dim2) is the last dim of x, zeros
@@ -1935,7 +1937,8 @@ impl Tensor {
     /// in the result's x.ndim + 1 dims). The new dims have size
     /// x.shape[-1] + |offset|. AG_ERR_SHAPE for a 0-dim x; AG_ERR_INVALID_ARGUMENT
     /// if dim1 and dim2 name the same dim or that size overflows int64;
-    /// AG_ERR_OUT_OF_MEMORY if the result's bytes do. Gradient: the diagonal of g.
+    /// AG_ERR_OUT_OF_MEMORY if the result's bytes do; AG_ERR_UNSUPPORTED for an
+    /// x of AG_MAX_DIMS dims. Gradient: the diagonal of g.
     /// ```
     pub fn diag_embed(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -2054,25 +2057,27 @@ impl Tensor {
         check(unsafe { sys::ag_op_cross(&mut out_out, self.as_ptr(), b.as_ptr(), dim) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_kron`: Kronecker product (torch.kron): shapes padded with leading 1s to one rank; the result's size is the product of the sizes in each dim.
+    /// `ag_op_kron`: Kronecker product (torch.kron): shapes padded with leading 1s to one rank; the result's size is the product of the sizes in each dim (AG_ERR_INVALID_ARGUMENT if one overflows int64, which empty inputs allow).
     ///
     /// ```text
     /// Kronecker product (torch.kron): shapes padded with leading 1s to one rank;
-    /// the result's size is the product of the sizes in each dim.
+    /// the result's size is the product of the sizes in each dim
+    /// (AG_ERR_INVALID_ARGUMENT if one overflows int64, which empty inputs allow).
     /// ```
     pub fn kron(&self, b: &Tensor) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
         check(unsafe { sys::ag_op_kron(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_tensordot`: Contraction of dims dims_a of a with dims_b of b, pairwise (torch.tensordot with dims=(dims_a, dims_b); tensordot(a, b, n) is dims_a = the last n of a, dims_b = the first n of b). The result has a's other dims, then b's. AG_ERR_INVALID_ARGUMENT: lists of different lengths, a dim listed twice; AG_ERR_SHAPE: paired dims of different sizes.
+    /// `ag_op_tensordot`: Contraction of dims dims_a of a with dims_b of b, pairwise (torch.tensordot with dims=(dims_a, dims_b); tensordot(a, b, n) is dims_a = the last n of a, dims_b = the first n of b). The result has a's other dims, then b's. AG_ERR_INVALID_ARGUMENT: lists of different lengths, a dim listed twice; AG_ERR_SHAPE: paired dims of different sizes, a result of more than AG_MAX_DIMS dims.
     ///
     /// ```text
     /// Contraction of dims dims_a of a with dims_b of b, pairwise (torch.tensordot
     /// with dims=(dims_a, dims_b); tensordot(a, b, n) is dims_a = the last n of a,
     /// dims_b = the first n of b). The result has a's other dims, then b's.
     /// AG_ERR_INVALID_ARGUMENT: lists of different lengths, a dim listed twice;
-    /// AG_ERR_SHAPE: paired dims of different sizes.
+    /// AG_ERR_SHAPE: paired dims of different sizes, a result of more than
+    /// AG_MAX_DIMS dims.
     /// ```
     pub fn tensordot(&self, b: &Tensor, dims_a: &[i64], dims_b: &[i64]) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -2677,7 +2682,7 @@ impl Tensor {
         check(unsafe { sys::ag_op_triplet_margin_loss(&mut out_out, self.as_ptr(), positive.as_ptr(), negative.as_ptr(), margin, p, eps, swap, reduction) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_embedding_bag`: F.embedding_bag: out\[b, :\] = the rows of weight (V, D) picked by the indices of bag b, reduced by `mode` (AG_EMBEDDING_BAG_SUM, _MEAN or _MAX); out is (B, D). Composed of index_select, index_add (sum, mean) and gather (max: of each column's first maximum in the bag, as PyTorch, which also gets the whole gradient), so its gradients of every order are theirs; gradients flow to weight and per_sample_weights (indices and offsets are i64 and never differentiated). @param indices i64, 2-D (B, L): each row is a bag (offsets must be NULL);        or 1-D, cut into bags by offsets. @param offsets NULL for 2-D indices, else the 1-D i64 start of each bag in        indices: offsets\[0\] == 0, non-decreasing, at most len(indices); the        last bag runs to the end of indices. @param per_sample_weights NULL, or weights of indices' shape and weight's        dtype that scale each picked row (AG_EMBEDDING_BAG_SUM only, as        PyTorch). @param include_last_offset nonzero: offsets holds B + 1 values, the last        the end of the last bag (indices after it are left out); with 2-D        indices the last row is then left out (PyTorch's offsets 0, L,        2L, ... read this way; PyTorch reads out of bounds there). @param padding_idx -1 for none, else a row 0..V-1: entries equal to it are        left out of their bag (they count in no mean and get no gradient).        PyTorch's negative padding_idx p is p + V here. Empty bags (or bags of padding only) give zeros, in every mode. @return AG_ERR_INVALID_ARGUMENT for another mode, padding_idx outside         -1..V-1, an index outside 0..V-1, offsets given with 2-D indices         or missing with 1-D ones, offsets\[0\] != 0, decreasing offsets or         one past len(indices), per_sample_weights with another mode;         AG_ERR_SHAPE for a weight not 2-D, indices not 1-D or 2-D, offsets         not 1-D, per_sample_weights of another shape; AG_ERR_DTYPE,         AG_ERR_CONTEXT; AG_ERR_UNSUPPORTED while recording for replay.
+    /// `ag_op_embedding_bag`: F.embedding_bag: out\[b, :\] = the rows of weight (V, D) picked by the indices of bag b, reduced by `mode` (AG_EMBEDDING_BAG_SUM, _MEAN or _MAX); out is (B, D). Composed of index_select, index_add (sum, mean) and gather (max: of each column's first maximum in the bag, as PyTorch, which also gets the whole gradient), so its gradients of every order are theirs; gradients flow to weight and per_sample_weights (indices and offsets are i64 and never differentiated). @param indices i64, 2-D (B, L): each row is a bag (offsets must be NULL);        or 1-D, cut into bags by offsets. @param offsets NULL for 2-D indices, else the 1-D i64 start of each bag in        indices: offsets\[0\] == 0, non-decreasing, at most len(indices); the        last bag runs to the end of indices. @param per_sample_weights NULL, or weights of indices' shape and weight's        dtype that scale each picked row (AG_EMBEDDING_BAG_SUM only, as        PyTorch). @param include_last_offset nonzero: offsets holds B + 1 values, the last        the end of the last bag (indices after it are left out); with 2-D        indices the last row is then left out (PyTorch's offsets 0, L,        2L, ... read this way; PyTorch reads out of bounds there). @param padding_idx -1 for none, else a row 0..V-1: entries equal to it are        left out of their bag (they count in no mean and get no gradient).        PyTorch's negative padding_idx p is p + V here. Empty bags (or bags of padding only) give zeros, in every mode. @return AG_ERR_INVALID_ARGUMENT for another mode, padding_idx outside         -1..V-1, an index outside 0..V-1, offsets given with 2-D indices         or missing with 1-D ones, offsets\[0\] != 0, decreasing offsets or         one past len(indices), per_sample_weights with another mode;         AG_ERR_SHAPE for a weight not 2-D, indices not 1-D or 2-D, offsets         not 1-D, per_sample_weights of another shape, no offset or no row         of 2-D indices with include_last_offset; AG_ERR_DTYPE,         AG_ERR_CONTEXT; AG_ERR_UNSUPPORTED while recording for replay.
     ///
     /// ```text
     /// F.embedding_bag: out[b, :] = the rows of weight (V, D) picked by the
@@ -2708,7 +2713,8 @@ impl Tensor {
     ///         or missing with 1-D ones, offsets[0] != 0, decreasing offsets or
     ///         one past len(indices), per_sample_weights with another mode;
     ///         AG_ERR_SHAPE for a weight not 2-D, indices not 1-D or 2-D, offsets
-    ///         not 1-D, per_sample_weights of another shape; AG_ERR_DTYPE,
+    ///         not 1-D, per_sample_weights of another shape, no offset or no row
+    ///         of 2-D indices with include_last_offset; AG_ERR_DTYPE,
     ///         AG_ERR_CONTEXT; AG_ERR_UNSUPPORTED while recording for replay.
     /// ```
     pub fn embedding_bag(&self, indices: &Tensor, offsets: Option<&Tensor>, mode: i32, per_sample_weights: Option<&Tensor>, include_last_offset: i32, padding_idx: i64) -> Result<Tensor> {
@@ -3376,12 +3382,13 @@ impl Tensor {
         check(unsafe { sys::ag_op_cdist(&mut out_out, self.as_ptr(), b.as_ptr(), p) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_pdist`: The p-norm distances between the rows i \< j of x (N, M), in row order (torch.nn.functional.pdist): N (N - 1) / 2 values. AG_ERR_SHAPE unless x is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p.
+    /// `ag_op_pdist`: The p-norm distances between the rows i \< j of x (N, M), in row order (torch.nn.functional.pdist): N (N - 1) / 2 values. AG_ERR_SHAPE unless x is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p, or an N (of an empty x) whose count of pairs overflows int64.
     ///
     /// ```text
     /// The p-norm distances between the rows i < j of x (N, M), in row order
     /// (torch.nn.functional.pdist): N (N - 1) / 2 values. AG_ERR_SHAPE unless x
-    /// is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p.
+    /// is 2-D; AG_ERR_INVALID_ARGUMENT for a negative or NaN p, or an N (of an
+    /// empty x) whose count of pairs overflows int64.
     /// ```
     pub fn pdist(&self, p: f64) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
@@ -3623,7 +3630,7 @@ impl Tensor {
         check(unsafe { sys::ag_op_repeat(&mut out_out, self.as_ptr(), repeats.as_ptr(), crate::error::count::<i32>(repeats.len())?) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_pad`: y = x padded, PyTorch's F.pad: `pads` holds npads/2 (before, after) pairs, the first pair for the last dim, the next for the one before, ... AG_PAD_CONSTANT fills with `value` (converted to x's dtype); negative pads crop. AG_PAD_REFLECT mirrors x at each edge without repeating the edge element (\[1,2,3\] padded (2,1) is \[3,2,1,2,3,2\]); each pad must be >= 0 and below the dim's size; `value` is ignored. Gradient: constant -> the gradient cropped (padding with negated pads); reflect -> the mirrored parts added back onto x's positions. @return AG_ERR_INVALID_ARGUMENT for an odd npads, more pairs than dims, a         NULL pads with npads > 0, a mode other than the two, a negative         reflect pad; AG_ERR_SHAPE when constant padding makes a size         negative or a reflect pad is not below the dim's size.
+    /// `ag_op_pad`: y = x padded, PyTorch's F.pad: `pads` holds npads/2 (before, after) pairs, the first pair for the last dim, the next for the one before, ... AG_PAD_CONSTANT fills with `value` (converted to x's dtype); negative pads crop. AG_PAD_REFLECT mirrors x at each edge without repeating the edge element (\[1,2,3\] padded (2,1) is \[3,2,1,2,3,2\]); each pad must be >= 0 and below the dim's size; `value` is ignored. Gradient: constant -> the gradient cropped (padding with negated pads); reflect -> the mirrored parts added back onto x's positions. @return AG_ERR_INVALID_ARGUMENT for an odd npads, more pairs than dims, a         NULL pads with npads > 0, a mode other than the two, a negative         reflect pad, a pad of INT64_MIN (its negation does not exist);         AG_ERR_SHAPE when constant padding makes a size         negative or a reflect pad is not below the dim's size.
     ///
     /// ```text
     /// y = x padded, PyTorch's F.pad: `pads` holds npads/2 (before, after) pairs,
@@ -3636,7 +3643,8 @@ impl Tensor {
     /// parts added back onto x's positions.
     /// @return AG_ERR_INVALID_ARGUMENT for an odd npads, more pairs than dims, a
     ///         NULL pads with npads > 0, a mode other than the two, a negative
-    ///         reflect pad; AG_ERR_SHAPE when constant padding makes a size
+    ///         reflect pad, a pad of INT64_MIN (its negation does not exist);
+    ///         AG_ERR_SHAPE when constant padding makes a size
     ///         negative or a reflect pad is not below the dim's size.
     /// ```
     pub fn pad(&self, pads: &[i64], mode: i32, value: f64) -> Result<Tensor> {
@@ -3986,7 +3994,7 @@ pub fn eye(ctx: &Context, dtype: DType, n: i64, m: i64) -> Result<Tensor> {
     ctx.eye(dtype, n, m)
 }
 
-/// `ag_op_einsum`: Einstein summation (torch.einsum) of the n tensors operands\[0..n) by `equation`: comma-separated subscripts per operand (letters a-z, A-Z, and one "..." per operand for its leading dims, which broadcast), then optionally "->" and the output's subscripts; without "->" the output has the ellipsis dims and then the letters seen once, in order A-Z, a-z. Letters repeated in one operand take its diagonal; letters not in the output are summed; size-1 dims broadcast. Computed with diagonals, sums and batched products, all differentiable. AG_ERR_INVALID_ARGUMENT: a NULL equation, a character other than letters, ',', "->", "..." and spaces, a count of subscript groups other than n, an output letter twice or in no operand; AG_ERR_SHAPE: an operand whose dims do not match its subscripts, sizes of one letter that differ (other than 1).
+/// `ag_op_einsum`: Einstein summation (torch.einsum) of the n tensors operands\[0..n) by `equation`: comma-separated subscripts per operand (letters a-z, A-Z, and one "..." per operand for its leading dims, which broadcast), then optionally "->" and the output's subscripts; without "->" the output has the ellipsis dims and then the letters seen once, in order A-Z, a-z. Letters repeated in one operand take its diagonal; letters not in the output are summed; size-1 dims broadcast. Computed with diagonals, sums and batched products, all differentiable. AG_ERR_INVALID_ARGUMENT: a NULL equation, a character other than letters, ',', "->", "..." and spaces, a count of subscript groups other than n, an output letter twice or in no operand; AG_ERR_SHAPE: an operand whose dims do not match its subscripts, sizes of one letter that differ (other than 1), a product of two operands (left to right) of more than AG_MAX_DIMS dims.
 ///
 /// ```text
 /// Einstein summation (torch.einsum) of the n tensors operands[0..n) by
@@ -4000,7 +4008,8 @@ pub fn eye(ctx: &Context, dtype: DType, n: i64, m: i64) -> Result<Tensor> {
 /// AG_ERR_INVALID_ARGUMENT: a NULL equation, a character other than letters,
 /// ',', "->", "..." and spaces, a count of subscript groups other than n, an
 /// output letter twice or in no operand; AG_ERR_SHAPE: an operand whose dims
-/// do not match its subscripts, sizes of one letter that differ (other than 1).
+/// do not match its subscripts, sizes of one letter that differ (other than 1),
+/// a product of two operands (left to right) of more than AG_MAX_DIMS dims.
 /// ```
 pub fn einsum(equation: &str, operands: &[&Tensor]) -> Result<Tensor> {
     let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
