@@ -124,9 +124,11 @@ Ref<Node> grad_accumulator(TensorImpl& leaf) {
   return m.grad_accumulator;
 }
 
-GraphRoot::GraphRoot(const std::vector<Edge>& roots, std::vector<Tensor> seeds)
-    : Node(kMaxSequenceNr), seeds_(std::move(seeds)) {
-  for (const Edge& e : roots) add_next_edge(e);
+GraphRoot::GraphRoot(const Tensor* roots, const Tensor* seeds, size_t n) : Node(kMaxSequenceNr) {
+  for (size_t i = 0; i < n; ++i) {
+    add_next_edge(gradient_edge(*roots[i]));
+    seeds_.push_back(seeds[i]);
+  }
 }
 
 void GraphRoot::apply(TensorList&, TensorList& out) {

@@ -55,12 +55,13 @@ void accumulate_into(TensorImpl& t, Tensor& incoming);
 
 class GraphRoot final : public Node {
  public:
-  GraphRoot(const std::vector<Edge>& roots, std::vector<Tensor> seeds);
+  // n roots, each seeded with the seed of the same index.
+  GraphRoot(const Tensor* roots, const Tensor* seeds, size_t n);
   const char* name() const override { return "GraphRoot"; }
   void apply(TensorList& grads, TensorList& out) override;
 
  private:
-  std::vector<Tensor> seeds_;
+  SmallVector<Tensor, 1> seeds_;
 };
 
 }  // namespace ag

@@ -100,8 +100,9 @@ std::atomic<uint64_t> g_next_task_id{1};
 // claimed with plain stores and never reset at the end of a pass.
 std::atomic<uint32_t> g_active_passes{0};
 
-// The task list of the last pass on this thread, kept so that the next pass
-// reuses its capacity instead of growing a fresh vector.
+// The capacity of the last pass's task list on this thread, kept so that
+// the next pass reuses it instead of growing a fresh vector; the holder is
+// made once per thread (empty while a pass has taken its capacity).
 thread_local std::vector<NodeTask>* tl_spare_tasks = nullptr;
 struct SpareTasksGuard {
   ~SpareTasksGuard() {
@@ -196,21 +197,20 @@ class GraphTask {
         id_(g_next_task_id.fetch_add(1, std::memory_order_relaxed)),
         // Acquire: sees the slot writes of every pass that ended before.
         owns_slots_(g_active_passes.fetch_add(1, std::memory_order_acq_rel) == 0) {
-    if (tl_spare_tasks) {
-      tasks_.swap(*tl_spare_tasks);
-      delete tl_spare_tasks;
-      tl_spare_tasks = nullptr;
-    }
+    if (tl_spare_tasks) tasks_.swap(*tl_spare_tasks);
   }
 
   // Keeps the task list's capacity for the next pass. The node slots keep
   // this pass's id: once it is no longer counted as running, they are free.
   ~GraphTask() {
     tasks_.clear();
-    if (!tl_spare_tasks && tasks_.capacity() <= kMaxSpareTasks) {
-      (void)&tl_spare_guard;  // constructs the guard on this thread
-      tl_spare_tasks = new (std::nothrow) std::vector<NodeTask>();
-      if (tl_spare_tasks) tl_spare_tasks->swap(tasks_);
+    if (tasks_.capacity() <= kMaxSpareTasks) {
+      if (!tl_spare_tasks) {
+        (void)&tl_spare_guard;  // constructs the guard on this thread
+        tl_spare_tasks = new (std::nothrow) std::vector<NodeTask>();
+      }
+      // A pass nested in this one may have left its capacity there already.
+      if (tl_spare_tasks && tl_spare_tasks->capacity() == 0) tl_spare_tasks->swap(tasks_);
     }
     // Release: the next pass to own the slots sees this one's writes.
     g_active_passes.fetch_sub(1, std::memory_order_acq_rel);
@@ -846,10 +846,7 @@ BackwardOptions effective_options(const ExecuteRequest& req) {
 }
 
 Ref<Node> make_graph_root(const ExecuteRequest& req) {
-  std::vector<Edge> edges;
-  edges.reserve(req.roots.size());
-  for (const Tensor& r : req.roots) edges.push_back(gradient_edge(*r));
-  return make_ref<GraphRoot>(edges, req.seeds);
+  return make_ref<GraphRoot>(req.roots.begin(), req.seeds.begin(), req.roots.size());
 }
 
 // Sets the pass up: parallel nodes, profiling, deferred writes (a job).

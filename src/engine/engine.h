@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "autograd/small_vector.h"
 #include "core/tensor_impl.h"
 
 namespace ag {
@@ -26,8 +27,9 @@ void run_backward(const Tensor& root, const Tensor& seed, const BackwardOptions&
 // One call of backward or grad: seeds for several roots, and optionally the
 // tensors whose gradients are wanted.
 struct ExecuteRequest {
-  std::vector<Tensor> roots;
-  std::vector<Tensor> seeds;  // one per root, checked by the caller
+  // Inline for one root (a backward call allocates no list for it).
+  SmallVector<Tensor, 1> roots;
+  SmallVector<Tensor, 1> seeds;  // one per root, checked by the caller
   // Empty: every leaf reached accumulates (plain backward). Otherwise only
   // the nodes on a path to these run.
   std::vector<Tensor> inputs;

@@ -50,7 +50,12 @@ bool should_fail() {
   return false;
 }
 
+// Calls of the replaced operator new (and of the host allocator) since the
+// last reset, for the steady-state test below.
+std::atomic<long> g_allocations{0};
+
 void* checked_alloc(size_t n, size_t align) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (should_fail()) return nullptr;
   if (n == 0) n = 1;
   if (align <= alignof(std::max_align_t)) return std::malloc(n);
@@ -480,3 +485,43 @@ TEST(AllocFailures, SafetensorsSaveLoad) {
 }
 
 }  // namespace
+
+// A small graph's backward, called again and again (once a frame, say),
+// allocates nothing once it ran: nodes, tensors and the engine's lists come
+// from the thread's pools and kept capacity. Scalar chain x -> (mul, add,
+// tanh) x 20, on one thread and on two.
+static ag_status scalar_chain_pass(ag_tensor* x, ag_tensor* a, long* backward_allocations) {
+  ag_tensor* y = x;
+  for (int i = 0; i < 60; ++i) {
+    ag_tensor* next = nullptr;
+    const ag_status st = i % 3 == 0 ? ag_op_mul(&next, y, a) : i % 3 == 1 ? ag_op_add(&next, y, a) : ag_op_tanh(&next, y);
+    if (y != x) ag_tensor_release(y);
+    if (st != AG_OK) return st;
+    y = next;
+  }
+  g_allocations = 0;
+  const ag_status st = ag_backward(y, nullptr, nullptr);
+  *backward_allocations = g_allocations.load();
+  ag_tensor_release(y);
+  if (st != AG_OK) return st;
+  return ag_tensor_set_grad(x, nullptr);
+}
+
+TEST(SteadyState, SmallBackwardAllocatesNothing) {
+  for (int threads : {1, 2}) {
+    ag_context_options o = AG_CONTEXT_OPTIONS_INIT;
+    o.num_threads = threads;
+    ag_context* ctx = nullptr;
+    ASSERT_EQ(ag_context_create(&ctx, &o), AG_OK);
+    ag_tensor *x = nullptr, *a = nullptr;
+    ASSERT_EQ(ag_tensor_scalar(&x, ctx, AG_F32, 0.5), AG_OK);
+    ASSERT_EQ(ag_tensor_scalar(&a, ctx, AG_F32, 0.25), AG_OK);
+    ASSERT_EQ(ag_tensor_requires_grad(x, 1), AG_OK);
+    long allocations = -1;
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(scalar_chain_pass(x, a, &allocations), AG_OK) << ag_last_error_message();
+    EXPECT_EQ(allocations, 0) << threads << " thread(s)";
+    ag_tensor_release(a);
+    ag_tensor_release(x);
+    ag_context_release(ctx);
+  }
+}
