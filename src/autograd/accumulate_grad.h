@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <mutex>
-#include <vector>
 
 #include "autograd/node.h"
 
