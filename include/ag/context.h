@@ -149,7 +149,8 @@ typedef struct ag_memory_stats {
   uint32_t struct_size;
   uint32_t reserved; /* 0 */
   int64_t bytes_in_use;      /* held by live tensors (large blocks rounded to size classes) */
-  int64_t peak_bytes_in_use; /* highest bytes_in_use since creation or the last reset */
+  int64_t peak_bytes_in_use; /* highest bytes_in_use since creation or the last reset (with several
+                                threads allocating at once: the highest total one of them saw) */
   int64_t bytes_cached;      /* freed blocks kept for reuse */
   int64_t allocations;       /* storage allocations so far */
   int64_t cache_hits;        /* of those, served from the cache */

@@ -27,7 +27,7 @@ Tensor AccumulateGrad::saved_view(const TensorImpl& leaf) {
   }
   Tensor view = make_view(leaf, leaf.shape(), leaf.strides(), leaf.offset());
   if (tag) ensure_meta(*view).tag = m->tag;
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   if (!saved_view_.load(std::memory_order_relaxed)) {
     view->retain();
     saved_view_.store(view.get(), std::memory_order_release);
@@ -36,7 +36,7 @@ Tensor AccumulateGrad::saved_view(const TensorImpl& leaf) {
 }
 
 Tensor AccumulateGrad::variable() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   // try_retain fails for a leaf whose last reference is gone but whose
   // destructor has not reached forget_variable yet.
   if (variable_ && variable_->try_retain()) return Tensor::adopt(variable_);
@@ -46,7 +46,7 @@ Tensor AccumulateGrad::variable() const {
 void AccumulateGrad::forget_variable() {
   TensorImpl* view;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinLock> lock(mu_);
     variable_ = nullptr;
     // The leaf is gone: its data lives on only in the graphs that saved it
     // (host memory goes back once they are done). No saved_view call can

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "autograd/node.h"
+#include "core/spin_lock.h"
 
 namespace ag {
 
@@ -37,7 +38,7 @@ class AccumulateGrad final : public Node {
   }
 
  private:
-  mutable std::mutex mu_;
+  mutable SpinLock mu_;  // guards variable_ and the making of saved_view_
   TensorImpl* variable_;  // weak: cleared by forget_variable
   // saved_view's view, once made: one reference, dropped when the leaf dies
   // (forget_variable) or by the destructor.

@@ -1,5 +1,6 @@
 #include "core/allocator.h"
 
+#include <algorithm>
 #include <new>
 
 #include "core/pool.h"
@@ -36,24 +37,43 @@ CachingAllocator::~CachingAllocator() {
   if (host_.destroy) host_.destroy(host_.user);
 }
 
-void CachingAllocator::note_in_use(int64_t delta) {
-  const int64_t now = in_use_.fetch_add(delta, std::memory_order_relaxed) + delta;
+void CachingAllocator::count_allocation(uint64_t thread_id) {
+  if (thread_id == owner_thread_) {
+    owner_allocations_.store(owner_allocations_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  } else {
+    shared_allocations_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void CachingAllocator::note_in_use(int64_t delta, uint64_t thread_id) {
+  int64_t now;
+  if (thread_id == owner_thread_) {
+    const int64_t mine = owner_in_use_.load(std::memory_order_relaxed) + delta;
+    owner_in_use_.store(mine, std::memory_order_relaxed);
+    now = mine + shared_in_use_.load(std::memory_order_relaxed);
+  } else {
+    now = shared_in_use_.fetch_add(delta, std::memory_order_relaxed) + delta +
+          owner_in_use_.load(std::memory_order_relaxed);
+  }
+  if (delta <= 0) return;
+  // The peak as the counting thread sees the total (exact on one thread).
   int64_t peak = peak_.load(std::memory_order_relaxed);
   while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
 }
 
-void* CachingAllocator::allocate(size_t bytes) {
-  allocations_.fetch_add(1, std::memory_order_relaxed);
+void* CachingAllocator::allocate(size_t bytes, uint64_t thread_id) {
+  count_allocation(thread_id);
   if (host_.alloc) {
     void* p = host_.alloc(bytes, bytes <= kPooledLimit ? 16 : 64, host_.user);
     if (p == nullptr) throw std::bad_alloc();
-    note_in_use(static_cast<int64_t>(bytes));
+    note_in_use(static_cast<int64_t>(bytes), thread_id);
     return p;
   }
   if (bytes <= kPooledLimit) {
-    note_in_use(static_cast<int64_t>(bytes));
-    return pool_alloc(bytes);
+    void* p = pool_alloc(bytes);
+    note_in_use(static_cast<int64_t>(bytes), thread_id);
+    return p;
   }
   const size_t cls = class_of(bytes);
   const size_t rounded = class_bytes(cls);
@@ -64,29 +84,29 @@ void* CachingAllocator::allocate(size_t bytes) {
       cache_[cls].pop_back();
       cached_.fetch_sub(static_cast<int64_t>(rounded), std::memory_order_relaxed);
       hits_.fetch_add(1, std::memory_order_relaxed);
-      note_in_use(static_cast<int64_t>(rounded));
+      note_in_use(static_cast<int64_t>(rounded), thread_id);
       return p;
     }
   }
   void* p = ::operator new(rounded, kAlignment);
-  note_in_use(static_cast<int64_t>(rounded));
+  note_in_use(static_cast<int64_t>(rounded), thread_id);
   return p;
 }
 
-void CachingAllocator::deallocate(void* p, size_t bytes) noexcept {
+void CachingAllocator::deallocate(void* p, size_t bytes, uint64_t thread_id) noexcept {
   if (host_.alloc) {
-    note_in_use(-static_cast<int64_t>(bytes));
+    note_in_use(-static_cast<int64_t>(bytes), thread_id);
     host_.free(p, bytes, host_.user);
     return;
   }
   if (bytes <= kPooledLimit) {
-    note_in_use(-static_cast<int64_t>(bytes));
+    note_in_use(-static_cast<int64_t>(bytes), thread_id);
     pool_free(p, bytes);
     return;
   }
   const size_t cls = class_of(bytes);
   const size_t rounded = class_bytes(cls);
-  note_in_use(-static_cast<int64_t>(rounded));
+  note_in_use(-static_cast<int64_t>(rounded), thread_id);
   try {
     std::lock_guard<std::mutex> lock(mu_);
     if (cache_.size() <= cls) cache_.resize(cls + 1);
@@ -99,15 +119,20 @@ void CachingAllocator::deallocate(void* p, size_t bytes) noexcept {
 
 MemoryStats CachingAllocator::stats() const {
   MemoryStats s;
-  s.bytes_in_use = in_use_.load(std::memory_order_relaxed);
-  s.peak_bytes_in_use = peak_.load(std::memory_order_relaxed);
+  s.bytes_in_use = in_use();
+  s.peak_bytes_in_use = std::max(peak_.load(std::memory_order_relaxed), s.bytes_in_use);
   s.bytes_cached = cached_.load(std::memory_order_relaxed);
-  s.allocations = allocations_.load(std::memory_order_relaxed);
+  s.allocations =
+      owner_allocations_.load(std::memory_order_relaxed) + shared_allocations_.load(std::memory_order_relaxed);
   s.cache_hits = hits_.load(std::memory_order_relaxed);
   return s;
 }
 
-void CachingAllocator::reset_peak() { peak_.store(in_use_.load(std::memory_order_relaxed), std::memory_order_relaxed); }
+int64_t CachingAllocator::in_use() const {
+  return owner_in_use_.load(std::memory_order_relaxed) + shared_in_use_.load(std::memory_order_relaxed);
+}
+
+void CachingAllocator::reset_peak() { peak_.store(in_use(), std::memory_order_relaxed); }
 
 void CachingAllocator::trim() {
   std::lock_guard<std::mutex> lock(mu_);

@@ -39,10 +39,17 @@ class CachingAllocator {
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
+  // The thread whose calls count with plain loads and stores (the context's
+  // creator, which makes most of its tensors): an atomic read-modify-write
+  // costs as much as the rest of a small tensor's allocation. Others count
+  // atomically; stats() adds both. Before the first allocation only.
+  void set_owner_thread(uint64_t thread_id) { owner_thread_ = thread_id; }
+
   // Memory for at least `bytes`: 64-byte aligned above kPooledLimit, 16-byte
-  // aligned below. Throws std::bad_alloc.
-  void* allocate(size_t bytes);
-  void deallocate(void* p, size_t bytes) noexcept;
+  // aligned below. `thread_id` is the caller's (Context::this_thread_id).
+  // Throws std::bad_alloc.
+  void* allocate(size_t bytes, uint64_t thread_id);
+  void deallocate(void* p, size_t bytes, uint64_t thread_id) noexcept;
 
   MemoryStats stats() const;
   void reset_peak();
@@ -53,15 +60,23 @@ class CachingAllocator {
   static constexpr size_t kPooledLimit = 1024;  // up to this, the per-thread pools
   static size_t class_of(size_t bytes);
   static size_t class_bytes(size_t cls);
-  void note_in_use(int64_t delta);
+  int64_t in_use() const;
+  void count_allocation(uint64_t thread_id);
+  // Counts delta bytes more (an allocation) or fewer (a free) in use.
+  void note_in_use(int64_t delta, uint64_t thread_id);
 
   HostAllocator host_;
   mutable std::mutex mu_;
   std::vector<std::vector<void*>> cache_;  // by size class; guarded by mu_
-  std::atomic<int64_t> in_use_{0};
+  uint64_t owner_thread_ = 0;
+  // Bytes in use and allocations, each the sum of the owner thread's part
+  // (written by that thread only, with plain loads and stores) and the
+  // other threads' (atomic). A part may go negative (a block freed by
+  // another thread than the one that made it).
+  std::atomic<int64_t> owner_in_use_{0}, shared_in_use_{0};
+  std::atomic<int64_t> owner_allocations_{0}, shared_allocations_{0};
   std::atomic<int64_t> peak_{0};
   std::atomic<int64_t> cached_{0};
-  std::atomic<int64_t> allocations_{0};
   std::atomic<int64_t> hits_{0};
 };
 

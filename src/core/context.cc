@@ -27,6 +27,7 @@ Context::Context(int num_threads, const HostAllocator& host, const HostTasks& ta
       fp_mode_(FpMode::current()),
       tasks_(tasks),
       arena_(tasks.set() ? nullptr : make_arena(concurrency_)) {
+  allocator_.set_owner_thread(this_thread_id());
   allocator_.set_host(host);  // last: a throw above must not call host.destroy
 }
 

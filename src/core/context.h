@@ -103,8 +103,8 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   void end_owner_counting() noexcept;
 
   // Memory for tensor storage. Throws std::bad_alloc.
-  void* allocate(size_t nbytes) { return allocator_.allocate(nbytes); }
-  void deallocate(void* p, size_t nbytes) noexcept { allocator_.deallocate(p, nbytes); }
+  void* allocate(size_t nbytes) { return allocator_.allocate(nbytes, this_thread_id()); }
+  void deallocate(void* p, size_t nbytes) noexcept { allocator_.deallocate(p, nbytes, this_thread_id()); }
   CachingAllocator& allocator() { return allocator_; }
   // Whether tensor data comes from the host's allocator (then none is inline).
   bool host_allocator() const { return allocator_.has_host(); }

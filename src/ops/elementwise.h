@@ -19,7 +19,14 @@ struct UnaryGradNode final : SavingNode<1> {
       : name_(name), fn_(fn), attr_(attr), attr2_(attr2) {}
   const char* name() const override { return name_; }
   void apply(TensorList& g, TensorList& out) override {
-    out[0] = fn_(last_use(*this, g, 0), saved[0].defined() ? saved[0].unpack(*this) : Tensor(), attr_, attr2_);
+    if (!saved[0].defined()) {
+      out[0] = fn_(last_use(*this, g, 0), Tensor(), attr_, attr2_);
+      return;
+    }
+    // Bound as is: a conditional with Tensor() would copy the saved tensor
+    // (two atomic count updates per node).
+    const UnpackedTensor s = saved[0].unpack(*this);
+    out[0] = fn_(last_use(*this, g, 0), s, attr_, attr2_);
   }
   const char* name_;
   UnaryGradFn fn_;

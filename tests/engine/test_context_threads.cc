@@ -2,7 +2,8 @@
 // and its handle: the thread that created it counts its tensors' references
 // without atomic read-modify-writes until its last handle goes (Context::
 // retain_storage_ref), and these tests move that moment and the releases
-// across threads. Through the C API, so that CI runs them under
+// across threads. Its memory statistics are counted the same way (the
+// creator's part apart from the other threads'), and balance too. Through the C API, so that CI runs them under
 // ThreadSanitizer as well; AddressSanitizer's leak check reports a context
 // that is never freed, and use after free one that goes too early.
 #include <gtest/gtest.h>
@@ -132,6 +133,47 @@ TEST(ContextThreads, ManyThreadsMakeAndDropTensorsAcrossTheRelease) {
   ag_tensor_release(seed);
   for (std::thread& t : threads) t.join();
   ag_tensor_release(one);
+}
+
+// Tensor data (256 bytes, from the pools; 64 KiB, from the cache) made on
+// one thread and freed on another, in both directions and by several
+// threads at once: the bytes in use return to where they started, the
+// allocations add up, and the peak covers what was live.
+TEST(ContextThreads, MemoryStatsBalanceAcrossThreads) {
+  ag_context* ctx = make_context();
+  ag_memory_stats before = AG_MEMORY_STATS_INIT, during = AG_MEMORY_STATS_INIT, after = AG_MEMORY_STATS_INIT;
+  ASSERT_EQ(ag_context_memory_stats(ctx, &before), AG_OK);
+  const int64_t sizes[2] = {32, 8192};  // f64 elements
+  std::vector<ag_tensor*> mine;
+  for (int i = 0; i < 200; ++i) {
+    ag_tensor* t = nullptr;
+    ASSERT_EQ(ag_tensor_zeros(&t, ctx, AG_F64, &sizes[i % 2], 1), AG_OK) << ag_last_error_message();
+    mine.push_back(t);
+  }
+  ASSERT_EQ(ag_context_memory_stats(ctx, &during), AG_OK);
+  EXPECT_EQ(during.bytes_in_use - before.bytes_in_use, 100 * (256 + 65536));
+  EXPECT_GE(during.peak_bytes_in_use, during.bytes_in_use);
+  std::vector<std::vector<ag_tensor*>> theirs(3);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = static_cast<size_t>(t); i < mine.size(); i += 3) ag_tensor_release(mine[i]);
+      for (int i = 0; i < 300; ++i) {
+        ag_tensor* x = nullptr;
+        ASSERT_EQ(ag_tensor_zeros(&x, ctx, AG_F64, &sizes[i % 2], 1), AG_OK) << ag_last_error_message();
+        theirs[static_cast<size_t>(t)].push_back(x);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (auto& list : theirs) {
+    for (ag_tensor* x : list) ag_tensor_release(x);  // on the creator, made elsewhere
+  }
+  ASSERT_EQ(ag_context_memory_stats(ctx, &after), AG_OK);
+  EXPECT_EQ(after.bytes_in_use, before.bytes_in_use);
+  EXPECT_EQ(after.allocations - before.allocations, 200 + 3 * 300);
+  EXPECT_GE(after.peak_bytes_in_use, during.bytes_in_use);
+  ag_context_release(ctx);
 }
 
 }  // namespace

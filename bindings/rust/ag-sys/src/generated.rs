@@ -331,7 +331,7 @@ pub struct ag_memory_stats {
     pub reserved: u32,
     /// held by live tensors (large blocks rounded to size classes)
     pub bytes_in_use: i64,
-    /// highest bytes_in_use since creation or the last reset
+    /// highest bytes_in_use since creation or the last reset (with several threads allocating at once: the highest total one of them saw)
     pub peak_bytes_in_use: i64,
     /// freed blocks kept for reuse
     pub bytes_cached: i64,
