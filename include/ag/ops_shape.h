@@ -316,11 +316,11 @@ AG_API ag_status ag_op_broadcast_to(ag_tensor **out, const ag_tensor *x, const i
  * times), PyTorch's diff; prepend and append (may be NULL) are joined to x
  * along dim first and must match x's other sizes. n = 0 returns a copy of
  * x (prepend and append ignored, as PyTorch); a dim shorter than n gives an
- * empty result. f32, f64 and
- * i64. Gradient: through the differences.
+ * empty result. f32 and f64. Gradient: through the differences.
  * @return AG_ERR_INVALID_ARGUMENT for negative n, a dim out of range;
  *         AG_ERR_SHAPE for a 0-dim x or prepend/append of other sizes;
- *         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+ *         AG_ERR_DTYPE for an x that is not f32 or f64, or prepend/append
+ *         of another dtype; AG_ERR_CONTEXT.
  */
 AG_API ag_status ag_op_diff(ag_tensor **out, const ag_tensor *x, int64_t n, int64_t dim,
                             const ag_tensor *prepend, const ag_tensor *append) AG_NOEXCEPT;

@@ -124,6 +124,7 @@ Tensor repeat_interleave_tensor(const Tensor& x, const Tensor& repeats, int64_t 
 Tensor diff(const Tensor& x, int64_t n, int64_t dim, const Tensor& prepend, const Tensor& append) {
   if (n < 0) fail(AG_ERR_INVALID_ARGUMENT, "n ", n, " is negative");
   if (x->ndim() == 0) fail(AG_ERR_SHAPE, "x must have at least 1 dim");
+  check_floating(*x);  // the differences are subtractions, which take floating tensors
   const int d = wrap_dim(dim, x->ndim());
   if (n == 0) return clone(x);  // as PyTorch: prepend and append are not joined
   Tensor t = x;

@@ -558,6 +558,17 @@ TEST_F(ShapeOps, RollAndDiffOfHugeDims) {
   EXPECT_EQ(values(y), (std::vector<double>{1, 1, 1, 1}));
 }
 
+// diff subtracts, which takes floating tensors only: an i64 x is refused
+// whatever n is, also where the result would be empty or a copy.
+TEST_F(ShapeOps, DiffOfIntegersIsRefused) {
+  ag_tensor* sentinel = i64({1}, {7});
+  for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{5}}) {
+    ag_tensor* y = sentinel;
+    expect_error_untouched(ag_op_diff(&y, i64({3}, {1, 4, 9}), n, 0, nullptr, nullptr), y, sentinel, AG_ERR_DTYPE,
+                           "[ag_op_diff] expects a floating tensor (f32 or f64), got i64");
+  }
+}
+
 // A pad of INT64_MIN (kept to a size >= 0 by the other side's pad) has no
 // negation for the crop and the gradient: refused.
 TEST_F(ShapeOps, PadOfInt64Min) {

@@ -3616,11 +3616,11 @@ end
 times), PyTorch's diff; prepend and append (may be NULL) are joined to x
 along dim first and must match x's other sizes. n = 0 returns a copy of
 x (prepend and append ignored, as PyTorch); a dim shorter than n gives an
-empty result. f32, f64 and
-i64. Gradient: through the differences.
+empty result. f32 and f64. Gradient: through the differences.
 @return AG_ERR_INVALID_ARGUMENT for negative n, a dim out of range;
         AG_ERR_SHAPE for a 0-dim x or prepend/append of other sizes;
-        AG_ERR_DTYPE, AG_ERR_CONTEXT."""
+        AG_ERR_DTYPE for an x that is not f32 or f64, or prepend/append
+        of another dtype; AG_ERR_CONTEXT."""
 function ag_op_diff(out, x, n, dim, prepend, append)
     ccall((:ag_op_diff, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Int64, Int64, Ptr{ag_tensor}, Ptr{ag_tensor}), out, x, n, dim, prepend, append)
 end

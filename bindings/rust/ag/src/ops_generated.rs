@@ -3799,18 +3799,18 @@ impl Tensor {
         check(unsafe { sys::ag_op_broadcast_to(&mut out_out, self.as_ptr(), shape.as_ptr(), crate::error::count::<i32>(shape.len())?) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
-    /// `ag_op_diff`: y = the n-th forward difference of x along `dim` (x\[1:\] - x\[:-1\], n times), PyTorch's diff; prepend and append (may be NULL) are joined to x along dim first and must match x's other sizes. n = 0 returns a copy of x (prepend and append ignored, as PyTorch); a dim shorter than n gives an empty result. f32, f64 and i64. Gradient: through the differences. @return AG_ERR_INVALID_ARGUMENT for negative n, a dim out of range;         AG_ERR_SHAPE for a 0-dim x or prepend/append of other sizes;         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    /// `ag_op_diff`: y = the n-th forward difference of x along `dim` (x\[1:\] - x\[:-1\], n times), PyTorch's diff; prepend and append (may be NULL) are joined to x along dim first and must match x's other sizes. n = 0 returns a copy of x (prepend and append ignored, as PyTorch); a dim shorter than n gives an empty result. f32 and f64. Gradient: through the differences. @return AG_ERR_INVALID_ARGUMENT for negative n, a dim out of range;         AG_ERR_SHAPE for a 0-dim x or prepend/append of other sizes;         AG_ERR_DTYPE for an x that is not f32 or f64, or prepend/append         of another dtype; AG_ERR_CONTEXT.
     ///
     /// ```text
     /// y = the n-th forward difference of x along `dim` (x[1:] - x[:-1], n
     /// times), PyTorch's diff; prepend and append (may be NULL) are joined to x
     /// along dim first and must match x's other sizes. n = 0 returns a copy of
     /// x (prepend and append ignored, as PyTorch); a dim shorter than n gives an
-    /// empty result. f32, f64 and
-    /// i64. Gradient: through the differences.
+    /// empty result. f32 and f64. Gradient: through the differences.
     /// @return AG_ERR_INVALID_ARGUMENT for negative n, a dim out of range;
     ///         AG_ERR_SHAPE for a 0-dim x or prepend/append of other sizes;
-    ///         AG_ERR_DTYPE, AG_ERR_CONTEXT.
+    ///         AG_ERR_DTYPE for an x that is not f32 or f64, or prepend/append
+    ///         of another dtype; AG_ERR_CONTEXT.
     /// ```
     pub fn diff(&self, n: i64, dim: i64, prepend: Option<&Tensor>, append: Option<&Tensor>) -> Result<Tensor> {
         let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
