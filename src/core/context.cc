@@ -1,11 +1,11 @@
 #include "core/context.h"
 
 #include "core/fp_mode.h"
+#include "core/spin_lock.h"
 
 #include <algorithm>
 #include <atomic>
 #include <new>
-#include <thread>
 
 #if defined(__linux__)
 #include <linux/membarrier.h>
@@ -58,21 +58,6 @@ void process_barrier() noexcept {
 bool register_process_barrier() noexcept { return false; }
 void process_barrier() noexcept {}
 #endif
-
-// Waits for done(): the other side has a few instructions or one system
-// call left, unless it was descheduled, in which case this yields to it.
-template <class F>
-void spin_until(F done) noexcept {
-  for (int i = 0; !done(); ++i) {
-#if defined(__x86_64__) || defined(__i386__)
-    if (i < 1000) {
-      __builtin_ia32_pause();
-      continue;
-    }
-#endif
-    std::this_thread::yield();
-  }
-}
 
 }  // namespace
 

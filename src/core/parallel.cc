@@ -23,6 +23,7 @@
 #include "core/context.h"
 #include "core/error.h"
 #include "core/fp_mode.h"
+#include "core/spin_lock.h"
 
 namespace ag {
 
@@ -65,18 +66,6 @@ struct Loop {
     if (error) std::rethrow_exception(error);
   }
 };
-
-// Waits a moment: a pause while the other side is about to finish, then
-// yields (on a loaded machine the thread we wait for may be descheduled).
-inline void relax(int& spins) noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  if (++spins < 2000) {
-    __builtin_ia32_pause();
-    return;
-  }
-#endif
-  std::this_thread::yield();
-}
 
 int64_t now_ns() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
