@@ -13,10 +13,12 @@ namespace ag {
 
 // Waits a moment: a pause while the other side is about to finish, then
 // yields (on a loaded machine the thread waited for may be descheduled).
-// `spins` counts the calls of one wait, from 0.
+// `spins` counts the pauses of one wait, from 0 (it stops growing once
+// the wait yields, so a wait of any length cannot overflow it).
 inline void relax(int& spins) noexcept {
 #if defined(__x86_64__) || defined(__i386__)
-  if (++spins < 2000) {
+  if (spins < 2000) {
+    ++spins;
     __builtin_ia32_pause();
     return;
   }
