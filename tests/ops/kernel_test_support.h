@@ -45,7 +45,8 @@ inline std::string target_list(int64_t bits) {
 }
 
 // Forces one target for the kernels' dynamic dispatch; restores the real CPU
-// detection afterwards (the mock is process-global state inside libhwy).
+// detection afterwards (the mock is process-global state of the dispatch
+// runtime: kernels/cpu_targets.cc on x86-64, libhwy elsewhere).
 class ForceTarget {
  public:
   explicit ForceTarget(int64_t target) { hwy::SetSupportedTargetsForTest(target); }

@@ -7,6 +7,7 @@
 // This file covers the original kinds (neg, exp, log, tanh, pow_scalar and
 // the arithmetic); the math and activation kinds, comparisons, where and lerp
 // are in test_kernels_math_targets.cc.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -60,6 +61,45 @@ TEST(KernelTargets, EverySupportedTargetIsCovered) {
   // With no mock, dispatch goes to the best compiled target.
   EXPECT_EQ(elementwise_target(), cover.front());
   EXPECT_EQ(reduce_target(), cover.front());
+}
+
+// On x86-64 ag answers Highway's dispatch queries itself (kernels/
+// cpu_targets.cc); its answers must be libhwy's, with and without the
+// overrides. libhwy is loaded privately: its functions, not ag's.
+TEST(KernelTargets, DetectionMatchesLibhwy) {
+  void* hwy = dlopen("libhwy.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (hwy == nullptr) GTEST_SKIP() << "libhwy.so.1 is not installed: nothing to compare with";
+  using Query = int64_t (*)();
+  using Set = void (*)(int64_t);
+  const auto their_supported = reinterpret_cast<Query>(dlsym(hwy, "_ZN3hwy16SupportedTargetsEv"));
+  const auto their_mock = reinterpret_cast<Set>(dlsym(hwy, "_ZN3hwy26SetSupportedTargetsForTestEl"));
+  const auto their_disable = reinterpret_cast<Set>(dlsym(hwy, "_ZN3hwy14DisableTargetsEl"));
+  ASSERT_TRUE(their_supported && their_mock && their_disable) << dlerror();
+  ASSERT_NE(reinterpret_cast<void*>(their_supported), reinterpret_cast<void*>(&hwy::SupportedTargets));
+  hwy::SetSupportedTargetsForTest(0);
+  their_mock(0);
+  EXPECT_EQ(hwy::SupportedTargets(), their_supported())
+      << "ag: " << target_list(hwy::SupportedTargets()) << "; libhwy: " << target_list(their_supported());
+  for (const int64_t mock : {int64_t{HWY_SSE4}, int64_t{HWY_AVX2 | HWY_SSE4}, int64_t{HWY_SCALAR}}) {
+    hwy::SetSupportedTargetsForTest(mock);
+    their_mock(mock);
+    EXPECT_EQ(hwy::SupportedTargets(), their_supported()) << "mock " << target_list(mock);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  their_mock(0);
+  const int64_t all = hwy::SupportedTargets();
+  // (Not SCALAR alone: each keeps the baseline of its own compile enabled,
+  // SCALAR for ag's translation units, EMU128 for libhwy's.)
+  for (const int64_t off : {all & -all, all & ~int64_t{HWY_SCALAR}, all}) {
+    hwy::DisableTargets(off);
+    their_disable(off);
+    EXPECT_EQ(hwy::SupportedTargets(), their_supported()) << "disabled " << target_list(off);
+  }
+  hwy::DisableTargets(0);
+  their_disable(0);
+  EXPECT_EQ(hwy::SupportedTargets(), all);
+  EXPECT_EQ(elementwise_target(), targets_to_cover().front());
+  dlclose(hwy);
 }
 
 class OnTarget : public OnTargetTest {
