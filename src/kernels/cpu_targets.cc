@@ -5,7 +5,8 @@
 // 1.0.x also calibrates a benchmark timer in a static initializer (moved
 // into a function upstream in 2025): 5.8 ms of the 7.4 ms a process spent
 // loading ag and making its first context, on a 2-core VM.
-// On other architectures ag links libhwy (src/meson.build).
+// On other architectures, and with other Highway versions, ag links libhwy
+// (src/meson.build).
 //
 // A target counts as supported when the CPU reports every instruction set
 // Highway compiles that target with (HWY_TARGET_STR in

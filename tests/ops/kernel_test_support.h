@@ -46,7 +46,7 @@ inline std::string target_list(int64_t bits) {
 
 // Forces one target for the kernels' dynamic dispatch; restores the real CPU
 // detection afterwards (the mock is process-global state of the dispatch
-// runtime: kernels/cpu_targets.cc on x86-64, libhwy elsewhere).
+// runtime: kernels/cpu_targets.cc or libhwy, src/meson.build says which).
 class ForceTarget {
  public:
   explicit ForceTarget(int64_t target) { hwy::SetSupportedTargetsForTest(target); }

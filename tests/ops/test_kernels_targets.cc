@@ -63,8 +63,8 @@ TEST(KernelTargets, EverySupportedTargetIsCovered) {
   EXPECT_EQ(reduce_target(), cover.front());
 }
 
-// On x86-64 ag answers Highway's dispatch queries itself (kernels/
-// cpu_targets.cc); its answers must be libhwy's, with and without the
+// Where ag answers Highway's dispatch queries itself (kernels/
+// cpu_targets.cc), its answers must be libhwy's, with and without the
 // overrides. libhwy is loaded privately: its functions, not ag's.
 TEST(KernelTargets, DetectionMatchesLibhwy) {
   void* hwy = dlopen("libhwy.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -75,7 +75,10 @@ TEST(KernelTargets, DetectionMatchesLibhwy) {
   const auto their_mock = reinterpret_cast<Set>(dlsym(hwy, "_ZN3hwy26SetSupportedTargetsForTestEl"));
   const auto their_disable = reinterpret_cast<Set>(dlsym(hwy, "_ZN3hwy14DisableTargetsEl"));
   ASSERT_TRUE(their_supported && their_mock && their_disable) << dlerror();
-  ASSERT_NE(reinterpret_cast<void*>(their_supported), reinterpret_cast<void*>(&hwy::SupportedTargets));
+  if (reinterpret_cast<void*>(their_supported) == reinterpret_cast<void*>(&hwy::SupportedTargets)) {
+    dlclose(hwy);
+    GTEST_SKIP() << "this build links libhwy for dispatch (src/meson.build): nothing to compare";
+  }
   hwy::SetSupportedTargetsForTest(0);
   their_mock(0);
   EXPECT_EQ(hwy::SupportedTargets(), their_supported())
