@@ -92,6 +92,10 @@ Tensor empty(Context* ctx, DType dtype, const Dims& shape) {
   return result;
 }
 
+Tensor contiguous_over(Ref<Storage> s, DType dtype, const Dims& shape) {
+  return Tensor::adopt(new TensorImpl(TensorImpl::ContiguousTag{}, std::move(s), dtype, shape, numel_of(shape)));
+}
+
 Tensor make_view(const TensorImpl& t, const Dims& shape, const Dims& strides, int64_t offset) {
   return Tensor::adopt(new TensorImpl(t.storage_ref(), t.dtype(), shape, strides, offset));
 }

@@ -72,6 +72,7 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
 
  private:
   friend Tensor empty(Context* ctx, DType dtype, const Dims& shape);
+  friend Tensor contiguous_over(Ref<Storage> s, DType dtype, const Dims& shape);
   // empty()'s tensor: contiguous strides of shape, numel elements.
   struct ContiguousTag {};
   TensorImpl(ContiguousTag, Ref<Storage> storage, DType dtype, const Dims& shape, int64_t numel);
@@ -95,6 +96,9 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
 // A new contiguous tensor with uninitialized data (the tensor and its
 // storage in one pool block).
 Tensor empty(Context* ctx, DType dtype, const Dims& shape);
+// The contiguous tensor of shape over s from its first byte (s holds at
+// least its bytes).
+Tensor contiguous_over(Ref<Storage> s, DType dtype, const Dims& shape);
 // A view of t's storage with other shape/strides/offset (same dtype).
 Tensor make_view(const TensorImpl& t, const Dims& shape, const Dims& strides, int64_t offset);
 

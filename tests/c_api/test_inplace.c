@@ -204,6 +204,51 @@ static void test_saved_tensor_modified(ag_dtype dt) {
 }
 
 /* A saved leaf keeps its tag in the message (its node saved a view). */
+/* An op's own output, saved (kept as its storage alone): its bytes count,
+ * two retained passes unpack it alike, and writing into it after the
+ * forward fails the backward with AG_ERR_VERSION naming its shape. */
+static void test_saved_output_modified(ag_dtype dt) {
+  ag_context *ctx = NEW_CTX();
+  double xv[3] = {0.5, -1, 2}, want[3];
+  ag_tensor *x, *y = NULL, *z = NULL, *l = NULL, *one, *g = NULL;
+  const ag_node *node = NULL;
+  ag_backward_options opts;
+  int32_t prev;
+  int i;
+  REQUIRE(ctx);
+  x = LEAF(ctx, dt, s3, 1, xv);
+  one = SCALAR(ctx, dt, 1);
+  REQUIRE_OK(ag_op_exp(&y, x)); /* saves its output y */
+  REQUIRE_OK(ag_tensor_grad_fn(&node, y));
+  CHECK(ag_node_saved_bytes(node) == 3 * (dt == AG_F64 ? 8u : 4u));
+  REQUIRE_OK(ag_op_sum(&l, y));
+  REQUIRE_OK(ag_backward_options_init(&opts));
+  opts.retain_graph = 1;
+  REQUIRE_OK(ag_backward(l, NULL, &opts));
+  REQUIRE_OK(ag_backward(l, NULL, &opts));
+  REQUIRE_OK(ag_tensor_grad(&g, x));
+  for (i = 0; i < 3; ++i) want[i] = 2 * exp(xv[i]);
+  CHECK_VALUES(g, want, 3, h_tol(dt) * 4);
+  REL(g);
+  REQUIRE_OK(ag_tensor_set_grad(x, NULL));
+  REQUIRE_OK(ag_op_tanh(&z, y)); /* saves its output z */
+  REL(l);
+  REQUIRE_OK(ag_op_sum(&l, z));
+  REQUIRE_OK(ag_grad_mode_set(0, &prev));
+  REQUIRE_OK(ag_op_mul_(y, one)); /* a write into exp's saved output */
+  REQUIRE_OK(ag_grad_mode_set(prev, NULL));
+  CHECK_ERR(ag_backward(l, NULL, NULL), AG_ERR_VERSION, "ag_backward");
+  CHECK_MSG_HAS("ExpBackward: the tensor of shape (3) that this node saved was modified");
+  CHECK_MSG_HAS("version is 1, expected 0");
+  CHECK_NO_GRAD(x);
+  REL(l);
+  REL(z);
+  REL(y);
+  REL(one);
+  REL(x);
+  ag_context_release(ctx);
+}
+
 static void test_saved_leaf_and_output_tags(void) {
   ag_context *ctx = NEW_CTX();
   double xv[3] = {1, 2, 3};
@@ -484,6 +529,7 @@ int main(int argc, char **argv) {
   RUN_F64_F32(test_binary_values);
   RUN_F64_F32(test_fill_zero_clamp_values);
   RUN_F64_F32(test_saved_tensor_modified);
+  RUN_F64_F32(test_saved_output_modified);
   RUN_F64_F32(test_rebase_gradients);
   RUN(test_large_values);
   RUN(test_empty);
