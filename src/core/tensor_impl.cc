@@ -92,8 +92,9 @@ Tensor empty(Context* ctx, DType dtype, const Dims& shape) {
   return result;
 }
 
+// Through the general constructor: the one of empty() stays inlined there.
 Tensor contiguous_over(Ref<Storage> s, DType dtype, const Dims& shape) {
-  return Tensor::adopt(new TensorImpl(TensorImpl::ContiguousTag{}, std::move(s), dtype, shape, numel_of(shape)));
+  return Tensor::adopt(new TensorImpl(std::move(s), dtype, shape, contiguous_strides(shape), 0));
 }
 
 Tensor make_view(const TensorImpl& t, const Dims& shape, const Dims& strides, int64_t offset) {

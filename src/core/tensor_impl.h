@@ -72,7 +72,6 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
 
  private:
   friend Tensor empty(Context* ctx, DType dtype, const Dims& shape);
-  friend Tensor contiguous_over(Ref<Storage> s, DType dtype, const Dims& shape);
   // empty()'s tensor: contiguous strides of shape, numel elements.
   struct ContiguousTag {};
   TensorImpl(ContiguousTag, Ref<Storage> storage, DType dtype, const Dims& shape, int64_t numel);
