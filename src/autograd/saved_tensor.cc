@@ -9,11 +9,11 @@ namespace ag {
 namespace {
 
 // Whether output t of its grad_fn can be kept as its storage alone: the
-// node's input metadata gives back its dtype and shape, and it is the
-// contiguous tensor at the start of the storage. A tagged tensor keeps its
-// tag (error messages) in a tensor object.
+// node's input metadata gives back its dtype and shape, and it is all of its
+// storage, contiguous. A tagged tensor keeps its tag (error messages) in a
+// tensor object.
 bool storage_describes(const TensorImpl& t, const AutogradMeta* m) {
-  if ((m && m->tag) || t.offset() != 0 || !t.is_contiguous() || t.nbytes() > t.storage()->nbytes()) return false;
+  if ((m && m->tag) || t.offset() != 0 || !t.is_contiguous() || t.nbytes() != t.storage()->nbytes()) return false;
   const Node* fn = grad_fn_of(t);
   return fn && t.output_nr() < fn->num_inputs() && fn->input_meta(t.output_nr()).fits(t.dtype(), t.shape());
 }

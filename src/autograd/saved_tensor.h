@@ -4,17 +4,16 @@
 //
 // An op's own output is saved without its grad_fn (the node would otherwise
 // own itself through the output); unpacking it while recording a graph
-// (create_graph) rebuilds a tensor whose grad_fn is the node. A contiguous
-// output at the start of its storage keeps only the storage: its dtype and
-// shape are the node's input metadata for that output, and unpack rebuilds
-// the tensor. A graph so keeps no tensor object per saved output (352 bytes,
-// a fifth of what a chain of small ops keeps per op, and a fifth of the cache
-// misses of its backward). A leaf that
-// requires grad is saved as a view of its data (one per leaf, shared by the
-// ops that save it: AccumulateGrad::saved_view) plus its AccumulateGrad, and
-// unpacked while recording as a view whose grad_fn is that node: holding the
-// leaf itself would close a cycle leaf -> .grad -> graph -> leaf once a
-// create_graph backward records the leaf's gradient.
+// (create_graph) rebuilds a tensor whose grad_fn is the node. An output
+// that is all of its storage, contiguous, keeps only the storage: its dtype
+// and shape are the node's input metadata for that output, and unpack
+// rebuilds the tensor. A graph so keeps no 352-byte tensor object per saved
+// output (a chain of mul, add and tanh: 17% fewer last-level cache misses
+// per op). A leaf that requires grad is saved as a view of its data (one per
+// leaf, shared by the ops that save it: AccumulateGrad::saved_view) plus its
+// AccumulateGrad, and unpacked while recording as a view whose grad_fn is
+// that node: holding the leaf itself would close a cycle leaf -> .grad ->
+// graph -> leaf once a create_graph backward records the leaf's gradient.
 #pragma once
 
 #include <cstddef>
@@ -57,8 +56,8 @@ class SavedTensor {
   bool defined() const { return static_cast<bool>(data_) || storage_only() || released_; }
   // Bytes of the elements held (numel times element size), 0 once released.
   size_t nbytes() const { return data_ ? data_->nbytes() : storage_only() ? saved_storage()->nbytes() : 0; }
-  // Whether t itself is kept (an input saved as is; outputs and leaves are
-  // kept as views).
+  // Whether t itself is kept (an input saved as is; leaves are kept as
+  // views, outputs as views or as their storage alone).
   bool holds(const TensorImpl* t) const { return data_.get() == t; }
 
  private:
