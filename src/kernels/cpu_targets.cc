@@ -8,9 +8,12 @@
 // On other architectures, and with other Highway versions, ag links libhwy
 // (src/meson.build).
 //
-// A target counts as supported when the CPU reports every instruction set
+// A target counts as supported when the CPU reports the instruction sets
 // Highway compiles that target with (HWY_TARGET_STR in
 // hwy/ops/set_macros-inl.h) and the OS saves the registers it uses (XCR0).
+// One exception, as in libhwy's own detection: 1.0.3 compiles AVX3_DL with
+// the VEX form of VNNI (avxvnni) but checks the AVX-512 form; ag's kernels
+// contain no VNNI instruction of either form.
 #include <cpuid.h>
 
 #include <atomic>
