@@ -19,12 +19,7 @@ func trainStep(t *testing.T, ctx *Context, w, x, y *Tensor) float64 {
 	check(t, loss.Backward())
 	l := must[float64](t)(loss.Item())
 	g := must[*Tensor](t)(w.Grad())
-	check(t, NoGrad(func() error {
-		lr := must[*Tensor](t)(ctx.Scalar(F32, 0.1))
-		step := must[*Tensor](t)(g.Mul(lr))
-		defer releaseAll([]*Tensor{lr, step})
-		return w.SubInPlace(step)
-	}))
+	check(t, NoGrad(func() error { return w.AddScaledInPlace(g, -0.1) })) // w -= 0.1 g
 	check(t, w.SetGrad(nil))
 	releaseAll([]*Tensor{pred, loss, g})
 	return l

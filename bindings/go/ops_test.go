@@ -67,6 +67,15 @@ func TestArgumentErrors(t *testing.T) {
 	if _, err := NewContext(&ContextOptions{NumThreads: -1}); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("negative threads: %v", err)
 	}
+	f64 := must[*Tensor](t)(ctx.FromFloat64([]float64{1, 2, 3, 4}, 2, 2))
+	if err := x.AddScaledInPlace(f64, 2); !errors.Is(err, ErrDtype) {
+		t.Errorf("scaled add of another dtype: %v", err)
+	}
+	row := must[*Tensor](t)(ctx.FromFloat64([]float64{10, 20}, 2))
+	check(t, f64.AddScaledInPlace(row, -0.5)) // the row broadcast to each row
+	if got := must[[]float64](t)(f64.Float64s()); !slices.Equal(got, []float64{-4, -8, -2, -6}) {
+		t.Errorf("AddScaledInPlace gave %v", got)
+	}
 	names := OpNames()
 	if !slices.Contains(names, "matmul") || len(names) < 100 {
 		t.Errorf("op names %d", len(names))

@@ -47,6 +47,15 @@ func c_ag_op_add(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_add_scaled calls ag_op_add_scaled.
+func c_ag_op_add_scaled(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_add_scaled(&e, a0, a1, a2, a3); st != 0 {
+		return takeError("ag_op_add_scaled", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_addcdiv calls ag_op_addcdiv.
 func c_ag_op_addcdiv(a0 **C.ag_tensor, a1 *C.ag_tensor, a2 *C.ag_tensor, a3 *C.ag_tensor, a4 C.double) error {
 	var e C.agx_err

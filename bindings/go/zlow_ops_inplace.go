@@ -20,6 +20,15 @@ func c_ag_op_add_(a0 *C.ag_tensor, a1 *C.ag_tensor) error {
 	return nil
 }
 
+// c_ag_op_add_scaled_ calls ag_op_add_scaled_.
+func c_ag_op_add_scaled_(a0 *C.ag_tensor, a1 *C.ag_tensor, a2 C.double) error {
+	var e C.agx_err
+	if st := C.agx_ag_op_add_scaled_(&e, a0, a1, a2); st != 0 {
+		return takeError("ag_op_add_scaled_", st, &e)
+	}
+	return nil
+}
+
 // c_ag_op_clamp_ calls ag_op_clamp_.
 func c_ag_op_clamp_(a0 *C.ag_tensor, a1 C.double, a2 C.double) error {
 	var e C.agx_err

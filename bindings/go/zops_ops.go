@@ -84,6 +84,27 @@ func (a *Tensor) Add(b *Tensor) (*Tensor, error) {
 	return wrapTensor(_a0), nil
 }
 
+// AddScaled calls ag_op_add_scaled: y = a + alpha * b (PyTorch's add with alpha; a - alpha * b is alpha negated).
+func (a *Tensor) AddScaled(b *Tensor, alpha float64) (*Tensor, error) {
+	var _err error
+	_a1, _err := tensorArg("ag_op_add_scaled", "a", a, false)
+	if _err != nil {
+		return nil, _err
+	}
+	_a2, _err := tensorArg("ag_op_add_scaled", "b", b, false)
+	if _err != nil {
+		return nil, _err
+	}
+	var _a0 *C.ag_tensor
+	_err = c_ag_op_add_scaled(&_a0, _a1, _a2, (C.double)(alpha))
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if _err != nil {
+		return nil, _err
+	}
+	return wrapTensor(_a0), nil
+}
+
 // Addcdiv calls ag_op_addcdiv: y = input + value * tensor1 * tensor2 (addcmul) or input + value * tensor1 / tensor2 (addcdiv), the three broadcast together; computed as (value * tensor1) op tensor2, as PyTorch.
 func (input *Tensor) Addcdiv(tensor1 *Tensor, tensor2 *Tensor, value float64) (*Tensor, error) {
 	var _err error

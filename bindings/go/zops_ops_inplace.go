@@ -35,6 +35,26 @@ func (self *Tensor) AddInPlace(other *Tensor) error {
 	return nil
 }
 
+// AddScaledInPlace calls ag_op_add_scaled_: self += alpha * other (PyTorch's add_ with alpha; sub_ with alpha is alpha negated): one pass over self where other is contiguous with self's shape, as an optimizer's p -= lr * g needs.
+func (self *Tensor) AddScaledInPlace(other *Tensor, alpha float64) error {
+	var _err error
+	_a0, _err := tensorArg("ag_op_add_scaled_", "self", self, false)
+	if _err != nil {
+		return _err
+	}
+	_a1, _err := tensorArg("ag_op_add_scaled_", "other", other, false)
+	if _err != nil {
+		return _err
+	}
+	_err = c_ag_op_add_scaled_(_a0, _a1, (C.double)(alpha))
+	runtime.KeepAlive(self)
+	runtime.KeepAlive(other)
+	if _err != nil {
+		return _err
+	}
+	return nil
+}
+
 // ClampInPlace calls ag_op_clamp_: self = min(max(self, min), max), f32/f64.
 func (self *Tensor) ClampInPlace(min float64, max float64) error {
 	var _err error

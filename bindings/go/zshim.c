@@ -37,6 +37,7 @@
 #pragma weak ag_safetensors_name
 #pragma weak ag_safetensors_get
 #pragma weak ag_safetensors_metadata
+#pragma weak ag_op_add_scaled
 #pragma weak ag_op_log10
 #pragma weak ag_op_hypot
 #pragma weak ag_op_logaddexp
@@ -86,6 +87,7 @@
 #pragma weak ag_op_masked_scatter
 #pragma weak ag_op_masked_select
 #pragma weak ag_op_take_along_dim
+#pragma weak ag_op_add_scaled_
 #pragma weak ag_op_linear_act
 #pragma weak ag_op_trace
 #pragma weak ag_op_diagonal
@@ -243,6 +245,7 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_safetensors_name") == 0) return ag_safetensors_name != NULL;
   if (strcmp(name, "ag_safetensors_get") == 0) return ag_safetensors_get != NULL;
   if (strcmp(name, "ag_safetensors_metadata") == 0) return ag_safetensors_metadata != NULL;
+  if (strcmp(name, "ag_op_add_scaled") == 0) return ag_op_add_scaled != NULL;
   if (strcmp(name, "ag_op_log10") == 0) return ag_op_log10 != NULL;
   if (strcmp(name, "ag_op_hypot") == 0) return ag_op_hypot != NULL;
   if (strcmp(name, "ag_op_logaddexp") == 0) return ag_op_logaddexp != NULL;
@@ -292,6 +295,7 @@ int agx_has_symbol(const char *name) {
   if (strcmp(name, "ag_op_masked_scatter") == 0) return ag_op_masked_scatter != NULL;
   if (strcmp(name, "ag_op_masked_select") == 0) return ag_op_masked_select != NULL;
   if (strcmp(name, "ag_op_take_along_dim") == 0) return ag_op_take_along_dim != NULL;
+  if (strcmp(name, "ag_op_add_scaled_") == 0) return ag_op_add_scaled_ != NULL;
   if (strcmp(name, "ag_op_linear_act") == 0) return ag_op_linear_act != NULL;
   if (strcmp(name, "ag_op_trace") == 0) return ag_op_trace != NULL;
   if (strcmp(name, "ag_op_diagonal") == 0) return ag_op_diagonal != NULL;
@@ -961,6 +965,16 @@ ag_status agx_ag_op_add(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, co
 
 ag_status agx_ag_op_sub(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b) {
   ag_status agx_s = ag_op_sub(out, a, b);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_add_scaled(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b, double alpha) {
+  if (!ag_op_add_scaled) {
+    agx_missing(agx_e, "ag_op_add_scaled");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_add_scaled(out, a, b, alpha);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }
@@ -1937,6 +1951,16 @@ ag_status agx_ag_op_add_(agx_err *agx_e, ag_tensor *self, const ag_tensor *other
 
 ag_status agx_ag_op_sub_(agx_err *agx_e, ag_tensor *self, const ag_tensor *other) {
   ag_status agx_s = ag_op_sub_(self, other);
+  if (agx_s != AG_OK) agx_capture(agx_e);
+  return agx_s;
+}
+
+ag_status agx_ag_op_add_scaled_(agx_err *agx_e, ag_tensor *self, const ag_tensor *other, double alpha) {
+  if (!ag_op_add_scaled_) {
+    agx_missing(agx_e, "ag_op_add_scaled_");
+    return AG_ERR_UNSUPPORTED;
+  }
+  ag_status agx_s = ag_op_add_scaled_(self, other, alpha);
   if (agx_s != AG_OK) agx_capture(agx_e);
   return agx_s;
 }

@@ -118,6 +118,7 @@ ag_status agx_ag_op_pow_scalar(agx_err *agx_e, ag_tensor * *out, const ag_tensor
 ag_status agx_ag_op_clone(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x);
 ag_status agx_ag_op_add(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_sub(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
+ag_status agx_ag_op_add_scaled(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b, double alpha);
 ag_status agx_ag_op_mul(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_div(agx_err *agx_e, ag_tensor * *out, const ag_tensor *a, const ag_tensor *b);
 ag_status agx_ag_op_tanh_backward(agx_err *agx_e, ag_tensor * *out, const ag_tensor *grad, const ag_tensor *t);
@@ -248,6 +249,7 @@ ag_status agx_ag_op_masked_select(agx_err *agx_e, ag_tensor * *out, const ag_ten
 ag_status agx_ag_op_take_along_dim(agx_err *agx_e, ag_tensor * *out, const ag_tensor *x, const ag_tensor *indices, int64_t dim);
 ag_status agx_ag_op_add_(agx_err *agx_e, ag_tensor *self, const ag_tensor *other);
 ag_status agx_ag_op_sub_(agx_err *agx_e, ag_tensor *self, const ag_tensor *other);
+ag_status agx_ag_op_add_scaled_(agx_err *agx_e, ag_tensor *self, const ag_tensor *other, double alpha);
 ag_status agx_ag_op_mul_(agx_err *agx_e, ag_tensor *self, const ag_tensor *other);
 ag_status agx_ag_op_div_(agx_err *agx_e, ag_tensor *self, const ag_tensor *other);
 ag_status agx_ag_op_zero_(agx_err *agx_e, ag_tensor *self);

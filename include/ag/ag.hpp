@@ -348,6 +348,13 @@ class Tensor {
 
   Tensor &add_(const Tensor &other) { return done(ag_op_add_(t_, other.t_), "ag::Tensor::add_"); }
   Tensor &sub_(const Tensor &other) { return done(ag_op_sub_(t_, other.t_), "ag::Tensor::sub_"); }
+  /* PyTorch's add_(other, alpha) and sub_(other, alpha): one pass, p.sub_(g, lr). */
+  Tensor &add_(const Tensor &other, double alpha) {
+    return done(ag_op_add_scaled_(t_, other.t_, alpha), "ag::Tensor::add_");
+  }
+  Tensor &sub_(const Tensor &other, double alpha) {
+    return done(ag_op_add_scaled_(t_, other.t_, -alpha), "ag::Tensor::sub_");
+  }
   Tensor &mul_(const Tensor &other) { return done(ag_op_mul_(t_, other.t_), "ag::Tensor::mul_"); }
   Tensor &div_(const Tensor &other) { return done(ag_op_div_(t_, other.t_), "ag::Tensor::div_"); }
   Tensor &zero_() { return done(ag_op_zero_(t_), "ag::Tensor::zero_"); }

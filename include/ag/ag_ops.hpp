@@ -402,6 +402,7 @@ AG_HPP_UNARY(svdvals)
 AG_HPP_UNARY_SCALAR(cond)
 AG_HPP_BINARY(lstsq)
 AG_HPP_UNARY(matrix_exp)
+AG_HPP_BINARY_SCALAR(add_scaled)
 /* END generated */
 
 #undef AG_HPP_UNARY

@@ -47,6 +47,13 @@ AG_API ag_status ag_op_clone(ag_tensor **out, const ag_tensor *x) AG_NOEXCEPT;
 AG_API ag_status ag_op_add(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
 /** y = a - b. */
 AG_API ag_status ag_op_sub(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
+/**
+ * y = a + alpha * b (PyTorch's add with alpha; a - alpha * b is alpha
+ * negated). The product is rounded to the dtype before the sum. Recorded as
+ * a product and a sum (grad_fn "AddBackward"): da = g, db = alpha * g, each
+ * summed back to its input's shape. Since 0.2.
+ */
+AG_API ag_status ag_op_add_scaled(ag_tensor **out, const ag_tensor *a, const ag_tensor *b, double alpha) AG_NOEXCEPT;
 /** y = a * b. */
 AG_API ag_status ag_op_mul(ag_tensor **out, const ag_tensor *a, const ag_tensor *b) AG_NOEXCEPT;
 /** y = a / b (IEEE: x/0 is +-inf or NaN). */

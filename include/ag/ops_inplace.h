@@ -49,6 +49,14 @@ AG_BEGIN_DECLS
 AG_API ag_status ag_op_add_(ag_tensor *self, const ag_tensor *other) AG_NOEXCEPT;
 /** self -= other. */
 AG_API ag_status ag_op_sub_(ag_tensor *self, const ag_tensor *other) AG_NOEXCEPT;
+/**
+ * self += alpha * other (PyTorch's add_ with alpha; sub_ with alpha is
+ * alpha negated): one pass over self where other is contiguous with self's
+ * shape, as an optimizer's p -= lr * g needs. The product is rounded to the
+ * dtype before the sum, as ag_op_add_scaled does, whose node a recorded
+ * write gets ("AddBackward"). alpha = 1 is ag_op_add_. Since 0.2.
+ */
+AG_API ag_status ag_op_add_scaled_(ag_tensor *self, const ag_tensor *other, double alpha) AG_NOEXCEPT;
 /** self *= other. */
 AG_API ag_status ag_op_mul_(ag_tensor *self, const ag_tensor *other) AG_NOEXCEPT;
 /** self /= other (IEEE: x/0 is +-inf or NaN). */

@@ -24,6 +24,13 @@ using namespace ag;
       ops::name##_(s, o);                                                             \
     });                                                                               \
   }
+#define AG_SHIM_INPLACE_BINARY_SCALAR(name, arg)                                                 \
+  AG_API ag_status ag_op_##name##_(ag_tensor* self, const ag_tensor* arg, double attr) noexcept { \
+    return api::call("ag_op_" #name "_", [&] {                                                     \
+      api::Borrowed s(self, "self"), o(arg, #arg);                                                 \
+      ops::name##_(s, o, attr);                                                                    \
+    });                                                                                            \
+  }
 
 extern "C" {
 

@@ -189,6 +189,13 @@ void optim_update(DType dt, const OptimStep& s, char* param, const char* grad, c
   HWY_DYNAMIC_DISPATCH(OptimUpdate)(dt, s, param, grad, s0, s1, s2, n);
 }
 
+void add_scaled(DType dt, char* y, const char* x, double alpha, int64_t n) {
+  OptimStep s{};
+  s.kind = OptimKind::Sgd;
+  s.lr = -alpha;
+  optim_update(dt, s, y, x, nullptr, nullptr, nullptr, n);
+}
+
 int64_t optim_target() { return HWY_DYNAMIC_DISPATCH(OptimTargetId)(); }
 
 }  // namespace ag::kernels

@@ -34,6 +34,10 @@ struct OptimStep {
 void optim_update(DType dt, const OptimStep& s, char* param, const char* grad, char* s0, char* s1, char* s2,
                   int64_t n);
 
+// y += alpha * x over n contiguous elements (f32 or f64): plain SGD's
+// update with lr = -alpha, so the product is rounded before the sum.
+void add_scaled(DType dt, char* y, const char* x, double alpha, int64_t n);
+
 // The HWY_TARGET optim_update dispatches to (for the all-targets test).
 int64_t optim_target();
 

@@ -126,6 +126,14 @@ Tensor sub(Tensor&& a, const Tensor& b) {
   return sub(a, b);
 }
 
+// add_scaled: y = a + alpha * b, recorded as mul then add (so da = g,
+// db = alpha g, and gradients of any order, come from their nodes). The
+// product is rounded before the sum, as the in-place form's kernel does.
+Tensor add_scaled(const Tensor& a, const Tensor& b, double alpha) {
+  if (alpha == 1.0) return add(a, b);
+  return add(mul(b, scalar_like(b, alpha)), a);
+}
+
 // mul: y = a * b; da = g * b, db = g * a. Saves b if a needs grad, a if b does.
 namespace {
 struct MulBackward final : BinaryNode {

@@ -11,6 +11,7 @@
 #include "autograd/grad_math.h"
 #include "autograd/hooks.h"
 #include "kernels/clamp.h"
+#include "kernels/optim.h"
 #include "ops/op_common.h"
 
 namespace ag::ops {
@@ -141,6 +142,38 @@ void add_(const Tensor& self, const Tensor& other) { binary_inplace(self, other,
 void sub_(const Tensor& self, const Tensor& other) { binary_inplace(self, other, &sub, false); }
 void mul_(const Tensor& self, const Tensor& other) { binary_inplace(self, other, &mul, true); }
 void div_(const Tensor& self, const Tensor& other) { binary_inplace(self, other, &div, true); }
+
+void add_scaled_(const Tensor& self, const Tensor& other, double alpha) {
+  if (alpha == 1.0) return add_(self, other);
+  check_floating(*self);
+  const bool record = check_inplace(self, other.get());
+  if (record) {
+    // The product saves nothing but alpha; a copy keeps an other that is
+    // self from being read after the write.
+    const Tensor result = add_scaled(self, other.get() == self.get() ? clone(self) : other, alpha);
+    write(self, *result);
+    self->storage()->bump_version();
+    rebase(self, result);
+    return;
+  }
+  GradModeGuard off(false);
+  if (self->is_contiguous() && other->is_contiguous() && other->shape() == self->shape() &&
+      other->storage() != self->storage()) {
+    // One pass (an optimizer's p -= lr * g), in parallel chunks where that pays.
+    const int64_t item = static_cast<int64_t>(itemsize(self->dtype()));
+    for_chunks(self->context(), self->numel(), [&](int64_t off, int64_t len) {
+      kernels::add_scaled(self->dtype(), self->data() + off * item, other->data() + off * item, alpha, len);
+    }, Work::Optimizer);
+  } else {
+    const Tensor scaled = mul(other, scalar_like(other, alpha));
+    if (self->is_contiguous()) {
+      binary_into(self, scaled, kernels::BinaryKind::Add, self->shape(), *self);
+    } else {
+      write(self, *add(self, scaled));
+    }
+  }
+  self->storage()->bump_version();
+}
 
 void fill_(const Tensor& self, double value) {
   if (self->dtype() == DType::I64 && !(std::isfinite(value) && std::fabs(value) < 9.2233720368547758e18)) {

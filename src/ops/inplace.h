@@ -31,11 +31,14 @@ bool saved_in_history(const TensorImpl& self, const std::vector<const TensorImpl
 #define AG_DECL_INPLACE_SCALAR(name) void name##_(const Tensor& self, double attr);
 #define AG_DECL_INPLACE_SCALAR2(name) void name##_(const Tensor& self, double attr, double attr2);
 #define AG_DECL_INPLACE_BINARY(name) void name##_(const Tensor& self, const Tensor& other);
+#define AG_DECL_INPLACE_BINARY_SCALAR(name) void name##_(const Tensor& self, const Tensor& other, double attr);
 #define AG_INPLACE(name, family, arg) AG_DECL_##family(name)
 #include "ops/ops.def"
 // add_, sub_, mul_, div_: self op= other, other broadcast to self's shape
 // (same dtype, floating). copy_: self = other broadcast to self's shape.
 // fill_: every element = value (converted to self's dtype; any dtype); zero_.
 // clamp_: self = min(max(self, min), max); NaN bounds are rejected, +-inf mean none.
+// add_scaled_: self += alpha * other (PyTorch's add_ with alpha; sub_ with
+// alpha is this with -alpha), one pass where other is contiguous and whole.
 
 }  // namespace ag::ops

@@ -105,7 +105,7 @@ Tensor triangle(const Tensor& x, int64_t k, bool lower) {
 
 // beta * input + alpha * product; input is ignored (not even NaN passes)
 // when beta is 0, and must broadcast to the product's shape.
-Tensor add_scaled(const Tensor& input, Tensor product, double beta, double alpha) {
+Tensor addmm_result(const Tensor& input, Tensor product, double beta, double alpha) {
   check_same(*input, *product);
   if (broadcast_shapes(input->shape(), product->shape()) != product->shape()) {
     fail(AG_ERR_SHAPE, "input of shape ", shape_str(input->shape()), " does not broadcast to the product's shape ",
@@ -178,20 +178,20 @@ Tensor mv(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha) {
-  return add_scaled(input, mm(a, b), beta, alpha);
+  return addmm_result(input, mm(a, b), beta, alpha);
 }
 
 Tensor addmv(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha) {
-  return add_scaled(input, mv(a, b), beta, alpha);
+  return addmm_result(input, mv(a, b), beta, alpha);
 }
 
 Tensor baddbmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha) {
-  return add_scaled(input, bmm(a, b), beta, alpha);
+  return addmm_result(input, bmm(a, b), beta, alpha);
 }
 
 // addbmm: the batch of products summed into one matrix.
 Tensor addbmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha) {
-  return add_scaled(input, sum_dims(bmm(a, b), Dims{0}, false), beta, alpha);
+  return addmm_result(input, sum_dims(bmm(a, b), Dims{0}, false), beta, alpha);
 }
 
 // cross: the cross product of 3-vectors along dim of the broadcast inputs.

@@ -439,6 +439,13 @@ TEST(AgOpsHpp, InPlaceMembersUnderNoGrad) {
   EXPECT_EQ(t.fill_(4).to_vector<double>(), (std::vector<double>{4, 4, 4}));
   EXPECT_EQ(t.copy_(ag::scalar(ctx, 3.0, AG_F64)).to_vector<double>(), (std::vector<double>{3, 3, 3}));
   EXPECT_EQ(t.zero_().to_vector<double>(), (std::vector<double>{0, 0, 0}));
+  // PyTorch's alpha: t += 2 * {1, 2, 4}, then t -= 0.5 * {1, 2, 4}
+  ag::Tensor o = ag::tensor<double>(ctx, {1, 2, 4}, {3});
+  EXPECT_EQ(t.add_(o, 2.0).sub_(o, 0.5).to_vector<double>(), (std::vector<double>{1.5, 3, 6}));
+  expect_error([&] { t.sub_(g, 0.5); }, AG_ERR_DTYPE, [&] {
+    EXPECT_EQ(ag_op_add_scaled_(t.get(), g.get(), -0.5), AG_ERR_DTYPE);
+    return std::string(ag_last_error_message());
+  }());
 
   // Recorded in place on a non-leaf: the gradient flows as for the out-of-place op.
   ag::Tensor x = ag::tensor<double>(ctx, {1, 2}, {2});

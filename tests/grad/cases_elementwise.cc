@@ -1,6 +1,6 @@
 // Gradient-check cases of the CUSTOM elementwise ops: where (bool condition
 // as a fixed input) and lerp, with three-way broadcasting; (0.2) polygamma,
-// nan_to_num, addcmul, addcdiv, glu and prelu.
+// nan_to_num, addcmul, addcdiv, glu and prelu; add_scaled.
 #include "gradcheck.h"
 
 namespace gradcheck {
@@ -87,6 +87,19 @@ Cases cases_addcdiv() {
                      [v](ag_tensor** out, const std::vector<ag_tensor*>& x) {
                        return ag_op_addcdiv(out, x[0], x[1], x[2], v);
                      }});
+  }
+  return cases;
+}
+
+Cases cases_add_scaled() {
+  Cases cases;
+  for (double alpha : {1.0, -0.75, 2.5}) {
+    for (const auto& [a, b] : std::vector<std::pair<Shape, Shape>>{{{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{3}, {2, 1}}}) {
+      cases.push_back({"add_scaled(" + std::to_string(alpha) + ")", {Input{a}, Input{b}},
+                       [alpha](ag_tensor** out, const std::vector<ag_tensor*>& x) {
+                         return ag_op_add_scaled(out, x[0], x[1], alpha);
+                       }});
+    }
   }
   return cases;
 }

@@ -1247,6 +1247,14 @@ function ag_op_sub(out, a, b)
     ccall((:ag_op_sub, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
 end
 
+"""y = a + alpha * b (PyTorch's add with alpha; a - alpha * b is alpha
+negated). The product is rounded to the dtype before the sum. Recorded as
+a product and a sum (grad_fn "AddBackward"): da = g, db = alpha * g, each
+summed back to its input's shape. Since 0.2."""
+function ag_op_add_scaled(out, a, b, alpha)
+    ccall((:ag_op_add_scaled, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}, Cdouble), out, a, b, alpha)
+end
+
 """y = a * b."""
 function ag_op_mul(out, a, b)
     ccall((:ag_op_mul, libag), Int32, (Ptr{Ptr{ag_tensor}}, Ptr{ag_tensor}, Ptr{ag_tensor}), out, a, b)
@@ -2256,6 +2264,15 @@ end
 """self -= other."""
 function ag_op_sub_(self, other)
     ccall((:ag_op_sub_, libag), Int32, (Ptr{ag_tensor}, Ptr{ag_tensor}), self, other)
+end
+
+"""self += alpha * other (PyTorch's add_ with alpha; sub_ with alpha is
+alpha negated): one pass over self where other is contiguous with self's
+shape, as an optimizer's p -= lr * g needs. The product is rounded to the
+dtype before the sum, as ag_op_add_scaled does, whose node a recorded
+write gets ("AddBackward"). alpha = 1 is ag_op_add_. Since 0.2."""
+function ag_op_add_scaled_(self, other, alpha)
+    ccall((:ag_op_add_scaled_, libag), Int32, (Ptr{ag_tensor}, Ptr{ag_tensor}, Cdouble), self, other, alpha)
 end
 
 """self *= other."""

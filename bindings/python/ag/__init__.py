@@ -34,6 +34,8 @@ _OPS = _ops.build()
 globals().update({k: v for k, v in _OPS.items() if not k.endswith("_")})
 ops = _OPS
 _methods.install(_OPS)
+add, sub = Tensor.add, Tensor.sub  # with PyTorch's alpha
+subtract = sub
 
 from ._callbacks import Function, FunctionCtx, RemovableHandle, callback_registry_size  # noqa: E402
 from ._interop import from_numpy, from_dlpack, to_dlpack  # noqa: E402

@@ -117,6 +117,20 @@ def install(ops):
     T.unbind = lambda self, dim=0: tuple(ops["select"](self, dim, i) for i in range(self.shape[dim]))
     T.zero_ = lambda self: ops["zero_"](self)
 
+    # PyTorch's alpha (add, sub and their in-place forms): other scaled in
+    # the same op, one pass in place (p.sub_(g, alpha=lr)).
+    def _alpha(plain, scaled, sign):
+        def fn(input, other, *, alpha=1):
+            if alpha == 1:
+                return ops[plain](input, other)
+            return ops[scaled](input, other, sign * alpha)
+        fn.__name__ = plain
+        fn.__doc__ = "%s(input, other, *, alpha=1): input %s alpha * other." % (plain, "+" if sign > 0 else "-")
+        return fn
+    for plain, sign in (("add", 1), ("sub", -1)):
+        setattr(T, plain, _alpha(plain, "add_scaled", sign))
+        setattr(T, plain + "_", _alpha(plain + "_", "add_scaled_", sign))
+
     # ---- operators ----
     def binop(name, reverse=False):
         if reverse:

@@ -236,6 +236,8 @@ def custom_cases():
                          lambda x: tuple(torch.std_mean(x, 0, unbiased=False, keepdim=True)), rtol=1e-6),
         "cummax": Case([R(3, 4)], lambda x: ag.cummax(x, 1), lambda x: tuple(torch.cummax(x, 1))),
         "cummin": Case([R(3, 4)], lambda x: ag.cummin(x, 0), lambda x: tuple(torch.cummin(x, 0))),
+        "add_scaled": Case([R(3, 4), R(4)], lambda a, b: ag.add_scaled(a, b, -0.75),
+                           lambda a, b: torch.add(a, b, alpha=-0.75)),
         "dist": Case([R(3, 4), R(4)], lambda a, b: ag.dist(a, b, 3.0), lambda a, b: torch.dist(a, b, 3.0), rtol=1e-6),
         "cdist": Case([R(3, 2), R(4, 2)], lambda a, b: ag.cdist(a, b, 2.0), lambda a, b: torch.cdist(a, b, 2.0),
                       rtol=1e-6, gradgrad=False),  # torch 1.13: no second derivative of cdist
@@ -508,6 +510,36 @@ def test_op_matches_torch(name, family):
     t_gg = torch.autograd.grad([sum(t_terms[1:], t_terms[0])], [t_in[i] for i in diff], allow_unused=True) \
         if t_terms else [None] * len(diff)
     compare(list(a_gg), list(t_gg), c, "second-order gradient of input")
+
+
+def test_alpha_forms_match_torch():
+    """add/sub with alpha, out of place and in place, as PyTorch's (f64 and f32)."""
+    a, b, row = R(5, 7), R(5, 7), R(7)
+    for dt, tdt, tol in ((ag.float64, torch.float64, 1e-12), (ag.float32, torch.float32, 1e-6)):
+        for alpha in (1, 0.5, -2.25):
+            for other in (b, row):
+                np.testing.assert_allclose(as_np(ag.add(ag.tensor(a, dtype=dt), ag.tensor(other, dtype=dt), alpha=alpha)),
+                                           as_np(torch.add(torch.tensor(a, dtype=tdt), torch.tensor(other, dtype=tdt),
+                                                           alpha=alpha)), rtol=tol, atol=tol)
+                np.testing.assert_allclose(as_np(ag.tensor(a, dtype=dt).sub(ag.tensor(other, dtype=dt), alpha=alpha)),
+                                           as_np(torch.tensor(a, dtype=tdt).sub(torch.tensor(other, dtype=tdt),
+                                                                                alpha=alpha)), rtol=tol, atol=tol)
+                for method in ("add_", "sub_"):
+                    x, t = ag.tensor(a, dtype=dt), torch.tensor(a, dtype=tdt)
+                    r = getattr(x, method)(ag.tensor(other, dtype=dt), alpha=alpha)
+                    getattr(t, method)(torch.tensor(other, dtype=tdt), alpha=alpha)
+                    assert r is x
+                    np.testing.assert_allclose(as_np(x), as_np(t), rtol=tol, atol=tol, err_msg=method)
+    # a recorded in-place write: gradients as PyTorch's
+    xa, wa = ag.tensor(a, requires_grad=True), ag.tensor(row, requires_grad=True)
+    xt, wt = torch.tensor(a, requires_grad=True), torch.tensor(row, requires_grad=True)
+    ya, yt = xa * 2.0, xt * 2.0
+    ya.sub_(wa, alpha=1.5)
+    yt.sub_(wt, alpha=1.5)
+    (ya * ya).sum().backward()
+    (yt * yt).sum().backward()
+    np.testing.assert_allclose(as_np(xa.grad), as_np(xt.grad), rtol=1e-12)
+    np.testing.assert_allclose(as_np(wa.grad), as_np(wt.grad), rtol=1e-12)
 
 
 def test_linear_act_activation_names():

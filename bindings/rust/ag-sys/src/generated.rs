@@ -1774,6 +1774,16 @@ unsafe extern "C" {
     /// ```
     pub fn ag_op_sub(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor) -> ag_status;
 
+    /// `ag_op_add_scaled` (ag/ops.h, since AG_0.2).
+    ///
+    /// ```text
+    /// y = a + alpha * b (PyTorch's add with alpha; a - alpha * b is alpha
+    /// negated). The product is rounded to the dtype before the sum. Recorded as
+    /// a product and a sum (grad_fn "AddBackward"): da = g, db = alpha * g, each
+    /// summed back to its input's shape. Since 0.2.
+    /// ```
+    pub fn ag_op_add_scaled(out: *mut *mut ag_tensor, a: *const ag_tensor, b: *const ag_tensor, alpha: f64) -> ag_status;
+
     /// `ag_op_mul` (ag/ops.h, since AG_0.1).
     ///
     /// ```text
@@ -3048,6 +3058,17 @@ unsafe extern "C" {
     /// self -= other.
     /// ```
     pub fn ag_op_sub_(self_: *mut ag_tensor, other: *const ag_tensor) -> ag_status;
+
+    /// `ag_op_add_scaled_` (ag/ops_inplace.h, since AG_0.2).
+    ///
+    /// ```text
+    /// self += alpha * other (PyTorch's add_ with alpha; sub_ with alpha is
+    /// alpha negated): one pass over self where other is contiguous with self's
+    /// shape, as an optimizer's p -= lr * g needs. The product is rounded to the
+    /// dtype before the sum, as ag_op_add_scaled does, whose node a recorded
+    /// write gets ("AddBackward"). alpha = 1 is ag_op_add_. Since 0.2.
+    /// ```
+    pub fn ag_op_add_scaled_(self_: *mut ag_tensor, other: *const ag_tensor, alpha: f64) -> ag_status;
 
     /// `ag_op_mul_` (ag/ops_inplace.h, since AG_0.1).
     ///
@@ -5590,6 +5611,13 @@ pub mod optional {
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const ag_safetensors, *const c_char) -> *const c_char>(p) })
     }
 
+    /// `ag_op_add_scaled` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_add_scaled() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_add_scaled");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
+    }
+
     /// `ag_op_log10` (since AG_0.2), or `None` when the loaded libag lacks it.
     pub fn ag_op_log10() -> Option<unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor) -> ag_status> {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_log10");
@@ -5931,6 +5959,13 @@ pub mod optional {
         static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_take_along_dim");
         // SAFETY: the symbol has the C type declared in the extern block above.
         SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ag_tensor, *const ag_tensor, *const ag_tensor, i64) -> ag_status>(p) })
+    }
+
+    /// `ag_op_add_scaled_` (since AG_0.2), or `None` when the loaded libag lacks it.
+    pub fn ag_op_add_scaled_() -> Option<unsafe extern "C" fn(*mut ag_tensor, *const ag_tensor, f64) -> ag_status> {
+        static SLOT: crate::dynamic::Slot = crate::dynamic::Slot::new(c"ag_op_add_scaled_");
+        // SAFETY: the symbol has the C type declared in the extern block above.
+        SLOT.get().map(|p| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ag_tensor, *const ag_tensor, f64) -> ag_status>(p) })
     }
 
     /// `ag_op_linear_act` (since AG_0.2), or `None` when the loaded libag lacks it.
@@ -6857,6 +6892,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_clone", "AG_0.1"),
     ("ag_op_add", "AG_0.1"),
     ("ag_op_sub", "AG_0.1"),
+    ("ag_op_add_scaled", "AG_0.2"),
     ("ag_op_mul", "AG_0.1"),
     ("ag_op_div", "AG_0.1"),
     ("ag_op_tanh_backward", "AG_0.1"),
@@ -6989,6 +7025,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("ag_op_take_along_dim", "AG_0.2"),
     ("ag_op_add_", "AG_0.1"),
     ("ag_op_sub_", "AG_0.1"),
+    ("ag_op_add_scaled_", "AG_0.2"),
     ("ag_op_mul_", "AG_0.1"),
     ("ag_op_div_", "AG_0.1"),
     ("ag_op_zero_", "AG_0.1"),
@@ -7484,6 +7521,7 @@ pub const OPS: &[(&str, &str, &str)] = &[
     ("matrix_exp", "UNARY", "ag_op_matrix_exp"),
     ("embedding_bag", "CUSTOM", "ag_op_embedding_bag"),
     ("ctc_loss", "CUSTOM", "ag_op_ctc_loss"),
+    ("add_scaled", "BINARY_SCALAR", "ag_op_add_scaled"),
 ];
 
 /// Every constant as i64 (u64 ones as their bit pattern, as ag_constant_value gives them).

@@ -156,6 +156,19 @@ impl Tensor {
         check(unsafe { sys::ag_op_sub(&mut out_out, self.as_ptr(), b.as_ptr()) })?;
         Ok(unsafe { Tensor::from_raw(out_out) })
     }
+    /// `ag_op_add_scaled`: y = a + alpha * b (PyTorch's add with alpha; a - alpha * b is alpha negated). The product is rounded to the dtype before the sum. Recorded as a product and a sum (grad_fn "AddBackward"): da = g, db = alpha * g, each summed back to its input's shape. Since 0.2.
+    ///
+    /// ```text
+    /// y = a + alpha * b (PyTorch's add with alpha; a - alpha * b is alpha
+    /// negated). The product is rounded to the dtype before the sum. Recorded as
+    /// a product and a sum (grad_fn "AddBackward"): da = g, db = alpha * g, each
+    /// summed back to its input's shape. Since 0.2.
+    /// ```
+    pub fn add_scaled(&self, b: &Tensor, alpha: f64) -> Result<Tensor> {
+        let mut out_out: *mut sys::ag_tensor = core::ptr::null_mut();
+        check(unsafe { sys::ag_op_add_scaled(&mut out_out, self.as_ptr(), b.as_ptr(), alpha) })?;
+        Ok(unsafe { Tensor::from_raw(out_out) })
+    }
     /// `ag_op_mul`: y = a * b.
     ///
     /// ```text
@@ -1758,6 +1771,19 @@ impl Tensor {
     /// ```
     pub fn sub_(&self, other: &Tensor) -> Result<()> {
         check(unsafe { sys::ag_op_sub_(self.as_ptr(), other.as_ptr()) })?;
+        Ok(())
+    }
+    /// `ag_op_add_scaled_`: self += alpha * other (PyTorch's add_ with alpha; sub_ with alpha is alpha negated): one pass over self where other is contiguous with self's shape, as an optimizer's p -= lr * g needs. The product is rounded to the dtype before the sum, as ag_op_add_scaled does, whose node a recorded write gets ("AddBackward"). alpha = 1 is ag_op_add_. Since 0.2.
+    ///
+    /// ```text
+    /// self += alpha * other (PyTorch's add_ with alpha; sub_ with alpha is
+    /// alpha negated): one pass over self where other is contiguous with self's
+    /// shape, as an optimizer's p -= lr * g needs. The product is rounded to the
+    /// dtype before the sum, as ag_op_add_scaled does, whose node a recorded
+    /// write gets ("AddBackward"). alpha = 1 is ag_op_add_. Since 0.2.
+    /// ```
+    pub fn add_scaled_(&self, other: &Tensor, alpha: f64) -> Result<()> {
+        check(unsafe { sys::ag_op_add_scaled_(self.as_ptr(), other.as_ptr(), alpha) })?;
         Ok(())
     }
     /// `ag_op_mul_`: self *= other.

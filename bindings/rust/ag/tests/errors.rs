@@ -38,6 +38,12 @@ fn dtype_and_graph_errors() {
     // backward from a root that requires no grad
     let e = a.exp().unwrap().sum().unwrap().backward().unwrap_err();
     assert_eq!(e.status, Status::Graph, "{e}");
+    // a scaled in-place add of another dtype leaves self as it was
+    let e = a.add_scaled_(&b, 2.0).unwrap_err();
+    assert_eq!(e.status, Status::Dtype, "{e}");
+    assert!(e.to_string().contains("ag_op_add_scaled_"), "{e}");
+    a.add_scaled_(&a.scalar_like(0.25).unwrap(), -2.0).unwrap();
+    assert_eq!(a.to_vec::<f32>().unwrap(), vec![0.5]);
 }
 
 #[test]

@@ -26,7 +26,7 @@ fn bytes_in_use_returns_to_start_after_a_training_loop() {
             ag::no_grad(|| -> ag::Result<()> {
                 for p in [&w, &b] {
                     let g = p.grad()?.unwrap();
-                    p.sub_(&(&g * 0.3))?;
+                    p.add_scaled_(&g, -0.3)?; // p -= 0.3 g in one pass
                     p.set_grad(None)?;
                 }
                 Ok(())
