@@ -7,7 +7,10 @@ RESULTS_DIR holds ag_t<T>.jsonl and <baseline>_t<T>.jsonl (run.sh writes them).
 Lines are matched on (workload, case); every metric row shows, per thread
 count, the ag median, the libtorch median and the ratio ag / libtorch (for
 times and RSS lower is better, so a ratio < 1 means ag is ahead; for GB/s it is
-the other way round, the "better" column says which). A checksum table follows:
+the other way round, the "better" column says which). A file with K lines of
+one (workload, case) holds K runs made in turn with the other side's
+(AG_BENCH_PAIRS=K): the values shown are the medians over the runs, and the
+ratio is the median of the per-pair ratios (the i-th run of each side). A checksum table follows:
 ag's own verdict, and libtorch's "check" values held against the same published
 values and tolerances (ag lines carry them as "expected" and "rtol").
 """
@@ -29,6 +32,7 @@ ORDER = ["a_scalar_chain", "b_small_chain16", "c_large_elementwise", "d_mlp_step
 
 
 def load(path):
+    """{(workload, case): [record, ...]} in file order."""
     recs = {}
     if not os.path.exists(path):
         return recs
@@ -43,8 +47,17 @@ def load(path):
                 continue
             if r.get("workload", "").startswith("_"):
                 continue
-            recs[(r["workload"], r.get("case", ""))] = r
+            recs.setdefault((r["workload"], r.get("case", "")), []).append(r)
     return recs
+
+
+def middle(values):
+    """Median of the values that are numbers; None when there is none."""
+    v = sorted(x for x in values if isinstance(x, (int, float)))
+    if not v:
+        return None
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 def median(rec, series):
@@ -190,30 +203,39 @@ def main():
         per_t = {}
         names = []
         for t in threads:
-            ma = metrics(w, ag[t].get(k))
-            ml = metrics(w, lt[t].get(k))
-            per_t[t] = ({m[0]: m for m in ma}, {m[0]: m for m in ml})
+            # one {metric: (name, unit, better, value)} per run
+            ma = [{m[0]: m for m in metrics(w, rec)} for rec in ag[t].get(k, [])]
+            ml = [{m[0]: m for m in metrics(w, rec)} for rec in lt[t].get(k, [])]
+            per_t[t] = (ma, ml)
             for m in ma + ml:
-                if m[0] not in names and m[0] != "skipped":
-                    names.append(m[0])
+                for name in m:
+                    if name not in names and name != "skipped":
+                        names.append(name)
         for name in names:
             unit = better = ""
             row_vals = []
             for t in threads:
-                a_m, l_m = per_t[t]
-                va = a_m.get(name)
-                vl = l_m.get(name)
-                if va:
-                    unit, better = va[1], va[2]
-                elif vl:
-                    unit, better = vl[1], vl[2]
-                a_val = va[3] if va else ("skipped" if "skipped" in a_m else None)
-                l_val = vl[3] if vl else ("skipped" if "skipped" in l_m else None)
-                r = ratio(a_val if not isinstance(a_val, str) else None,
-                          l_val if not isinstance(l_val, str) else None)
-                row_vals += [fmt(a_val), fmt(l_val), "-" if r is None else f"{r:.2f}"]
+                a_runs, l_runs = per_t[t]
+                for run in a_runs + l_runs:
+                    if name in run:
+                        unit, better = run[name][1], run[name][2]
+                        break
+
+                def value(runs):
+                    if runs and all("skipped" in r for r in runs):
+                        return "skipped"
+                    return middle(r[name][3] for r in runs if name in r)
+
+                pairs = [ratio(a[name][3], l[name][3]) for a, l in zip(a_runs, l_runs)
+                         if name in a and name in l]
+                r = middle(pairs)
+                row_vals += [fmt(value(a_runs)), fmt(value(l_runs)), "-" if r is None else f"{r:.3g}"]
             rows.append([w, c, name, unit, better] + row_vals)
-    out = [f"## Medians, ag vs {args.baseline} (ratio = ag / {args.baseline})", "", render(rows, header, 5), ""]
+    runs = max([len(v) for t in threads for v in list(ag[t].values()) + list(lt[t].values())] or [1])
+    title = f"## Medians, ag vs {args.baseline} (ratio = ag / {args.baseline})"
+    if runs > 1:
+        title += f"; up to {runs} runs in turn: medians over the runs, ratio = median of the per-pair ratios"
+    out = [title, "", render(rows, header, 5), ""]
 
     # checksums and noise
     h2 = ["workload", "case"]
@@ -225,20 +247,25 @@ def main():
         w, c = k
         r = [w, c]
         for t in threads:
-            a = ag[t].get(k)
-            l = lt[t].get(k)
-            a_ck = "-" if a is None else ("skipped" if a.get("skipped") else a.get("checksum", "-"))
-            l_ck = torch_checksum(a, l)
+            a_runs = ag[t].get(k, [])
+            l_runs = lt[t].get(k, [])
 
-            def noise(x):
-                if x is None or "noise" not in x:
-                    return "-"
-                return f"{x['noise'].get('others', float('nan')):.3f}"
+            def verdicts(found):
+                # one word for all runs: the first that is not "ok", else "ok"
+                return next((v for v in found if v != "ok"), found[0] if found else "-")
 
-            def att(x):
-                return "-" if x is None or "attempts" not in x else str(x["attempts"])
+            a_ck = verdicts(["skipped" if a.get("skipped") else a.get("checksum", "-") for a in a_runs])
+            l_ck = verdicts([torch_checksum(a_runs[0] if a_runs else None, l) for l in l_runs])
 
-            r += [a_ck, l_ck, f"{noise(a)}/{noise(l)}", f"{att(a)}/{att(l)}"]
+            def noise(runs):
+                m = middle(x["noise"].get("others") for x in runs if "noise" in x)
+                return "-" if m is None else f"{m:.3f}"
+
+            def att(runs):
+                m = [str(x["attempts"]) for x in runs if "attempts" in x]
+                return ",".join(m) if m else "-"
+
+            r += [a_ck, l_ck, f"{noise(a_runs)}/{noise(l_runs)}", f"{att(a_runs)}/{att(l_runs)}"]
         rows2.append(r)
     out += ["## Checksums (published values of WORKLOADS.md) and noise.others", "", render(rows2, h2, 2), ""]
     text = "\n".join(out)

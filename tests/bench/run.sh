@@ -15,6 +15,10 @@
 #    OPENBLAS_NUM_THREADS=T (libtorch also OPENBLAS_CORETYPE=Cooperlake, and
 #    OMP_WAIT_POLICY=PASSIVE at 2 threads); with AG_BENCH_PYTORCH=1 also the
 #    PyTorch twin bench_torch.py (system python3 with python3-torch);
+#    with AG_BENCH_PAIRS=K (default 1) it does so K times in turn, so that a
+#    change of the machine's speed between minutes (shared hosts) reaches
+#    both sides: the table then shows medians over the K runs and, as the
+#    ratio, the median of the K per-pair ratios;
 # 3. prints the side-by-side table (compare.py), also in
 #    <build>/bench-results/table.md (and table_pytorch.md).
 # Exit status: nonzero when a benchmark failed or a checksum did not match.
@@ -29,6 +33,10 @@ ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${AG_BENCH_BUILD:-$ROOT/build-bench}
 THREADS=${AG_BENCH_THREADS:-"1 2"}
 WORKLOADS=${AG_BENCH_WORKLOADS:-"a b c d e f g"}
+PAIRS=${AG_BENCH_PAIRS:-1}
+case "$PAIRS" in
+  '' | *[!0-9]* | 0) echo "run.sh: AG_BENCH_PAIRS must be a positive integer, got '$PAIRS'" >&2; exit 2 ;;
+esac
 TORCH_API_INC=${TORCH_API_INC:-/usr/include/torch/csrc/api/include}
 TORCH_CXXFLAGS=${TORCH_CXXFLAGS:-"-I$TORCH_API_INC"}
 TORCH_LIBS=${TORCH_LIBS:-"-ltorch -ltorch_cpu -lc10"}
@@ -100,12 +108,16 @@ for T in $THREADS; do
   POLICY=
   [ "$T" -ge 2 ] && POLICY=OMP_WAIT_POLICY=PASSIVE
   for W in $WORKLOADS; do
-    run ag "$T" "$W" "$BENCH_AG" "$@"
-    # shellcheck disable=SC2086  # an empty POLICY is no argument
-    [ "$WITH_LT" = 1 ] && run libtorch "$T" "$W" env OPENBLAS_CORETYPE=Cooperlake $POLICY "$BENCH_LT" "$@"
-    # shellcheck disable=SC2086
-    [ "$WITH_PT" = 1 ] && run pytorch "$T" "$W" env OPENBLAS_CORETYPE=Cooperlake $POLICY \
-      "$TORCH_PYTHON" "$HERE/bench_torch.py" "$@"
+    P=0
+    while [ "$P" -lt "$PAIRS" ]; do
+      P=$((P + 1))
+      run ag "$T" "$W" "$BENCH_AG" "$@"
+      # shellcheck disable=SC2086  # an empty POLICY is no argument
+      [ "$WITH_LT" = 1 ] && run libtorch "$T" "$W" env OPENBLAS_CORETYPE=Cooperlake $POLICY "$BENCH_LT" "$@"
+      # shellcheck disable=SC2086
+      [ "$WITH_PT" = 1 ] && run pytorch "$T" "$W" env OPENBLAS_CORETYPE=Cooperlake $POLICY \
+        "$TORCH_PYTHON" "$HERE/bench_torch.py" "$@"
+    done
   done
 done
 
