@@ -20,7 +20,10 @@
 #    both sides: the table then shows medians over the K runs and, as the
 #    ratio, the median of the K per-pair ratios;
 # 3. prints the side-by-side table (compare.py), also in
-#    <build>/bench-results/table.md (and table_pytorch.md).
+#    <build>/bench-results/table.md (and table_pytorch.md);
+# 4. with libtorch, at 1 thread, for a, b and e: bench_duel.cpp, both
+#    engines in one process in turn (table_duel.md, duel.jsonl), the ratios
+#    to hold against targets on a machine whose speed drifts.
 # Exit status: nonzero when a benchmark failed or a checksum did not match.
 #
 # libtorch elsewhere than Debian's paths: point TORCH_API_INC at its
@@ -41,6 +44,7 @@ TORCH_API_INC=${TORCH_API_INC:-/usr/include/torch/csrc/api/include}
 TORCH_CXXFLAGS=${TORCH_CXXFLAGS:-"-I$TORCH_API_INC"}
 TORCH_LIBS=${TORCH_LIBS:-"-ltorch -ltorch_cpu -lc10"}
 CXX=${CXX:-g++}
+CC=${CC:-cc}
 PYTHON=${PYTHON:-python3}
 TORCH_PYTHON=${TORCH_PYTHON:-/usr/bin/python3}
 
@@ -78,6 +82,14 @@ if [ "$WITH_LT" = 1 ]; then
     "$CXX" -O2 -std=c++17 -DNDEBUG -Wall -Wno-unused-variable $TORCH_CXXFLAGS "$SRC" \
       $TORCH_LIBS -pthread -o "$BENCH_LT"
   fi
+  # bench_duel: ag's side is bench_ag's code, linked to the library just built.
+  BENCH_DUEL="$BUILD/bench_duel"
+  echo "run.sh: building $BENCH_DUEL" >&2
+  "$CC" -O2 -std=c11 -I"$ROOT/include" -c "$HERE/bench_harness.c" -o "$BUILD/bench_duel_harness.o"
+  # shellcheck disable=SC2086
+  "$CXX" -O2 -std=c++17 -DNDEBUG -Wall -I"$ROOT/include" $TORCH_CXXFLAGS "$HERE/bench_duel.cpp" \
+    "$BUILD/bench_duel_harness.o" -L"$BUILD/src" -lag -Wl,-rpath,"$BUILD/src" $TORCH_LIBS -lm -pthread \
+    -o "$BENCH_DUEL"
 fi
 
 # ---------------------------------------------------------------- run
@@ -126,6 +138,16 @@ TLIST=$(echo "$THREADS" | tr -s ' ' ',')
 "$PYTHON" "$HERE/compare.py" "$OUT" --threads "$TLIST" --out "$OUT/table.md" || status=1
 if [ "$WITH_PT" = 1 ]; then
   "$PYTHON" "$HERE/compare.py" "$OUT" --baseline pytorch --threads "$TLIST" --out "$OUT/table_pytorch.md" || status=1
+fi
+DUEL=
+for W in $WORKLOADS; do
+  case "$W" in a | b | e) DUEL="$DUEL${DUEL:+,}$W" ;; esac
+done
+if [ "$WITH_LT" = 1 ] && [ -n "$DUEL" ] && echo " $THREADS " | grep -q " 1 "; then
+  echo "run.sh: $DUEL with both engines in one process (bench_duel)" >&2
+  : >"$OUT/duel.jsonl"
+  env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$BENCH_DUEL" --only "$DUEL" --out "$OUT/duel.jsonl" \
+    | tee "$OUT/table_duel.md" || status=1
 fi
 echo "run.sh: JSON lines and tables in $OUT" >&2
 exit $status
