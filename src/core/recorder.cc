@@ -1,6 +1,7 @@
 #include "core/recorder.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/error.h"
 
@@ -9,8 +10,13 @@ namespace ag {
 StepList::~StepList() {
   for (Block& b : blocks_) {
     for (size_t off = 0; off < b.used;) {
-      Header* h = reinterpret_cast<Header*>(b.bytes.get() + off);
-      h->destroy(payload(h));
+      unsigned char* base = b.bytes.get() + off;
+      const Header* h = reinterpret_cast<const Header*>(base);
+      if (h->payload_at != sizeof(Header)) {
+        Destroy destroy;
+        std::memcpy(&destroy, base + sizeof(Header), sizeof destroy);
+        destroy(base + h->payload_at);
+      }
       off += h->bytes;
     }
   }
@@ -32,8 +38,8 @@ void StepList::run() const {
     unsigned char* p = b.bytes.get();
     unsigned char* const end = p + b.used;
     while (p < end) {
-      Header* h = reinterpret_cast<Header*>(p);
-      h->run(payload(h));
+      const Header* h = reinterpret_cast<const Header*>(p);
+      h->run(p + h->payload_at);
       p += h->bytes;
     }
   }

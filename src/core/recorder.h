@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -30,7 +31,10 @@
 namespace ag {
 
 // Closures of any size, stored back to back in blocks (no per-step heap
-// block, no move after push) and run in the order pushed.
+// block, no move after push) and run in the order pushed. A step is a
+// 16-byte header, the closure's destructor when it has one, and the
+// closure: replay streams through them, so they are kept small (the tensors
+// a step's buffers belong to are kept alive by Recorder::keep instead).
 class StepList {
  public:
   StepList() = default;
@@ -41,13 +45,20 @@ class StepList {
   template <class F>
   void push(F&& f) {
     using Fn = std::decay_t<F>;
-    static_assert(alignof(Fn) <= kAlign, "step closures are at most 16-byte aligned");
-    const size_t bytes = kHeader + round_up(sizeof(Fn));
+    static_assert(alignof(Fn) <= kAlign, "step closures are at most 8-byte aligned");
+    constexpr bool trivial = std::is_trivially_destructible_v<Fn>;
+    constexpr size_t at = trivial ? sizeof(Header) : sizeof(Header) + sizeof(Destroy);
+    const size_t bytes = round_up(at + sizeof(Fn));
     Header* h = static_cast<Header*>(reserve(bytes));
-    new (payload(h)) Fn(std::forward<F>(f));
+    unsigned char* base = reinterpret_cast<unsigned char*>(h);
+    new (base + at) Fn(std::forward<F>(f));
     h->run = [](void* p) { (*static_cast<Fn*>(p))(); };
-    h->destroy = [](void* p) { static_cast<Fn*>(p)->~Fn(); };
-    h->bytes = bytes;
+    h->bytes = static_cast<uint32_t>(bytes);
+    h->payload_at = static_cast<uint32_t>(at);
+    if constexpr (!trivial) {
+      const Destroy destroy = [](void* p) { static_cast<Fn*>(p)->~Fn(); };
+      std::memcpy(base + sizeof(Header), &destroy, sizeof destroy);
+    }
     commit(bytes);
   }
   // Runs every step in order; throws what a step throws.
@@ -55,16 +66,15 @@ class StepList {
   size_t size() const { return count_; }
 
  private:
+  using Destroy = void (*)(void*);
   struct Header {
     void (*run)(void*);
-    void (*destroy)(void*);
-    size_t bytes;  // of header and payload: the next step follows
+    uint32_t bytes;       // of the whole step: the next one follows
+    uint32_t payload_at;  // offset of the closure; a destructor sits before it unless 16
   };
-  static constexpr size_t kAlign = 16;
+  static constexpr size_t kAlign = 8;
   static constexpr size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-  static constexpr size_t kHeader = (sizeof(Header) + kAlign - 1) / kAlign * kAlign;
   static constexpr size_t kBlockBytes = size_t{64} << 10;
-  static void* payload(Header* h) { return reinterpret_cast<unsigned char*>(h) + kHeader; }
 
   struct Block {
     std::unique_ptr<unsigned char[]> bytes;
@@ -92,6 +102,9 @@ class Recorder {
     steps_.push(std::forward<F>(f));
     written_.insert(out.storage());
   }
+  // Keeps t (and so its buffer) alive as long as the recording, for a step
+  // that holds only raw pointers into it.
+  void keep(const Tensor& t) { kept_.push_back(t); }
   // Whether a step of this recording writes s.
   bool wrote(const Storage* s) const { return written_.count(s) != 0; }
 
@@ -127,6 +140,7 @@ class Recorder {
 
  private:
   Ref<Context> ctx_;
+  std::vector<Tensor> kept_;
   StepList steps_;
   std::unordered_set<const Storage*> written_;
   std::vector<Ref<Storage>> fresh_;

@@ -75,8 +75,11 @@ Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
                                          : nullptr;
     if (one != nullptr) {
       // One element each (scalar chains): the kind's function on the
-      // resolved pointers, which stay put while the step holds the tensors.
-      r->add(*y, [a, b, y, one, pa = a->data(), pb = b->data(), py = y->data()] { one(pa, pb, py); });
+      // resolved pointers, which stay put while the recording keeps the
+      // tensors; the step itself holds only the pointers (replay streams
+      // through the steps).
+      r->keep(a), r->keep(b), r->keep(y);
+      r->add(*y, [one, pa = a->data(), pb = b->data(), py = y->data()] { one(pa, pb, py); });
     } else {
       r->add(*y, [a, b, k, y] { binary_into(a, b, k, y->shape(), *y); });
     }

@@ -50,8 +50,9 @@ Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double 
   if (Recorder* r = recording()) [[unlikely]] {
     if (x->numel() == 1) {
       // One element (scalar chains): the kernel on the resolved pointers,
-      // which stay put while the step holds the tensors.
-      r->add(*y, [x, y, k, attr, attr2, dt = x->dtype(), px = x->data(), py = y->data()] {
+      // which stay put while the recording keeps the tensors.
+      r->keep(x), r->keep(y);
+      r->add(*y, [k, attr, attr2, dt = x->dtype(), px = x->data(), py = y->data()] {
         kernels::unary_one(k, dt, px, py, attr, attr2);
       });
     } else {
