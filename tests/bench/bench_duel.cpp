@@ -44,6 +44,24 @@ using Side = std::function<Times()>;
 
 // ------------------------------------------------------------------ ag
 
+// One timed repeat: build() records the graph and returns its output; then
+// its backward, and the release of the graph.
+Times ag_repeat(ag_tensor* x, const std::function<ag_tensor*()>& build) {
+  Times t;
+  const int64_t t0 = now_ns();
+  ag_tensor* y = build();
+  const int64_t t1 = now_ns();
+  CK(ag_backward(y, nullptr, nullptr));
+  const int64_t t2 = now_ns();
+  t.value = item(y);
+  const int64_t t3 = now_ns();
+  ag_tensor_release(y);
+  const int64_t t4 = now_ns();
+  t.fwd = double(t1 - t0), t.bwd = double(t2 - t1), t.fre = double(t4 - t3);
+  t.xgrad = grad_sum(x);
+  return t;
+}
+
 Side ag_chain(ag_context* ctx, bool scalar) {
   ag_tensor *x, *a, *b;
   if (scalar) {
@@ -60,20 +78,10 @@ Side ag_chain(ag_context* ctx, bool scalar) {
   // The tensors live as long as the process.
   return [x, a, b, scalar]() {
     CK(ag_tensor_set_grad(x, nullptr));
-    Times t;
-    const int64_t t0 = now_ns();
-    ag_tensor* y = workload_chain(x, a, b, kChainOps);
-    if (!scalar) y = sum_and_release(y);
-    const int64_t t1 = now_ns();
-    CK(ag_backward(y, nullptr, nullptr));
-    const int64_t t2 = now_ns();
-    t.value = item(y);
-    const int64_t t3 = now_ns();
-    ag_tensor_release(y);
-    const int64_t t4 = now_ns();
-    t.fwd = double(t1 - t0), t.bwd = double(t2 - t1), t.fre = double(t4 - t3);
-    t.xgrad = grad_sum(x);
-    return t;
+    return ag_repeat(x, [&] {
+      ag_tensor* y = workload_chain(x, a, b, kChainOps);
+      return scalar ? y : sum_and_release(y);
+    });
   };
 }
 
@@ -88,19 +96,7 @@ Side ag_fanin(ag_context* ctx) {
   return [x, w]() {
     CK(ag_tensor_set_grad(x, nullptr));
     for (ag_tensor* t : w) CK(ag_tensor_set_grad(t, nullptr));
-    Times t;
-    const int64_t t0 = now_ns();
-    ag_tensor* loss = workload_fanin(x, w.data(), kBranches);
-    const int64_t t1 = now_ns();
-    CK(ag_backward(loss, nullptr, nullptr));
-    const int64_t t2 = now_ns();
-    t.value = item(loss);
-    const int64_t t3 = now_ns();
-    ag_tensor_release(loss);
-    const int64_t t4 = now_ns();
-    t.fwd = double(t1 - t0), t.bwd = double(t2 - t1), t.fre = double(t4 - t3);
-    t.xgrad = grad_sum(x);
-    return t;
+    return ag_repeat(x, [&] { return workload_fanin(x, w.data(), kBranches); });
   };
 }
 
@@ -112,7 +108,22 @@ torch::Tensor det_torch(int64_t count, uint32_t seed, double lo, double hi) {
   return torch::from_blob(v.data(), {count}, torch::kFloat32).clone();
 }
 
-double torch_grad_sum(const torch::Tensor& t) { return t.grad().to(torch::kFloat64).sum().item<double>(); }
+// ag_repeat's twin.
+Times torch_repeat(const torch::Tensor& x, const std::function<torch::Tensor()>& build) {
+  Times t;
+  const int64_t t0 = now_ns();
+  torch::Tensor y = build();
+  const int64_t t1 = now_ns();
+  y.backward();
+  const int64_t t2 = now_ns();
+  t.value = y.item<double>();
+  const int64_t t3 = now_ns();
+  y = torch::Tensor();  // the last handle on the graph
+  const int64_t t4 = now_ns();
+  t.fwd = double(t1 - t0), t.bwd = double(t2 - t1), t.fre = double(t4 - t3);
+  t.xgrad = x.grad().to(torch::kFloat64).sum().item<double>();
+  return t;
+}
 
 Side torch_chain(bool scalar) {
   const std::vector<int64_t> shape = scalar ? std::vector<int64_t>{} : std::vector<int64_t>{16};
@@ -121,27 +132,17 @@ Side torch_chain(bool scalar) {
   x.requires_grad_(true);
   return [x, a, b, scalar]() mutable {
     x.mutable_grad() = torch::Tensor();
-    Times t;
-    const int64_t t0 = now_ns();
-    torch::Tensor y = x;
-    for (int i = 0; i < kChainOps; ++i) {
-      switch (i % 3) {
-        case 0: y = y * a; break;
-        case 1: y = y + b; break;
-        default: y = torch::tanh(y); break;
+    return torch_repeat(x, [&] {
+      torch::Tensor y = x;
+      for (int i = 0; i < kChainOps; ++i) {
+        switch (i % 3) {
+          case 0: y = y * a; break;
+          case 1: y = y + b; break;
+          default: y = torch::tanh(y); break;
+        }
       }
-    }
-    if (!scalar) y = y.sum();
-    const int64_t t1 = now_ns();
-    y.backward();
-    const int64_t t2 = now_ns();
-    t.value = y.item<double>();
-    const int64_t t3 = now_ns();
-    y = torch::Tensor();
-    const int64_t t4 = now_ns();
-    t.fwd = double(t1 - t0), t.bwd = double(t2 - t1), t.fre = double(t4 - t3);
-    t.xgrad = torch_grad_sum(x);
-    return t;
+      return scalar ? y : y.sum();
+    });
   };
 }
 
@@ -152,20 +153,11 @@ Side torch_fanin() {
   return [x, w]() mutable {
     x.mutable_grad() = torch::Tensor();
     for (torch::Tensor& t : w) t.mutable_grad() = torch::Tensor();
-    Times t;
-    const int64_t t0 = now_ns();
-    torch::Tensor loss = (w[0] * x).sum();
-    for (int i = 1; i < kBranches; ++i) loss = loss + (w[i] * x).sum();
-    const int64_t t1 = now_ns();
-    loss.backward();
-    const int64_t t2 = now_ns();
-    t.value = loss.item<double>();
-    const int64_t t3 = now_ns();
-    loss = torch::Tensor();
-    const int64_t t4 = now_ns();
-    t.fwd = double(t1 - t0), t.bwd = double(t2 - t1), t.fre = double(t4 - t3);
-    t.xgrad = torch_grad_sum(x);
-    return t;
+    return torch_repeat(x, [&] {
+      torch::Tensor loss = (w[0] * x).sum();
+      for (int i = 1; i < kBranches; ++i) loss = loss + (w[i] * x).sum();
+      return loss;
+    });
   };
 }
 
