@@ -1,19 +1,25 @@
-// tests/bench/bench_duel.cpp - workloads a, b and e of WORKLOADS.md on ag and
+// tests/bench/bench_duel.cpp - workloads a, b, e and d of WORKLOADS.md on ag and
 // on libtorch in one process, one repeat of each in turn (the order swapped
 // every round), at 1 thread. A shared machine changes speed from one minute
 // to the next; separate processes (run.sh) then see different machines, and
 // their ratio swings with it. Here every round's ratio comes from two repeats
 // a few milliseconds apart, so the median ratio is the figure to compare with
-// a target. ag's side is the bench_ag code (bench_harness.c); libtorch's
-// follows WORKLOADS.md as bench_libtorch.cpp does.
+// a target. ag's side is the bench_ag code (bench_harness.c, bench_mlp.c);
+// libtorch's follows WORKLOADS.md as bench_libtorch.cpp does. d's update is
+// one pass on both sides (add_scaled_, sub_ with alpha).
 //
-//   bench_duel [--only a,b,e] [--rounds R (21)] [--block B (5)] [--out FILE.jsonl]
+//   OPENBLAS_CORETYPE=Cooperlake bench_duel [--only a,b,e,d] [--rounds R (21)] [--block B (5)]
+//       [--out FILE.jsonl]
+// (libtorch's products run on OpenBLAS here, which falls back to slow
+// kernels on AVX-512 cores it does not know: run.sh sets the core type as
+// it does for bench_libtorch.)
 //
 // Prints one JSON line per workload (to --out instead, appended, if given)
 // and a table:
 // medians of each side's fwd, bwd (and free, total) and the median, p25 and
 // p75 of the per-round ratios ag / libtorch. Exits 1 when the two sides'
-// results differ (the value and the gradient of x, relative 1e-3).
+// results differ (relative 1e-3: the output and the gradient of x; d's
+// loss, after the same number of steps on each side).
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -100,6 +106,21 @@ Side ag_fanin(ag_context* ctx) {
   };
 }
 
+// d: one training step of bench_mlp.c's model (layout 0 matmul, 1 linear);
+// fre holds the update's time; the value is the step's loss.
+Side ag_mlp(ag_context* ctx, int layout) {
+  mlp_model* m = mlp_model_new(ctx, layout);
+  return [m]() {
+    int64_t ns[4];
+    ag_tensor* loss = mlp_model_step(m, ns);
+    Times t;
+    t.fwd = double(ns[0]), t.bwd = double(ns[1]), t.fre = double(ns[2]);
+    t.value = item(loss);
+    ag_tensor_release(loss);
+    return t;
+  };
+}
+
 // ------------------------------------------------------------------ libtorch
 
 torch::Tensor det_torch(int64_t count, uint32_t seed, double lo, double hi) {
@@ -161,6 +182,46 @@ Side torch_fanin() {
   };
 }
 
+// WORKLOADS.md's d on libtorch, as bench_libtorch.cpp runs it.
+Side torch_mlp(bool linear) {
+  const int64_t batch = 64, dims[4] = {784, 256, 256, 10};
+  const torch::Tensor X = det_torch(batch * 784, 21, 0.0, 1.0).reshape({batch, 784});
+  const torch::Tensor target = torch::arange(batch, torch::kInt64).remainder(10);
+  std::vector<torch::Tensor> params;  // W0, b0, W1, b1, W2, b2
+  for (int l = 0; l < 3; ++l) {
+    const double r = 1.0 / std::sqrt(double(dims[l]));
+    torch::Tensor w = det_torch(dims[l] * dims[l + 1], uint32_t(22 + 2 * l), -r, r).reshape({dims[l], dims[l + 1]});
+    if (linear) w = w.t().contiguous();  // [out, in], the same numbers
+    params.push_back(w.requires_grad_(true));
+    params.push_back(det_torch(dims[l + 1], uint32_t(23 + 2 * l), -r, r).requires_grad_(true));
+  }
+  return [X, target, params, linear]() mutable {
+    auto layer = [&](const torch::Tensor& h, int l) {
+      return linear ? torch::nn::functional::linear(h, params[2 * l], params[2 * l + 1])
+                    : torch::matmul(h, params[2 * l]) + params[2 * l + 1];
+    };
+    Times t;
+    const int64_t t0 = now_ns();
+    torch::Tensor h = torch::relu(layer(X, 0));
+    h = torch::relu(layer(h, 1));
+    torch::Tensor loss = torch::nll_loss(torch::log_softmax(layer(h, 2), 1), target);
+    const int64_t t1 = now_ns();
+    loss.backward();
+    const int64_t t2 = now_ns();
+    {
+      torch::NoGradGuard off;
+      for (torch::Tensor& p : params) {
+        p.sub_(p.grad(), 0.01);
+        p.mutable_grad() = torch::Tensor();
+      }
+    }
+    const int64_t t3 = now_ns();
+    t.fwd = double(t1 - t0), t.bwd = double(t2 - t1), t.fre = double(t3 - t2);
+    t.value = loss.item<double>();
+    return t;
+  };
+}
+
 // ------------------------------------------------------------------ the duel
 
 double quantile(std::vector<double> v, double q) {
@@ -196,8 +257,9 @@ Times block_of(Side& side, int block) {
 
 // Runs `rounds` rounds of a block of each side (the order swapped every
 // round) after one of warm-up; returns false when the results differ.
+// `third` names what Times::fre holds ("free", or d's "update"), `all` the sum.
 bool duel(const char* name, const char* unit, double per, Side& ag, Side& lt, int rounds, int block, FILE* out,
-          std::vector<std::pair<std::string, Row>>& table) {
+          std::vector<std::pair<std::string, Row>>& table, const char* third = "free", const char* all = "total") {
   block_of(ag, block), block_of(lt, block);
   std::vector<Times> ta, tl;
   for (int r = 0; r < rounds; ++r) {
@@ -213,7 +275,7 @@ bool duel(const char* name, const char* unit, double per, Side& ag, Side& lt, in
   const bool same = close(ca.value, cl.value) && close(ca.xgrad, cl.xgrad);
   std::string json = std::string("{\"bench\": \"duel\", \"workload\": \"") + name + "\", \"rounds\": " +
                      std::to_string(rounds) + ", \"block\": " + std::to_string(block) + ", \"unit\": \"" + unit + "\"";
-  const char* metrics[] = {"fwd", "bwd", "free", "total"};
+  const char* metrics[] = {"fwd", "bwd", third, all};
   for (int m = 0; m < 4; ++m) {
     auto pick = [m](const Times& t) { return m == 0 ? t.fwd : m == 1 ? t.bwd : m == 2 ? t.fre : t.total(); };
     std::vector<double> va, vl, ratio;
@@ -243,7 +305,7 @@ bool duel(const char* name, const char* unit, double per, Side& ag, Side& lt, in
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string only = "a,b,e";
+  std::string only = "a,b,e,d";
   int rounds = 21, block = 5;
   FILE* out = nullptr;
   for (int i = 1; i < argc; ++i) {
@@ -257,7 +319,7 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--out") && has) {
       out = std::fopen(argv[++i], "a");
     } else {
-      std::fprintf(stderr, "usage: bench_duel [--only a,b,e] [--rounds R] [--block B] [--out FILE.jsonl]\n");
+      std::fprintf(stderr, "usage: bench_duel [--only a,b,e,d] [--rounds R] [--block B] [--out FILE.jsonl]\n");
       return 2;
     }
   }
@@ -282,12 +344,17 @@ int main(int argc, char** argv) {
     Side ag = ag_fanin(ctx), lt = torch_fanin();
     ok &= duel("e_fanin", "ms", 1e6, ag, lt, rounds, block, out, table);
   }
+  for (int layout = 0; layout < 2 && wants("d"); ++layout) {
+    Side ag = ag_mlp(ctx, layout), lt = torch_mlp(layout == 1);
+    ok &= duel(layout ? "d_mlp_step linear" : "d_mlp_step matmul", "ms", 1e6, ag, lt, rounds, block, out, table,
+               "update", "step");
+  }
   std::printf("\n## Same process, in turn by blocks of %d repeats (after one untimed), 1 thread, %d rounds\n\n", block,
               rounds);
   std::printf("| workload | metric | unit | ag | libtorch | ag/libtorch (median of the rounds) | p25 | p75 |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   for (const auto& [w, r] : table) {
-    const char* unit = w == "e_fanin" ? "ms" : "ns/op";
+    const char* unit = w.compare(0, 1, "a") == 0 || w.compare(0, 1, "b") == 0 ? "ns/op" : "ms";
     std::printf("| %s | %s | %s | %.4g | %.4g | %.4f | %.4f | %.4f |\n", w.c_str(), r.metric.c_str(), unit, r.ag,
                 r.lt, r.r50, r.r25, r.r75);
   }

@@ -21,7 +21,7 @@
 #    ratio, the median of the K per-pair ratios;
 # 3. prints the side-by-side table (compare.py), also in
 #    <build>/bench-results/table.md (and table_pytorch.md);
-# 4. with libtorch, at 1 thread, for a, b and e: bench_duel.cpp, both
+# 4. with libtorch, at 1 thread, for a, b, d and e: bench_duel.cpp, both
 #    engines in one process in turn (table_duel.md, duel.jsonl), the ratios
 #    to hold against targets on a machine whose speed drifts.
 # Exit status: nonzero when a benchmark failed or a checksum did not match.
@@ -86,10 +86,11 @@ if [ "$WITH_LT" = 1 ]; then
   BENCH_DUEL="$BUILD/bench_duel"
   echo "run.sh: building $BENCH_DUEL" >&2
   "$CC" -O2 -std=c11 -I"$ROOT/include" -c "$HERE/bench_harness.c" -o "$BUILD/bench_duel_harness.o"
+  "$CC" -O2 -std=c11 -I"$ROOT/include" -c "$HERE/bench_mlp.c" -o "$BUILD/bench_duel_mlp.o"
   # shellcheck disable=SC2086
   "$CXX" -O2 -std=c++17 -DNDEBUG -Wall -I"$ROOT/include" $TORCH_CXXFLAGS "$HERE/bench_duel.cpp" \
-    "$BUILD/bench_duel_harness.o" -L"$BUILD/src" -lag -Wl,-rpath,"$BUILD/src" $TORCH_LIBS -lm -pthread \
-    -o "$BENCH_DUEL"
+    "$BUILD/bench_duel_harness.o" "$BUILD/bench_duel_mlp.o" -L"$BUILD/src" -lag -Wl,-rpath,"$BUILD/src" \
+    $TORCH_LIBS -lm -pthread -o "$BENCH_DUEL"
 fi
 
 # ---------------------------------------------------------------- run
@@ -141,12 +142,13 @@ if [ "$WITH_PT" = 1 ]; then
 fi
 DUEL=
 for W in $WORKLOADS; do
-  case "$W" in a | b | e) DUEL="$DUEL${DUEL:+,}$W" ;; esac
+  case "$W" in a | b | d | e) DUEL="$DUEL${DUEL:+,}$W" ;; esac
 done
 if [ "$WITH_LT" = 1 ] && [ -n "$DUEL" ] && echo " $THREADS " | grep -q " 1 "; then
   echo "run.sh: $DUEL with both engines in one process (bench_duel)" >&2
   : >"$OUT/duel.jsonl"
-  env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$BENCH_DUEL" --only "$DUEL" --out "$OUT/duel.jsonl" \
+  env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Cooperlake "$BENCH_DUEL" --only "$DUEL" \
+    --out "$OUT/duel.jsonl" \
     | tee "$OUT/table_duel.md" || status=1
 fi
 echo "run.sh: JSON lines and tables in $OUT" >&2
