@@ -5,7 +5,7 @@
 // their ratio swings with it. Here every round's ratio comes from two repeats
 // a few milliseconds apart, so the median ratio is the figure to compare with
 // a target. ag's side is the bench_ag code (bench_harness.c, bench_mlp.c);
-// libtorch's follows WORKLOADS.md as bench_libtorch.cpp does. d's update is
+// libtorch's is libtorch_workloads.h, as bench_libtorch.cpp's. d's update is
 // one pass on both sides (add_scaled_, sub_ with alpha).
 //
 //   OPENBLAS_CORETYPE=Cooperlake bench_duel [--only a,b,e,d] [--rounds R (21)] [--block B (5)]
@@ -22,6 +22,8 @@
 // loss, after the same number of steps on each side).
 #include <torch/torch.h>
 
+#include "libtorch_workloads.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -36,7 +38,8 @@ extern "C" {
 
 namespace {
 
-constexpr int kChainOps = 10000, kBranches = 1000;
+using workloads::kBranches;
+using workloads::kChainOps;
 
 // One repeat: its times, the output's value and the sum of x's gradient.
 struct Times {
@@ -154,14 +157,7 @@ Side torch_chain(bool scalar) {
   return [x, a, b, scalar]() mutable {
     x.mutable_grad() = torch::Tensor();
     return torch_repeat(x, [&] {
-      torch::Tensor y = x;
-      for (int i = 0; i < kChainOps; ++i) {
-        switch (i % 3) {
-          case 0: y = y * a; break;
-          case 1: y = y + b; break;
-          default: y = torch::tanh(y); break;
-        }
-      }
+      torch::Tensor y = workloads::chain(x, a, b);
       return scalar ? y : y.sum();
     });
   };
@@ -174,47 +170,21 @@ Side torch_fanin() {
   return [x, w]() mutable {
     x.mutable_grad() = torch::Tensor();
     for (torch::Tensor& t : w) t.mutable_grad() = torch::Tensor();
-    return torch_repeat(x, [&] {
-      torch::Tensor loss = (w[0] * x).sum();
-      for (int i = 1; i < kBranches; ++i) loss = loss + (w[i] * x).sum();
-      return loss;
-    });
+    return torch_repeat(x, [&] { return workloads::fanin_loss(x, w); });
   };
 }
 
 // WORKLOADS.md's d on libtorch, as bench_libtorch.cpp runs it.
 Side torch_mlp(bool linear) {
-  const int64_t batch = 64, dims[4] = {784, 256, 256, 10};
-  const torch::Tensor X = det_torch(batch * 784, 21, 0.0, 1.0).reshape({batch, 784});
-  const torch::Tensor target = torch::arange(batch, torch::kInt64).remainder(10);
-  std::vector<torch::Tensor> params;  // W0, b0, W1, b1, W2, b2
-  for (int l = 0; l < 3; ++l) {
-    const double r = 1.0 / std::sqrt(double(dims[l]));
-    torch::Tensor w = det_torch(dims[l] * dims[l + 1], uint32_t(22 + 2 * l), -r, r).reshape({dims[l], dims[l + 1]});
-    if (linear) w = w.t().contiguous();  // [out, in], the same numbers
-    params.push_back(w.requires_grad_(true));
-    params.push_back(det_torch(dims[l + 1], uint32_t(23 + 2 * l), -r, r).requires_grad_(true));
-  }
-  return [X, target, params, linear]() mutable {
-    auto layer = [&](const torch::Tensor& h, int l) {
-      return linear ? torch::nn::functional::linear(h, params[2 * l], params[2 * l + 1])
-                    : torch::matmul(h, params[2 * l]) + params[2 * l + 1];
-    };
+  workloads::Mlp m = workloads::mlp_model(det_torch, linear);
+  return [m]() mutable {
     Times t;
     const int64_t t0 = now_ns();
-    torch::Tensor h = torch::relu(layer(X, 0));
-    h = torch::relu(layer(h, 1));
-    torch::Tensor loss = torch::nll_loss(torch::log_softmax(layer(h, 2), 1), target);
+    torch::Tensor loss = workloads::mlp_loss(m);
     const int64_t t1 = now_ns();
     loss.backward();
     const int64_t t2 = now_ns();
-    {
-      torch::NoGradGuard off;
-      for (torch::Tensor& p : params) {
-        p.sub_(p.grad(), 0.01);
-        p.mutable_grad() = torch::Tensor();
-      }
-    }
+    workloads::mlp_update(m, 0.01);
     const int64_t t3 = now_ns();
     t.fwd = double(t1 - t0), t.bwd = double(t2 - t1), t.fre = double(t3 - t2);
     t.value = loss.item<double>();

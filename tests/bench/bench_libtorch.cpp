@@ -30,6 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "libtorch_workloads.h"
+
 namespace {
 
 // ------------------------------------------------------------------ inputs
@@ -208,18 +210,7 @@ void drop_grad(torch::Tensor& t) { t.mutable_grad() = torch::Tensor(); }
 double grad_sum(const torch::Tensor& t) { return t.grad().to(torch::kFloat64).sum().item<double>(); }
 
 // ------------------------------------------------------------------ a, b: chains
-constexpr int kChainOps = 10000;
-
-torch::Tensor chain(torch::Tensor y, const torch::Tensor& a, const torch::Tensor& b) {
-  for (int i = 0; i < kChainOps; ++i) {
-    switch (i % 3) {
-      case 0: y = y * a; break;
-      case 1: y = y + b; break;
-      default: y = torch::tanh(y); break;
-    }
-  }
-  return y;
-}
+using workloads::chain;
 
 Result chain_workload(bool scalar) {
   const std::vector<int64_t> shape = scalar ? std::vector<int64_t>{} : std::vector<int64_t>{16};
@@ -342,40 +333,18 @@ Result elementwise_workload(int64_t n) {
 
 // ------------------------------------------------------------------ d: MLP step
 Result mlp_workload(bool linear) {
-  const int64_t batch = 64, dims[4] = {784, 256, 256, 10};
-  const torch::Tensor X = det_uniform(batch * 784, 21, 0.0, 1.0).reshape({batch, 784});
-  const torch::Tensor target = torch::arange(batch, torch::kInt64).remainder(10);
-  std::vector<torch::Tensor> W, b;
-  for (int l = 0; l < 3; ++l) {
-    const double r = 1.0 / std::sqrt(double(dims[l]));
-    torch::Tensor w = det_uniform(dims[l] * dims[l + 1], 22 + 2 * l, -r, r).reshape({dims[l], dims[l + 1]});
-    if (linear) w = w.t().contiguous();  // [out, in], the same numbers
-    W.push_back(w.requires_grad_(true));
-    b.push_back(det_uniform(dims[l + 1], 23 + 2 * l, -r, r).requires_grad_(true));
-  }
-  auto layer = [&](const torch::Tensor& h, int l) {
-    return linear ? torch::nn::functional::linear(h, W[l], b[l]) : torch::matmul(h, W[l]) + b[l];
-  };
+  workloads::Mlp m = workloads::mlp_model(det_uniform, linear);
   const int warm = g_quick ? 2 : 10, reps = g_quick ? 5 : 200;
   const std::string waited = wait_quiet();
   NoiseMonitor mon;
   std::vector<double> step, fwd, bwd, upd, losses;
   for (int it = 0; it < warm + reps; ++it) {
     const int64_t t0 = now_ns();
-    torch::Tensor h = torch::relu(layer(X, 0));
-    h = torch::relu(layer(h, 1));
-    torch::Tensor loss = torch::nll_loss(torch::log_softmax(layer(h, 2), 1), target);
+    torch::Tensor loss = workloads::mlp_loss(m);
     const int64_t t1 = now_ns();
     loss.backward();
     const int64_t t2 = now_ns();
-    {
-      torch::NoGradGuard off;
-      for (auto* group : {&W, &b})
-        for (torch::Tensor& p : *group) {
-          p.sub_(p.grad(), 0.01);
-          drop_grad(p);
-        }
-    }
+    workloads::mlp_update(m, 0.01);
     const int64_t t3 = now_ns();
     if (it < 3) losses.push_back(loss.item<double>());
     if (it < warm) continue;
@@ -394,10 +363,9 @@ Result mlp_workload(bool linear) {
 
 // ------------------------------------------------------------------ e: fan-in
 Result fanin_workload() {
-  constexpr int kBranches = 1000;
   torch::Tensor x = det_uniform(64, 31, -1.0, 1.0).requires_grad_(true);
   std::vector<torch::Tensor> w;
-  for (int i = 0; i < kBranches; ++i) w.push_back(det_uniform(64, 1000 + i, -1.0, 1.0).requires_grad_(true));
+  for (int i = 0; i < workloads::kBranches; ++i) w.push_back(det_uniform(64, 1000 + i, -1.0, 1.0).requires_grad_(true));
   const int warm = g_quick ? 1 : 3, reps = g_quick ? 3 : 30;
   const std::string waited = wait_quiet();
   NoiseMonitor mon;
@@ -407,8 +375,7 @@ Result fanin_workload() {
     drop_grad(x);
     for (torch::Tensor& t : w) drop_grad(t);
     const int64_t t0 = now_ns();
-    torch::Tensor loss = (w[0] * x).sum();
-    for (int i = 1; i < kBranches; ++i) loss = loss + (w[i] * x).sum();
+    torch::Tensor loss = workloads::fanin_loss(x, w);
     const int64_t t1 = now_ns();
     loss.backward();
     const int64_t t2 = now_ns();

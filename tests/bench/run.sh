@@ -76,7 +76,7 @@ BENCH_AG="$BUILD/tests/bench/bench_ag"
 BENCH_LT="$BUILD/bench_libtorch"
 if [ "$WITH_LT" = 1 ]; then
   SRC="$HERE/bench_libtorch.cpp"
-  if [ ! -x "$BENCH_LT" ] || [ -n "$(find "$SRC" -newer "$BENCH_LT")" ]; then
+  if [ ! -x "$BENCH_LT" ] || [ -n "$(find "$SRC" "$HERE/libtorch_workloads.h" -newer "$BENCH_LT")" ]; then
     echo "run.sh: building $BENCH_LT" >&2
     # shellcheck disable=SC2086  # the flag lists split on purpose
     "$CXX" -O2 -std=c++17 -DNDEBUG -Wall -Wno-unused-variable $TORCH_CXXFLAGS "$SRC" \
