@@ -1,17 +1,12 @@
 #include "core/context.h"
 
 #include "core/fp_mode.h"
+#include "core/process_barrier.h"
 #include "core/spin_lock.h"
 
 #include <algorithm>
 #include <atomic>
 #include <new>
-
-#if defined(__linux__)
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 
 namespace ag {
@@ -36,28 +31,6 @@ Context::~Context() = default;
 namespace {
 
 std::atomic<uint64_t> g_next_thread_id{1};
-
-#if defined(__linux__)
-// A memory barrier on every running thread of the process (membarrier(2)),
-// registered once; false where the kernel or a sandbox refuses it.
-bool register_process_barrier() noexcept {
-  static const bool ok = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-  return ok;
-}
-void process_barrier() noexcept {
-  if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
-  // Not registered in this process (a fork's child): register and retry,
-  // else the global command, slower but always allowed once registered.
-  if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
-      syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) {
-    return;
-  }
-  syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
-}
-#else
-bool register_process_barrier() noexcept { return false; }
-void process_barrier() noexcept {}
-#endif
 
 }  // namespace
 

@@ -1,6 +1,74 @@
 #include "core/refcount.h"
 
+#include <pthread.h>
+
+#include "core/process_barrier.h"
+#include "core/spin_lock.h"
+
 namespace ag {
+
+namespace refcount_detail {
+
+ModeLine g_mode;
+BusyLine g_owner;
+
+namespace {
+
+// A fork's child has one thread, the forking one. Unless that is the owner
+// of owned counts, nobody counts plainly there any more, a sharing thread
+// does not exist to finish sharing, and an owner stopped while busy never
+// finishes (the count it was changing keeps the parent's value).
+void after_fork_in_child() noexcept {
+  const int mode = g_mode.mode.load(std::memory_order_relaxed);
+  if (mode == kSharing || (mode == kOwned && !tl_owner)) g_mode.mode.store(kShared, std::memory_order_relaxed);
+  g_owner.busy.store(false, std::memory_order_relaxed);
+}
+
+// Ends kOwned: after the barrier the owner either has seen kSharing (its
+// next change is atomic) or is seen busy here, and it finishes that one
+// change at once; its plain stores are visible once it is seen not busy.
+void share_counts() noexcept {
+  int mode = kOwned;
+  if (g_mode.mode.compare_exchange_strong(mode, kSharing, std::memory_order_seq_cst)) {
+    process_barrier();
+    spin_until([] { return !g_owner.busy.load(std::memory_order_acquire); });
+    g_mode.mode.store(kShared, std::memory_order_release);
+    return;
+  }
+  // Another thread is sharing: wait for it.
+  spin_until([] { return g_mode.mode.load(std::memory_order_acquire) == kShared; });
+}
+
+}  // namespace
+
+bool settle_counts() noexcept {
+  int mode = g_mode.mode.load(std::memory_order_acquire);
+  if (mode == kUnclaimed) {
+    // The first change of a count in the process: its thread becomes the
+    // owner, if the barrier that ends ownership is available.
+    static const bool registered = [] {
+      if (!register_process_barrier()) return false;
+      pthread_atfork(nullptr, nullptr, after_fork_in_child);
+      return true;
+    }();
+    const int want = registered ? kOwned : kShared;
+    if (g_mode.mode.compare_exchange_strong(mode, want, std::memory_order_acq_rel)) {
+      if (want == kShared) return false;
+      tl_owner = true;
+      g_owner.busy.store(true, std::memory_order_relaxed);
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      if (g_mode.mode.load(std::memory_order_relaxed) == kOwned) return true;
+      g_owner.busy.store(false, std::memory_order_release);
+      return false;
+    }
+    // Another thread claimed it (mode now tells which state).
+  }
+  if (mode == kShared) return false;
+  share_counts();
+  return false;
+}
+
+}  // namespace refcount_detail
 
 namespace {
 // Plain thread-locals (no destructors), so that releases that happen while

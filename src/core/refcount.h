@@ -4,6 +4,19 @@
 // reference to the head of a long chain (tensor -> node -> saved tensor ->
 // node ...) frees it iteratively, never recursively, so a graph of any depth
 // is freed without growing the stack.
+//
+// Counts change without atomic read-modify-writes while one thread only
+// has changed them. An atomic increment or decrement (a locked instruction)
+// costs as much as the arithmetic of a small op, and every op changes
+// several counts (its input's node, the node of the tensor it replaces, a
+// saved tensor); in a scalar chain they took about 10 % of the time. So the
+// first thread of the process to change a count (the owner) changes counts
+// with a plain load and store, marked busy meanwhile. The first change by
+// another thread ends that for good (refcount.cc, share_counts): it makes
+// every thread pass a memory barrier (membarrier(2)), waits until the
+// owner is not busy, and from then on every change of every thread is
+// atomic. Where the system refuses the barrier, counts are atomic from the
+// start.
 #pragma once
 
 #include <atomic>
@@ -14,28 +27,95 @@
 
 namespace ag {
 
+namespace refcount_detail {
+
+enum CountMode : int {
+  kUnclaimed,  // no count changed yet
+  kOwned,      // only the owner has changed counts: plain loads and stores
+  kSharing,    // another thread is ending kOwned (share_counts)
+  kShared,     // every change atomic
+};
+// Apart: the owner writes `busy` at every change, every thread reads `mode`.
+struct alignas(64) ModeLine {
+  std::atomic<int> mode{kUnclaimed};
+};
+struct alignas(64) BusyLine {
+  std::atomic<bool> busy{false};
+};
+extern ModeLine g_mode;
+extern BusyLine g_owner;
+inline thread_local bool tl_owner = false;
+
+// For a thread that is not the owner while counts are not yet shared: makes
+// it the owner (true: the caller changes the count plainly, then calls
+// plain_end) or shares the counts (false: atomic from now on).
+bool settle_counts() noexcept;
+
+// True when the caller may change a count with a plain load and store (it is
+// the owner and counts are owned); it then calls plain_end() right after.
+inline bool plain_begin() noexcept {
+  if (tl_owner) {
+    g_owner.busy.store(true, std::memory_order_relaxed);
+    // The barrier of share_counts orders this store before the load below
+    // for the thread that shares: it sees busy, or this load sees kSharing.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (g_mode.mode.load(std::memory_order_relaxed) == kOwned) return true;
+    g_owner.busy.store(false, std::memory_order_release);
+    tl_owner = false;  // for good: the mode never returns to kOwned
+    return false;
+  }
+  if (g_mode.mode.load(std::memory_order_acquire) != kShared) [[unlikely]] return settle_counts();
+  return false;
+}
+inline void plain_end() noexcept { g_owner.busy.store(false, std::memory_order_release); }
+
+// The current mode, for tests.
+inline CountMode count_mode() noexcept { return static_cast<CountMode>(g_mode.mode.load(std::memory_order_acquire)); }
+
+}  // namespace refcount_detail
+
 class RefCounted : public PoolAllocated {
  public:
   RefCounted() = default;
   RefCounted(const RefCounted&) = delete;
   RefCounted& operator=(const RefCounted&) = delete;
 
-  void retain() const noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void retain() const noexcept { retain_n(1); }
   // n references at once (a count kept elsewhere until now).
-  void retain_n(int32_t n) const noexcept { refs_.fetch_add(n, std::memory_order_relaxed); }
+  void retain_n(int32_t n) const noexcept {
+    if (refcount_detail::plain_begin()) {
+      refs_.store(refs_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+      refcount_detail::plain_end();
+      return;
+    }
+    refs_.fetch_add(n, std::memory_order_relaxed);
+  }
   void release() const noexcept {
-    // The only owner frees without an atomic read-modify-write (the costly
-    // part of small ops): nobody else can take a reference then, unless a
-    // weak pointer (try_retain) exists.
+    // The only owner frees without changing the count: nobody else can
+    // take a reference then, unless a weak pointer (try_retain) exists.
     if (sole_owner()) {
       destroy(this);
       return;
     }
-    if ((refs_.fetch_sub(1, std::memory_order_acq_rel) & kCountMask) == 1) destroy(this);
+    int32_t before;
+    if (refcount_detail::plain_begin()) {
+      // A release store (a plain one on x86): a thread that later finds
+      // itself the only holder (sole_owner) and frees the object sees
+      // everything done before this.
+      before = refs_.load(std::memory_order_relaxed);
+      refs_.store(before - 1, std::memory_order_release);
+      refcount_detail::plain_end();
+    } else {
+      before = refs_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    if ((before & kCountMask) == 1) destroy(this);
   }
   // Call, holding a reference, before storing a weak pointer to the object
   // (one that is turned into a reference with try_retain).
-  void mark_weakly_referenced() const noexcept { refs_.fetch_or(kWeakBit, std::memory_order_relaxed); }
+  void mark_weakly_referenced() const noexcept {
+    settle_for_atomic();
+    refs_.fetch_or(kWeakBit, std::memory_order_relaxed);
+  }
   // True if the caller holds the only reference and no weak pointer exists:
   // then no other thread can reach the object. One compare: the weak bit
   // makes the word differ from 1.
@@ -43,6 +123,7 @@ class RefCounted : public PoolAllocated {
   // Adds a reference unless the count already reached zero (for weak
   // pointers; see mark_weakly_referenced).
   bool try_retain() const noexcept {
+    settle_for_atomic();
     int32_t n = refs_.load(std::memory_order_relaxed);
     while ((n & kCountMask) > 0) {
       if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return true;
@@ -63,6 +144,13 @@ class RefCounted : public PoolAllocated {
   virtual void dispose_in_place() const noexcept {}
 
  private:
+  // Before an atomic change that has no plain form (a weak pointer's): the
+  // owner's atomic changes need nothing (no other thread changes counts
+  // while they are owned); another thread's must share the counts first.
+  static void settle_for_atomic() noexcept {
+    if (!refcount_detail::plain_begin()) return;
+    refcount_detail::plain_end();
+  }
   static void destroy(const RefCounted* obj) noexcept;
   static void free_now(const RefCounted* obj) noexcept;
   // The reference count, and in kWeakBit whether a weak pointer exists (set
