@@ -87,6 +87,22 @@ UnpackedTensor SavedTensor::unpack(Node& owner) const {
   return UnpackedTensor::borrow(data_);
 }
 
+const char* SavedTensor::contiguous_data(Node& owner, DType dtype, const Dims& shape) const {
+  if (released_) return nullptr;
+  if (storage_only()) {
+    const InputMeta& m = owner.input_meta(output_nr_);
+    if (!m.fits(dtype, shape)) return nullptr;
+    Storage& s = *saved_storage();
+    const uint64_t now = s.version();
+    if (now != version_) fail_modified(owner, now);
+    return static_cast<const char*>(s.data());
+  }
+  if (!data_ || data_->dtype() != dtype || data_->shape() != shape || !data_->is_contiguous()) return nullptr;
+  const uint64_t now = data_->storage()->version();
+  if (now != version_) fail_modified(owner, now);
+  return data_->data();
+}
+
 void SavedTensor::release() {
   if (data_ || link_) {
     data_.reset();

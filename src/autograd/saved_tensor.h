@@ -52,6 +52,11 @@ class SavedTensor {
   void save(const Tensor& t, bool is_output);
   // The saved tensor; throws AG_ERR_VERSION or AG_ERR_GRAPH (released), naming `owner`.
   UnpackedTensor unpack(Node& owner) const;
+  // The saved elements, for a kernel that reads them as one contiguous row
+  // of a tensor of `dtype` and `shape`, without making a tensor (an
+  // output kept as its storage alone has none): checks as unpack does;
+  // nullptr, nothing checked, where the saved tensor is not such a row.
+  const char* contiguous_data(Node& owner, DType dtype, const Dims& shape) const;
   void release();
   bool defined() const { return static_cast<bool>(data_) || storage_only() || released_; }
   // Bytes of the elements held (numel times element size), 0 once released.

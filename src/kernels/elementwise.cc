@@ -497,6 +497,17 @@ bool binary_flat(BinaryKind k, DType dt, const char* a, bool a_one, const char* 
   return HWY_DYNAMIC_DISPATCH(BinaryFlat)(k, dt, a, a_one, b, b_one, out, n);
 }
 
+bool binary_has_rows(BinaryKind k) {
+  switch (k) {
+#define AG_BINARY_KERNEL(kind, functor) \
+  case BinaryKind::kind:                \
+    return true;
+#include "kernels/kernels.def"
+    default:
+      return false;
+  }
+}
+
 void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out) {
   // Scalars are most of the calls of small graphs; any target gives the same bits.
   if (numel_of(shape) == 1 && binary_scalar(k, dt, a.data, b.data, out)) return;

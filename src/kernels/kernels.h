@@ -62,6 +62,8 @@ void binary(BinaryKind k, DType dt, const Dims& shape, View a, View b, char* out
 // walk. False, with nothing written, for the kinds without vector rows
 // (callers take binary()).
 bool binary_flat(BinaryKind k, DType dt, const char* a, bool a_one, const char* b, bool b_one, char* out, size_t n);
+// Whether k has vector rows (binary_flat takes it).
+bool binary_has_rows(BinaryKind k);
 // *out = *a op *b for one element, for the kinds that are one IEEE operation
 // (Add, Sub, Mul, Div, TanhBackward): the bits of binary(). False (nothing
 // written) for the other kinds.

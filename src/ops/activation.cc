@@ -35,15 +35,18 @@ Tensor elu_grad(const Tensor& g, const Tensor& x, double alpha) {
 
 // sigmoid: dx = sigmoid_backward(g, y) = g y (1 - y).
 Tensor sigmoid(const Tensor& x) {
-  return unary_op(x, K::Sigmoid, "SigmoidBackward", Save::Output,
-                  [](Tensor g, const Tensor& y, double, double) { return sigmoid_backward(g, y); });
+  return unary_op(
+      x, K::Sigmoid, "SigmoidBackward", Save::Output,
+      [](Tensor g, const Tensor& y, double, double) { return sigmoid_backward(g, y); }, 0.0, 0.0,
+      in_place_grad(kernels::BinaryKind::SigmoidBackward));
 }
 
 // relu: dx = 0 where y <= 0, else g (a NaN y passes g, as PyTorch).
 Tensor relu(const Tensor& x) {
-  return unary_op(x, K::Relu, "ReluBackward", Save::Output, [](Tensor g, const Tensor& y, double, double) {
-    return relu_backward(std::move(g), y);
-  });
+  return unary_op(
+      x, K::Relu, "ReluBackward", Save::Output,
+      [](Tensor g, const Tensor& y, double, double) { return relu_backward(std::move(g), y); }, 0.0, 0.0,
+      in_place_grad(kernels::BinaryKind::ReluBackward));
 }
 
 // leaky_relu: dx = g where x > 0, else slope * g.

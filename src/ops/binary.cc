@@ -63,6 +63,24 @@ bool binary_in_place(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
 
 }  // namespace
 
+bool binary_in_place_over(const Tensor& a, const char* b, kernels::BinaryKind k) {
+  const DType dt = a->dtype();
+  if (!kernels::binary_has_rows(k) || !is_floating(dt) || !reusable_as_result(a, dt, a->shape())) return false;
+  const int64_t n = a->numel();
+  char* y = a->data();
+  // binary_into's paths for two contiguous rows: one element, one row below
+  // a grain, parallel chunks of rows above (the rows kernels::binary picks).
+  if (n == 0) return true;
+  if (n == 1 && kernels::binary_scalar(k, dt, y, b, y)) return true;
+  if (n <= grain(work_of(k))) return kernels::binary_flat(k, dt, y, false, b, false, y, static_cast<size_t>(n));
+  const size_t item = itemsize(dt);
+  for_chunks(a->context(), n, [&](int64_t off, int64_t len) {
+    const size_t at = static_cast<size_t>(off) * item;
+    kernels::binary_flat(k, dt, y + at, false, b + at, false, y + at, static_cast<size_t>(len));
+  }, work_of(k));
+  return true;
+}
+
 Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
   check_same(*a, *b);
   check_floating(*a);

@@ -250,6 +250,12 @@ Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k);
 // chunks where that pays; y may be a itself (every kernel reads an element
 // before it writes it). No graph.
 void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape, TensorImpl& y);
+// a = k(a, b) in a's buffer, with b the elements of a tensor of a's dtype
+// and shape, contiguous, given by address (a saved output kept as its
+// storage alone): the bits binary_into gives. False, nothing done, unless
+// a can take the result (reusable_as_result, so never while recording) and
+// k has vector rows. No graph.
+bool binary_in_place_over(const Tensor& a, const char* b, kernels::BinaryKind k);
 
 // Constant masks of backward formulas (no graph), in x's dtype: 1 where
 // lo < x < hi (closed: lo <= x <= hi), else 0.

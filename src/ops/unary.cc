@@ -76,8 +76,9 @@ Tensor neg(const Tensor& x) {
 
 // exp: dx = g * y.
 Tensor exp(const Tensor& x) {
-  return unary_op(x, K::Exp, "ExpBackward", Save::Output,
-                  [](Tensor g, const Tensor& y, double, double) { return mul(std::move(g), y); });
+  return unary_op(
+      x, K::Exp, "ExpBackward", Save::Output, [](Tensor g, const Tensor& y, double, double) { return mul(std::move(g), y); },
+      0.0, 0.0, in_place_grad(kernels::BinaryKind::Mul));
 }
 
 // log: dx = g / x.
@@ -88,8 +89,10 @@ Tensor log(const Tensor& x) {
 
 // tanh: dx = tanh_backward(g, y) = g * (1 - y^2).
 Tensor tanh(const Tensor& x) {
-  return unary_op(x, K::Tanh, "TanhBackward", Save::Output,
-                  [](Tensor g, const Tensor& y, double, double) { return tanh_backward(std::move(g), y); });
+  return unary_op(
+      x, K::Tanh, "TanhBackward", Save::Output,
+      [](Tensor g, const Tensor& y, double, double) { return tanh_backward(std::move(g), y); }, 0.0, 0.0,
+      in_place_grad(kernels::BinaryKind::TanhBackward));
 }
 
 // pow_scalar: y = x^p; dx = g * p * x^(p-1), and 0 for p = 0.
