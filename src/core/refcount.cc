@@ -39,9 +39,10 @@ void share_counts() noexcept {
   spin_until([] { return g_mode.mode.load(std::memory_order_acquire) == kShared; });
 }
 
-}  // namespace
-
-bool settle_counts() noexcept {
+// For a thread that is not the owner while counts are not yet shared: makes
+// it the owner (true: the caller changes the count plainly, then calls
+// plain_end) or shares the counts (false: atomic from now on).
+[[gnu::noinline]] bool settle_counts() noexcept {
   int mode = g_mode.mode.load(std::memory_order_acquire);
   if (mode == kUnclaimed) {
     // The first change of a count in the process: its thread becomes the
@@ -68,7 +69,53 @@ bool settle_counts() noexcept {
   return false;
 }
 
+// True when the caller may change a count with a plain load and store (it
+// is the owner and counts are owned); it then calls plain_end() right after.
+inline bool plain_begin() noexcept {
+  if (tl_owner) {
+    g_owner.busy.store(true, std::memory_order_relaxed);
+    // The barrier of share_counts orders this store before the load below
+    // for the thread that shares: it sees busy, or this load sees kSharing.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (g_mode.mode.load(std::memory_order_relaxed) == kOwned) return true;
+    g_owner.busy.store(false, std::memory_order_release);
+    tl_owner = false;  // for good: the mode never returns to kOwned
+    return false;
+  }
+  if (g_mode.mode.load(std::memory_order_acquire) != kShared) [[unlikely]] return settle_counts();
+  return false;
+}
+inline void plain_end() noexcept { g_owner.busy.store(false, std::memory_order_release); }
+
+}  // namespace
+
 }  // namespace refcount_detail
+
+void RefCounted::add_refs(const RefCounted* obj, int32_t n) noexcept {
+  if (refcount_detail::plain_begin()) {
+    obj->refs_.store(obj->refs_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    refcount_detail::plain_end();
+    return;
+  }
+  obj->refs_.fetch_add(n, std::memory_order_relaxed);
+}
+
+int32_t RefCounted::drop_ref(const RefCounted* obj) noexcept {
+  if (refcount_detail::plain_begin()) {
+    // A release store (a plain one on x86): a thread that later finds itself
+    // the only holder (sole_owner) and frees the object sees everything
+    // done before this.
+    const int32_t before = obj->refs_.load(std::memory_order_relaxed);
+    obj->refs_.store(before - 1, std::memory_order_release);
+    refcount_detail::plain_end();
+    return before;
+  }
+  return obj->refs_.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void RefCounted::settle_for_atomic() noexcept {
+  if (refcount_detail::plain_begin()) refcount_detail::plain_end();
+}
 
 namespace {
 // Plain thread-locals (no destructors), so that releases that happen while

@@ -46,29 +46,6 @@ extern ModeLine g_mode;
 extern BusyLine g_owner;
 inline thread_local bool tl_owner = false;
 
-// For a thread that is not the owner while counts are not yet shared: makes
-// it the owner (true: the caller changes the count plainly, then calls
-// plain_end) or shares the counts (false: atomic from now on).
-bool settle_counts() noexcept;
-
-// True when the caller may change a count with a plain load and store (it is
-// the owner and counts are owned); it then calls plain_end() right after.
-inline bool plain_begin() noexcept {
-  if (tl_owner) {
-    g_owner.busy.store(true, std::memory_order_relaxed);
-    // The barrier of share_counts orders this store before the load below
-    // for the thread that shares: it sees busy, or this load sees kSharing.
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (g_mode.mode.load(std::memory_order_relaxed) == kOwned) return true;
-    g_owner.busy.store(false, std::memory_order_release);
-    tl_owner = false;  // for good: the mode never returns to kOwned
-    return false;
-  }
-  if (g_mode.mode.load(std::memory_order_acquire) != kShared) [[unlikely]] return settle_counts();
-  return false;
-}
-inline void plain_end() noexcept { g_owner.busy.store(false, std::memory_order_release); }
-
 // The current mode, for tests.
 inline CountMode count_mode() noexcept { return static_cast<CountMode>(g_mode.mode.load(std::memory_order_acquire)); }
 
@@ -80,16 +57,9 @@ class RefCounted : public PoolAllocated {
   RefCounted(const RefCounted&) = delete;
   RefCounted& operator=(const RefCounted&) = delete;
 
-  void retain() const noexcept { retain_n(1); }
+  void retain() const noexcept { add_refs(this, 1); }
   // n references at once (a count kept elsewhere until now).
-  void retain_n(int32_t n) const noexcept {
-    if (refcount_detail::plain_begin()) {
-      refs_.store(refs_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-      refcount_detail::plain_end();
-      return;
-    }
-    refs_.fetch_add(n, std::memory_order_relaxed);
-  }
+  void retain_n(int32_t n) const noexcept { add_refs(this, n); }
   void release() const noexcept {
     // The only owner frees without changing the count: nobody else can
     // take a reference then, unless a weak pointer (try_retain) exists.
@@ -97,18 +67,7 @@ class RefCounted : public PoolAllocated {
       destroy(this);
       return;
     }
-    int32_t before;
-    if (refcount_detail::plain_begin()) {
-      // A release store (a plain one on x86): a thread that later finds
-      // itself the only holder (sole_owner) and frees the object sees
-      // everything done before this.
-      before = refs_.load(std::memory_order_relaxed);
-      refs_.store(before - 1, std::memory_order_release);
-      refcount_detail::plain_end();
-    } else {
-      before = refs_.fetch_sub(1, std::memory_order_acq_rel);
-    }
-    if ((before & kCountMask) == 1) destroy(this);
+    if ((drop_ref(this) & kCountMask) == 1) destroy(this);
   }
   // Call, holding a reference, before storing a weak pointer to the object
   // (one that is turned into a reference with try_retain).
@@ -144,13 +103,15 @@ class RefCounted : public PoolAllocated {
   virtual void dispose_in_place() const noexcept {}
 
  private:
+  // The changes of the count, plain or atomic (see the top of this file);
+  // out of line, as small as the atomic instruction they replace at every
+  // Ref's destruction. drop_ref returns the count before.
+  static void add_refs(const RefCounted* obj, int32_t n) noexcept;
+  static int32_t drop_ref(const RefCounted* obj) noexcept;
   // Before an atomic change that has no plain form (a weak pointer's): the
   // owner's atomic changes need nothing (no other thread changes counts
   // while they are owned); another thread's must share the counts first.
-  static void settle_for_atomic() noexcept {
-    if (!refcount_detail::plain_begin()) return;
-    refcount_detail::plain_end();
-  }
+  static void settle_for_atomic() noexcept;
   static void destroy(const RefCounted* obj) noexcept;
   static void free_now(const RefCounted* obj) noexcept;
   // The reference count, and in kWeakBit whether a weak pointer exists (set
