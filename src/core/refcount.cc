@@ -39,6 +39,8 @@ void share_counts() noexcept {
   spin_until([] { return g_mode.mode.load(std::memory_order_acquire) == kShared; });
 }
 
+inline bool plain_begin() noexcept;
+
 // For a thread that is not the owner while counts are not yet shared: makes
 // it the owner (true: the caller changes the count plainly, then calls
 // plain_end) or shares the counts (false: atomic from now on).
@@ -56,11 +58,7 @@ void share_counts() noexcept {
     if (g_mode.mode.compare_exchange_strong(mode, want, std::memory_order_acq_rel)) {
       if (want == kShared) return false;
       tl_owner = true;
-      g_owner.busy.store(true, std::memory_order_relaxed);
-      std::atomic_signal_fence(std::memory_order_seq_cst);
-      if (g_mode.mode.load(std::memory_order_relaxed) == kOwned) return true;
-      g_owner.busy.store(false, std::memory_order_release);
-      return false;
+      return plain_begin();  // (another thread may be sharing already)
     }
     // Another thread claimed it (mode now tells which state).
   }

@@ -38,7 +38,7 @@ Tensor sigmoid(const Tensor& x) {
   return unary_op(
       x, K::Sigmoid, "SigmoidBackward", Save::Output,
       [](Tensor g, const Tensor& y, double, double) { return sigmoid_backward(g, y); }, 0.0, 0.0,
-      in_place_grad(kernels::BinaryKind::SigmoidBackward));
+      InPlaceGrad(kernels::BinaryKind::SigmoidBackward));
 }
 
 // relu: dx = 0 where y <= 0, else g (a NaN y passes g, as PyTorch).
@@ -46,7 +46,7 @@ Tensor relu(const Tensor& x) {
   return unary_op(
       x, K::Relu, "ReluBackward", Save::Output,
       [](Tensor g, const Tensor& y, double, double) { return relu_backward(std::move(g), y); }, 0.0, 0.0,
-      in_place_grad(kernels::BinaryKind::ReluBackward));
+      InPlaceGrad(kernels::BinaryKind::ReluBackward));
 }
 
 // leaky_relu: dx = g where x > 0, else slope * g.

@@ -4,6 +4,8 @@
 // create_graph records it. Used by unary.cc and activation.cc.
 #pragma once
 
+#include <optional>
+
 #include "ops/op_common.h"
 
 namespace ag::ops {
@@ -20,21 +22,17 @@ enum class Save { Input, Output, Nothing };
 // tensor for y (which a saved output kept as its storage alone needs: a
 // tensor made and freed per node, a third of the cost of a scalar tanh's
 // backward). The same bits as fn.
-struct InPlaceGrad {
-  bool set = false;
-  kernels::BinaryKind kind{};
-};
-inline InPlaceGrad in_place_grad(kernels::BinaryKind k) { return {true, k}; }
+using InPlaceGrad = std::optional<kernels::BinaryKind>;
 
 struct UnaryGradNode final : SavingNode<1> {
   UnaryGradNode(const char* name, UnaryGradFn fn, double attr, double attr2, InPlaceGrad in_place)
       : name_(name), fn_(fn), attr_(attr), attr2_(attr2), in_place_(in_place) {}
   const char* name() const override { return name_; }
   void apply(TensorList& g, TensorList& out) override {
-    if (in_place_.set && g[0] && !grad_enabled() && !hooks()) {
+    if (in_place_ && g[0] && !grad_enabled() && !hooks()) {
       const Tensor& g0 = g[0];
       const char* y = saved[0].contiguous_data(*this, g0->dtype(), g0->shape());
-      if (y && binary_in_place_over(g0, y, in_place_.kind)) {
+      if (y && binary_in_place_over(g0, y, *in_place_)) {
         out[0] = std::move(g[0]);
         return;
       }

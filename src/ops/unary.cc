@@ -78,7 +78,7 @@ Tensor neg(const Tensor& x) {
 Tensor exp(const Tensor& x) {
   return unary_op(
       x, K::Exp, "ExpBackward", Save::Output, [](Tensor g, const Tensor& y, double, double) { return mul(std::move(g), y); },
-      0.0, 0.0, in_place_grad(kernels::BinaryKind::Mul));
+      0.0, 0.0, InPlaceGrad(kernels::BinaryKind::Mul));
 }
 
 // log: dx = g / x.
@@ -92,7 +92,7 @@ Tensor tanh(const Tensor& x) {
   return unary_op(
       x, K::Tanh, "TanhBackward", Save::Output,
       [](Tensor g, const Tensor& y, double, double) { return tanh_backward(std::move(g), y); }, 0.0, 0.0,
-      in_place_grad(kernels::BinaryKind::TanhBackward));
+      InPlaceGrad(kernels::BinaryKind::TanhBackward));
 }
 
 // pow_scalar: y = x^p; dx = g * p * x^(p-1), and 0 for p = 0.
