@@ -18,6 +18,12 @@ class HandleState {
 
   ~HandleState() { tag_.store(kDeadTag, std::memory_order_relaxed); }
 
+  // A spare object used again (core/tensor_impl.cc): no handle, as new.
+  void revive_handle_state() noexcept {
+    tag_.store(Tag, std::memory_order_relaxed);
+    handles_.store(0, std::memory_order_relaxed);
+  }
+
   bool handle_valid() const noexcept { return tag_.load(std::memory_order_relaxed) == Tag; }
 
   // One more user reference. Returns true if this is the first one, in which

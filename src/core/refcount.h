@@ -101,6 +101,13 @@ class RefCounted : public PoolAllocated {
   // Destroys the object and frees its memory, or leaves the block to the
   // object it shares it with.
   virtual void dispose_in_place() const noexcept {}
+  // For an object kept whole after its last reference went, to be used
+  // again (a spare tensor, core/tensor_impl.cc): one reference, as new.
+  void revive_count() const noexcept {
+    refs_.store(1, std::memory_order_relaxed);
+    next_to_free_ = nullptr;
+  }
+  bool weakly_referenced() const noexcept { return (refs_.load(std::memory_order_relaxed) & kWeakBit) != 0; }
 
  private:
   // The changes of the count, plain or atomic (see the top of this file);

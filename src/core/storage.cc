@@ -30,7 +30,19 @@ Storage::~Storage() {
   } else if (data_ != inline_) {
     ctx_->deallocate(data_, nbytes_);
   }
+  if (ctx_) ctx_->release_storage_ref(owner_side_ref_);  // (null: retired)
+}
+
+void Storage::retire() noexcept {
   ctx_->release_storage_ref(owner_side_ref_);
+  ctx_ = nullptr;
+}
+
+void Storage::revive(Context* ctx, size_t nbytes) noexcept {
+  ctx_ = ctx;
+  nbytes_ = nbytes;
+  version_.store(0, std::memory_order_relaxed);
+  owner_side_ref_ = ctx->retain_storage_ref();
 }
 
 Ref<Storage> Storage::allocate(Context* ctx, size_t nbytes) {

@@ -89,16 +89,24 @@ class Storage : public RefCounted {
   bool read_only() const { return read_only_; }
   bool is_host_memory() const { return host_; }
 
+  // The storage of a spare tensor (core/tensor_impl.cc): one whose data is
+  // its inline bytes and whose only reference is its tensor's can stay with
+  // it when the tensor dies. retire drops its context reference then, so a
+  // spare keeps no context alive; revive starts it again for ctx, version 0.
+  bool reusable_inline() const noexcept { return data_ == inline_ && !host_ && sole_owner(); }
+  void retire() noexcept;
+  void revive(Context* ctx, size_t nbytes) noexcept;
+
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
   void bump_version() {
     if (g_recording_threads.load(std::memory_order_relaxed) != 0) [[unlikely]] note_write_while_recording(*this);
     version_.fetch_add(1, std::memory_order_acq_rel);
   }
 
- private:
   // Tiny tensors (scalars, short vectors) keep their data inline.
   static constexpr size_t kInlineBytes = 64;
 
+ private:
   Storage(Context* ctx, size_t nbytes);
   Storage(Context* ctx, void* data, size_t nbytes, bool read_only);
   void dispose_in_place() const noexcept override;

@@ -21,6 +21,41 @@ bool contiguous_layout(const Dims& shape, const Dims& strides, int64_t numel) {
 }
 }  // namespace
 
+// The spare tensor. An op's result mostly dies right after the next op
+// used it (the caller replaces it by that op's result), and in a chain of
+// small ops that next result is a tensor just like it. So the last dead
+// tensor of each thread whose data are its storage's inline bytes stays
+// whole in its block, storage and all, and empty() makes it new: no
+// constructors, destructors or pool traffic. It qualifies when nothing else
+// holds its storage and it has no autograd metadata and no weak pointer.
+// While spare it holds no context (Storage::retire) and no history (its
+// grad_fn is dropped). Plain thread-locals, as the list of objects waiting
+// to be freed (core/refcount.cc); the guard frees the spare at thread exit,
+// after which tensors die as before.
+namespace {
+thread_local TensorImpl* tl_spare = nullptr;
+thread_local bool tl_spare_guarded = false;
+thread_local bool tl_spare_closed = false;
+}  // namespace
+
+struct SpareGuard {
+  ~SpareGuard() {
+    tl_spare_closed = true;
+    if (TensorImpl* t = tl_spare) {
+      tl_spare = nullptr;
+      Storage* s = t->storage_.get();
+      t->TensorImpl::~TensorImpl();
+      s->release_from_block();
+    }
+  }
+};
+
+namespace {
+thread_local SpareGuard tl_spare_guard;
+}  // namespace
+
+const TensorImpl* spare_tensor() noexcept { return tl_spare; }
+
 static_assert(static_cast<int>(DType::Bool) < 256, "TensorImpl keeps the dtype in a byte");
 
 TensorImpl::TensorImpl(Ref<Storage> storage, DType dtype, const Dims& shape, const Dims& strides,
@@ -52,8 +87,37 @@ TensorImpl::~TensorImpl() {
 
 void TensorImpl::dispose_in_place() const noexcept {
   Storage* s = storage_.get();
+  if (const_cast<TensorImpl*>(this)->keep_as_spare()) return;
   this->TensorImpl::~TensorImpl();
   s->release_from_block();
+}
+
+bool TensorImpl::keep_as_spare() noexcept {
+  if (!kSpareTensors || tl_spare != nullptr || tl_spare_closed || meta_.load(std::memory_order_relaxed) != nullptr ||
+      weakly_referenced() || !storage_->reusable_inline()) {
+    return false;
+  }
+  if (!tl_spare_guarded) {
+    (void)&tl_spare_guard;  // constructs the guard on this thread
+    tl_spare_guarded = true;
+  }
+  grad_fn_.reset();  // (queued for freeing if this was its last reference)
+  storage_->retire();
+  tl_spare = this;
+  return true;
+}
+
+void TensorImpl::revive(Context* ctx, DType dtype, const Dims& shape, int64_t numel, size_t bytes) noexcept {
+  storage_->revive(ctx, bytes);
+  revive_count();
+  revive_handle_state();
+  dtype_ = static_cast<uint8_t>(dtype);
+  contiguous_ = true;
+  output_nr_ = 0;
+  offset_ = 0;
+  numel_ = numel;
+  shape_ = shape;
+  strides_ = contiguous_strides(shape);
 }
 
 AutogradMetaBase* TensorImpl::install_autograd_meta(std::unique_ptr<AutogradMetaBase> m) {
@@ -72,6 +136,14 @@ bool TensorImpl::is_non_overlapping() const {
 Tensor empty(Context* ctx, DType dtype, const Dims& shape) {
   const int64_t numel = numel_of(shape);
   const size_t bytes = static_cast<size_t>(numel) * itemsize(dtype);
+  if (TensorImpl* t = tl_spare) {
+    // Not while recording for replay: the recording notes new storage.
+    if (bytes <= Storage::kInlineBytes && !ctx->host_allocator() && recording() == nullptr) {
+      tl_spare = nullptr;
+      t->revive(ctx, dtype, shape, numel, bytes);
+      return Tensor::adopt(t);
+    }
+  }
   // The storage first (its inline data is 16-byte aligned, as the block),
   // the tensor after it.
   constexpr size_t kTensorAt = (sizeof(Storage) + alignof(TensorImpl) - 1) / alignof(TensorImpl) * alignof(TensorImpl);

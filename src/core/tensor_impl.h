@@ -76,6 +76,10 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
   struct ContiguousTag {};
   TensorImpl(ContiguousTag, Ref<Storage> storage, DType dtype, const Dims& shape, int64_t numel);
   void dispose_in_place() const noexcept override;
+  // The spare tensor of the thread (tensor_impl.cc).
+  bool keep_as_spare() noexcept;
+  void revive(Context* ctx, DType dtype, const Dims& shape, int64_t numel, size_t bytes) noexcept;
+  friend struct SpareGuard;
 
   // The fields every op reads share the first cache line; the shape and
   // strides (kMaxDims entries each, mostly unused) come last.
@@ -93,8 +97,19 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
 };
 
 // A new contiguous tensor with uninitialized data (the tensor and its
-// storage in one pool block).
+// storage in one pool block), or the thread's spare tensor made new
+// (tensor_impl.cc).
 Tensor empty(Context* ctx, DType dtype, const Dims& shape);
+
+// Whether dead tensors are kept as spares: not without pools (under
+// AddressSanitizer), so that a use after free is still reported.
+#if defined(__SANITIZE_ADDRESS__) || defined(AG_NO_POOLS)
+constexpr bool kSpareTensors = false;
+#else
+constexpr bool kSpareTensors = true;
+#endif
+// The calling thread's spare tensor, or null; for tests.
+const TensorImpl* spare_tensor() noexcept;
 // The contiguous tensor of shape over s from its first byte (s holds at
 // least its bytes).
 Tensor contiguous_over(Ref<Storage> s, DType dtype, const Dims& shape);
