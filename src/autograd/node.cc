@@ -64,6 +64,8 @@ void collect_next_edges(Node& n, std::initializer_list<const TensorImpl*> inputs
     // The common input, a non-leaf, without going through an Edge temporary.
     if (Node* fn = grad_fn_of(*t)) {
       n.add_next_edge_to(fn, t->output_nr(), edge_numel(t->numel()));
+    } else if (t->autograd_meta() == nullptr) {
+      n.add_null_edge();  // a constant: no gradient goes back
     } else {
       n.add_next_edge(gradient_edge(*t));
     }

@@ -140,6 +140,8 @@ class Node : public RefCounted {
     e.input_nr = input_nr;
     e.grad_numel = grad_numel;
   }
+  // An edge to nothing (an input that takes no gradient).
+  void add_null_edge() { next_edges_.emplace_back(); }
   uint32_t add_input(DType dtype, const Dims& shape) {
     input_meta_.emplace_back(dtype, shape);
     return static_cast<uint32_t>(input_meta_.size() - 1);
