@@ -38,12 +38,7 @@ namespace {
 
 }  // namespace
 
-void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape, TensorImpl& y) {
-  // One element each (of any shape): most calls of small graphs.
-  if (y.numel() == 1 && a->numel() == 1 && b->numel() == 1 &&
-      kernels::binary_scalar(k, a->dtype(), a->data(), b->data(), y.data())) {
-    return;
-  }
+void binary_into_elements(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape, TensorImpl& y) {
   if (y.numel() <= grain(work_of(k))) return binary_into_small(a, b, k, shape, y);
   binary_into_general(a, b, k, shape, y);
 }

@@ -248,8 +248,17 @@ Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr = 0.0, d
 Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k);
 // y = k(a, b) for a contiguous y of the broadcast shape `shape`, in parallel
 // chunks where that pays; y may be a itself (every kernel reads an element
-// before it writes it). No graph.
-void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape, TensorImpl& y);
+// before it writes it). No graph. One element each (of any shape), most
+// calls of small graphs, goes straight to the kernel, without a call frame
+// of its own.
+void binary_into_elements(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape, TensorImpl& y);
+inline void binary_into(const Tensor& a, const Tensor& b, kernels::BinaryKind k, const Dims& shape, TensorImpl& y) {
+  if (y.numel() == 1 && a->numel() == 1 && b->numel() == 1 &&
+      kernels::binary_scalar(k, a->dtype(), a->data(), b->data(), y.data())) {
+    return;
+  }
+  binary_into_elements(a, b, k, shape, y);
+}
 // a = k(a, b) in a's buffer, with b the elements of a tensor of a's dtype
 // and shape, contiguous, given by address (a saved output kept as its
 // storage alone): the bits binary_into gives. False, nothing done, unless
