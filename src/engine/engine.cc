@@ -393,15 +393,42 @@ class GraphTask {
   // or reachable from that node, and a graph has no cycles. So it is ready
   // at once. Where a node has two edges or more, the rest of the graph, all
   // reachable from that node, is walked and then run as usual.
+  //
+  // In a plain pass (no hooks, recording, anomaly checks, restriction or
+  // deferred leaves) a chain node with its gradient and no hooks of its own
+  // runs here directly, the gradient handed on in `pending` rather than
+  // through the task's list of contributions; any other node goes through
+  // run_node, with the pending gradient in that list.
   void run_chain(Node& graph_root) {
     graph_root_ = &graph_root;
     NodeTask& slot = tasks_.emplace_back(&graph_root);  // each chain node in turn
     TensorList grads, out;
+    const bool plain = !restricted_ && !defer_ && !opts_.detect_anomaly && recording() == nullptr;
+    Tensor pending;  // for input pending_nr of slot.node, sent by its edge pending_edge
+    uint32_t pending_nr = 0, pending_edge = 0;
+    uint64_t pending_seq = 0;
     for (;;) {
       Node& node = *slot.node;
       const size_t edge = only_edge(node);
+      const bool direct = plain && pending && edge != kSeveral && node.hooks() == nullptr;
+      if (pending && !direct) slot.contributions.emplace_back(pending_nr, pending_edge, pending_seq, std::move(pending));
       if (edge == kSeveral) break;
-      run_node(0, grads, out);
+      if (direct) {
+        grads.resize(node.num_inputs());
+        grads[pending_nr] = std::move(pending);
+        out.resize(node.num_outputs());
+        try {
+          node.apply(grads, out);
+          check_outputs(node, out);
+        } catch (const Error& e) {
+          throw interrupted(node, e);
+        }
+        started_ = true;
+        for (Tensor& g : grads) g.reset();
+        if (!opts_.retain_graph) node.release_variables();
+      } else {
+        run_node(0, grads, out);
+      }
       if (edge == kNone) {
         for (Tensor& g : out) g.reset();
         return;  // nothing is left to run
@@ -410,8 +437,10 @@ class GraphTask {
         if (i != edge) out[i].reset();  // (no edge leads there)
       }
       const Edge& e = node.next_edge(edge);
-      if (out[edge]) slot.contributions.emplace_back(e.input_nr, static_cast<uint32_t>(edge), node.sequence_nr(),
-                                                     std::move(out[edge]));
+      pending = std::move(out[edge]);
+      pending_nr = e.input_nr;
+      pending_edge = static_cast<uint32_t>(edge);
+      pending_seq = node.sequence_nr();
       slot.node = e.fn.get();
     }
     register_task(0);

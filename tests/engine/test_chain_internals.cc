@@ -190,5 +190,35 @@ TEST_F(Chain, HookOnADroppedIntermediateRuns) {
   EXPECT_NEAR(grad(x), 2 * 1.5 * (1 - th * th) * std::exp(0.8), 1e-14);
 }
 
+// A plain pass runs chain nodes directly (engine.cc, run_chain); anomaly
+// checks send every node through run_node. Both give the same bits, and a
+// node with hooks in the middle of a plain chain hands back to the direct
+// nodes after it.
+TEST_F(Chain, DirectNodesMatchBookkeptNodes) {
+  auto run = [&](bool anomaly, bool hooked) {
+    Tensor x = leaf(0.4);
+    Tensor mid = ops::exp(ops::mul(x, constant(0.9)));
+    auto hook = make_ref<Doubles>();
+    if (hooked) {
+      hook->set_input_nr(mid->output_nr());
+      grad_fn_of(*mid)->ensure_hooks().add(grad_fn_of(*mid), hook);
+    }
+    Tensor loss = ops::sum(ops::add(ops::tanh(ops::mul(mid, constant(0.3))), constant(0.1)));
+    mid.reset();
+    BackwardOptions o;
+    o.detect_anomaly = anomaly;
+    run_backward(loss, ops::full(ctx.get(), DType::F64, loss->shape(), 1.0), o);
+    EXPECT_EQ(hook->calls, hooked ? 1 : 0);
+    return grad(x);
+  };
+  const double e = std::exp(0.4 * 0.9), th = std::tanh(e * 0.3);
+  const double closed = (1 - th * th) * 0.3 * e * 0.9;
+  for (bool hooked : {false, true}) {
+    const double direct = run(false, hooked), bookkept = run(true, hooked);
+    EXPECT_EQ(direct, bookkept) << "hooked " << hooked;
+    EXPECT_NEAR(direct, (hooked ? 2 : 1) * closed, 1e-14) << "hooked " << hooked;
+  }
+}
+
 }  // namespace
 }  // namespace ag
