@@ -46,7 +46,11 @@ void unary_into(const Tensor& x, kernels::UnaryKind k, double attr, double attr2
 Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double attr2) {
   check_floating(*x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
-  unary_into(x, k, attr, attr2, *y);
+  if (x->numel() == 1) {
+    kernels::unary_one(k, x->dtype(), x->data(), y->data(), attr, attr2);  // (without unary_into's frame)
+  } else {
+    unary_into(x, k, attr, attr2, *y);
+  }
   if (Recorder* r = recording()) [[unlikely]] {
     if (x->numel() == 1) {
       // One element (scalar chains): the kernel on the resolved pointers,
