@@ -123,18 +123,18 @@ inline Context& context_arg(const ag_context* c) {
 // computed something replay would not repeat.
 void check_recorded_result(Recorder& r);
 
-// Inline in every op's entry point: a call frame of its own cost about as
-// much as its body.
-[[gnu::always_inline]] inline ag_tensor* to_handle(Tensor t) {
-  if (Recorder* r = recording()) [[unlikely]] check_recorded_result(*r);
+ag_tensor* to_handle_general(Tensor t);
+// The common case inline in every op's entry point (a call frame of its
+// own cost about as much as its body): a fresh result, nothing recording,
+// profiling or keeping scope.
+inline ag_tensor* to_handle(Tensor t) {
   TensorImpl* p = t.get();
-  if (profiling_anywhere()) note_profiled_context(p->context());
-  Scope* scope = scope_reserve();
-  // A fresh op result is reachable only through t.
-  const bool first = p->sole_owner() ? p->handle_acquire_sole() : p->handle_acquire();
-  if (first) t.detach();  // the caller's side keeps this reference
-  scope_track(scope, p);
-  return reinterpret_cast<ag_tensor*>(p);
+  if (g_recording_threads.load(std::memory_order_relaxed) == 0 && !profiling_anywhere() &&
+      tl_innermost_scope == nullptr && p->sole_owner()) {
+    if (p->handle_acquire_sole()) t.detach();  // the caller's side keeps this reference
+    return reinterpret_cast<ag_tensor*>(p);
+  }
+  return to_handle_general(std::move(t));
 }
 
 // The gradient seed of root r: 1 for a one-element r when `given` is NULL,

@@ -22,6 +22,20 @@ Tensor create_filled(ag_context* ctx, ag_dtype dtype, const int64_t* shape, int3
 
 }  // namespace
 
+namespace ag::api {
+ag_tensor* to_handle_general(Tensor t) {
+  if (Recorder* r = recording()) [[unlikely]] check_recorded_result(*r);
+  TensorImpl* p = t.get();
+  if (profiling_anywhere()) note_profiled_context(p->context());
+  Scope* scope = scope_reserve();
+  // A fresh op result is reachable only through t.
+  const bool first = p->sole_owner() ? p->handle_acquire_sole() : p->handle_acquire();
+  if (first) t.detach();  // the caller's side keeps this reference
+  scope_track(scope, p);
+  return reinterpret_cast<ag_tensor*>(p);
+}
+}  // namespace ag::api
+
 extern "C" {
 
 AG_API ag_status ag_tensor_create(ag_tensor** out, ag_context* ctx, ag_dtype dtype, const int64_t* shape,
