@@ -43,9 +43,7 @@ struct SpareGuard {
     tl_spare_closed = true;
     if (TensorImpl* t = tl_spare) {
       tl_spare = nullptr;
-      Storage* s = t->storage_.get();
-      t->TensorImpl::~TensorImpl();
-      s->release_from_block();
+      t->free_in_block();
     }
   }
 };
@@ -86,8 +84,11 @@ TensorImpl::~TensorImpl() {
 }
 
 void TensorImpl::dispose_in_place() const noexcept {
+  if (!const_cast<TensorImpl*>(this)->keep_as_spare()) free_in_block();
+}
+
+void TensorImpl::free_in_block() const noexcept {
   Storage* s = storage_.get();
-  if (const_cast<TensorImpl*>(this)->keep_as_spare()) return;
   this->TensorImpl::~TensorImpl();
   s->release_from_block();
 }

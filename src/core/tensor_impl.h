@@ -76,6 +76,8 @@ class TensorImpl : public RefCounted, public HandleState<kTensorTag> {
   struct ContiguousTag {};
   TensorImpl(ContiguousTag, Ref<Storage> storage, DType dtype, const Dims& shape, int64_t numel);
   void dispose_in_place() const noexcept override;
+  // Destroys the tensor and leaves the block to its storage.
+  void free_in_block() const noexcept;
   // The spare tensor of the thread (tensor_impl.cc).
   bool keep_as_spare() noexcept;
   void revive(Context* ctx, DType dtype, const Dims& shape, int64_t numel, size_t bytes) noexcept;

@@ -24,11 +24,10 @@ namespace {
   }, work_of(k));
 }
 
-// y = k(x) for a contiguous y of x's shape.
-void unary_into(const Tensor& x, kernels::UnaryKind k, double attr, double attr2, TensorImpl& y) {
-  if (x->numel() == 1) {
-    kernels::unary_one(k, x->dtype(), x->data(), y.data(), attr, attr2);
-  } else if (x->numel() <= grain(work_of(k))) {
+// unary_into for more than one element.
+[[gnu::noinline]] void unary_into_elements(const Tensor& x, kernels::UnaryKind k, double attr, double attr2,
+                                           TensorImpl& y) {
+  if (x->numel() <= grain(work_of(k))) {
     // One kernel call over the whole shape (what for_slices makes of it);
     // contiguous, its one row straight away.
     if (x->is_contiguous()) {
@@ -41,16 +40,22 @@ void unary_into(const Tensor& x, kernels::UnaryKind k, double attr, double attr2
   }
 }
 
+// y = k(x) for a contiguous y of x's shape. One element (scalar chains) goes
+// straight to the kernel, without a call frame of its own.
+inline void unary_into(const Tensor& x, kernels::UnaryKind k, double attr, double attr2, TensorImpl& y) {
+  if (x->numel() == 1) {
+    kernels::unary_one(k, x->dtype(), x->data(), y.data(), attr, attr2);
+  } else {
+    unary_into_elements(x, k, attr, attr2, y);
+  }
+}
+
 }  // namespace
 
 Tensor unary_forward(const Tensor& x, kernels::UnaryKind k, double attr, double attr2) {
   check_floating(*x);
   Tensor y = empty(x->context(), x->dtype(), x->shape());
-  if (x->numel() == 1) {
-    kernels::unary_one(k, x->dtype(), x->data(), y->data(), attr, attr2);  // (without unary_into's frame)
-  } else {
-    unary_into(x, k, attr, attr2, *y);
-  }
+  unary_into(x, k, attr, attr2, *y);
   if (Recorder* r = recording()) [[unlikely]] {
     if (x->numel() == 1) {
       // One element (scalar chains): the kernel on the resolved pointers,
