@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 
 #include "kernels/kernels.h"
 #include "kernels/loops.h"
@@ -152,6 +153,14 @@ struct ShapeRows {
   void pow(T p) const { PowRows<T>(shape, x, out, p); }
 };
 
+// Whether Op has a one_lane form (a branch where operator() blends both
+// sides of a select, see TanhK).
+template <class Op, class = void>
+struct HasOneLane : std::false_type {};
+template <class Op>
+struct HasOneLane<Op, std::void_t<decltype(&Op::template one_lane<hn::CappedTag<float, 1>, hn::Vec<hn::CappedTag<float, 1>>>)>>
+    : std::true_type {};
+
 // One element: the op's vector code on a one-lane vector (the same
 // instructions per lane as a full row, so the same bits; the
 // MathOnTarget.UnaryOneMatchesRows tests check every kind), without the row
@@ -163,7 +172,11 @@ struct OneElement {
   template <class Op>
   void vector(Op op) const {
     const hn::CappedTag<T, 1> d1;
-    hn::StoreU(op(d1, hn::LoadU(d1, x)), d1, out);
+    if constexpr (HasOneLane<Op>::value) {
+      hn::StoreU(op.one_lane(d1, hn::LoadU(d1, x)), d1, out);
+    } else {
+      hn::StoreU(op(d1, hn::LoadU(d1, x)), d1, out);
+    }
   }
   template <class F>
   void scalar(F f) const {

@@ -215,18 +215,50 @@ struct TanhK {
   template <class D, class V>
   HWY_INLINE V operator()(D d, V x) const {
     if constexpr (sizeof(hn::TFromD<D>) == 4) {
-      const V a = hn::Abs(x);
-      const V z = hn::Mul(x, x);
-      const V p = hn::MulAdd(z, hn::Set(d, kTanhP[1]), hn::Set(d, kTanhP[0]));
-      const V q = hn::MulAdd(hn::MulAdd(z, hn::Set(d, kTanhQ[2]), hn::Set(d, kTanhQ[1])), z, hn::Set(d, kTanhQ[0]));
-      const V e = ExpOfNonPositive(d, hn::Mul(a, hn::Set(d, -2.0f)));
-      const V one = hn::Set(d, 1.0f);
+      const V a = hn::Abs(x), z = hn::Mul(x, x), e = ExpOfNonPositive(d, hn::Mul(a, hn::Set(d, -2.0f)));
       const auto small = hn::Lt(a, hn::Set(d, 0.55f));
-      const V num = hn::IfThenElse(small, hn::Mul(x, p), hn::CopySign(hn::Sub(one, e), x));
-      return hn::Div(num, hn::IfThenElse(small, q, hn::Add(one, e)));
+      return hn::Div(hn::IfThenElse(small, SmallNum(d, x, z), LargeNum(d, x, e)),
+                     hn::IfThenElse(small, SmallDen(d, z), LargeDen(d, e)));
     } else {
       return KeepNaN(x, hn::Tanh(d, x));
     }
+  }
+  // One lane (OneElement): only the side the lane takes, with the same
+  // operations as operator() there, hence the same bits, but without the
+  // other side's latency, which a chain of scalar ops waits for.
+  template <class D, class V>
+  HWY_INLINE V one_lane(D d, V x) const {
+    if constexpr (sizeof(hn::TFromD<D>) == 4) {
+      const V a = hn::Abs(x);
+      if (hn::AllTrue(d, hn::Lt(a, hn::Set(d, 0.55f)))) {
+        const V z = hn::Mul(x, x);
+        return hn::Div(SmallNum(d, x, z), SmallDen(d, z));
+      }
+      const V e = ExpOfNonPositive(d, hn::Mul(a, hn::Set(d, -2.0f)));
+      return hn::Div(LargeNum(d, x, e), LargeDen(d, e));
+    } else {
+      return (*this)(d, x);
+    }
+  }
+
+ private:
+  // Below |x| = 0.55: x P(z) / Q(z), z = x^2.
+  template <class D, class V>
+  static HWY_INLINE V SmallNum(D d, V x, V z) {
+    return hn::Mul(x, hn::MulAdd(z, hn::Set(d, kTanhP[1]), hn::Set(d, kTanhP[0])));
+  }
+  template <class D, class V>
+  static HWY_INLINE V SmallDen(D d, V z) {
+    return hn::MulAdd(hn::MulAdd(z, hn::Set(d, kTanhQ[2]), hn::Set(d, kTanhQ[1])), z, hn::Set(d, kTanhQ[0]));
+  }
+  // Above: sign(x) (1 - e) / (1 + e), e = e^(-2 |x|).
+  template <class D, class V>
+  static HWY_INLINE V LargeNum(D d, V x, V e) {
+    return hn::CopySign(hn::Sub(hn::Set(d, 1.0f), e), x);
+  }
+  template <class D, class V>
+  static HWY_INLINE V LargeDen(D d, V e) {
+    return hn::Add(hn::Set(d, 1.0f), e);
   }
 };
 
