@@ -50,6 +50,15 @@ class CachingAllocator {
   // Throws std::bad_alloc.
   void* allocate(size_t bytes, uint64_t thread_id);
   void deallocate(void* p, size_t bytes, uint64_t thread_id) noexcept;
+  // Counts `bytes` of data that a tensor keeps in its own pool block
+  // (core/tensor_impl.cc) as allocate and deallocate would count them.
+  void note_block_data(size_t bytes, uint64_t thread_id) {
+    count_allocation(thread_id);
+    note_in_use(static_cast<int64_t>(bytes), thread_id);
+  }
+  void note_block_data_freed(size_t bytes, uint64_t thread_id) noexcept {
+    note_in_use(-static_cast<int64_t>(bytes), thread_id);
+  }
 
   MemoryStats stats() const;
   void reset_peak();

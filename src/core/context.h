@@ -106,6 +106,9 @@ class Context : public RefCounted, public HandleState<kContextTag> {
   void* allocate(size_t nbytes) { return allocator_.allocate(nbytes, this_thread_id()); }
   void deallocate(void* p, size_t nbytes) noexcept { allocator_.deallocate(p, nbytes, this_thread_id()); }
   CachingAllocator& allocator() { return allocator_; }
+  // Data kept in a tensor's own block (Storage::make_in_block), counted.
+  void note_block_data(size_t nbytes) { allocator_.note_block_data(nbytes, this_thread_id()); }
+  void note_block_data_freed(size_t nbytes) noexcept { allocator_.note_block_data_freed(nbytes, this_thread_id()); }
   // Whether tensor data comes from the host's allocator (then none is inline).
   bool host_allocator() const { return allocator_.has_host(); }
 

@@ -14,6 +14,12 @@ Storage::Storage(Context* ctx, size_t nbytes) : ctx_(ctx), nbytes_(nbytes) {
   owner_side_ref_ = ctx->retain_storage_ref();  // after the allocation, which may throw
 }
 
+Storage::Storage(Context* ctx, size_t nbytes, void* block_data)
+    : ctx_(ctx), data_(block_data), nbytes_(nbytes), block_data_(true) {
+  ctx->note_block_data(nbytes);
+  owner_side_ref_ = ctx->retain_storage_ref();
+}
+
 // An empty host tensor may come with NULL: the inline bytes then give it an
 // address like every other tensor's.
 Storage::Storage(Context* ctx, void* data, size_t nbytes, bool read_only)
@@ -28,7 +34,11 @@ Storage::~Storage() {
   if (host_) {
     deleter_.run();
   } else if (data_ != inline_) {
-    ctx_->deallocate(data_, nbytes_);
+    if (block_data_) {
+      ctx_->note_block_data_freed(nbytes_);
+    } else {
+      ctx_->deallocate(data_, nbytes_);
+    }
   }
   if (ctx_) ctx_->release_storage_ref(owner_side_ref_);  // (null: retired)
 }
@@ -51,8 +61,9 @@ Ref<Storage> Storage::allocate(Context* ctx, size_t nbytes) {
   return s;
 }
 
-Storage* Storage::make_in_block(void* mem, size_t block_bytes, Context* ctx, size_t nbytes) {
-  Storage* s = ::new (mem) Storage(ctx, nbytes);  // may throw: nothing made yet
+Storage* Storage::make_in_block(void* mem, size_t block_bytes, Context* ctx, size_t nbytes, void* block_data) {
+  // May throw: nothing made yet.
+  Storage* s = block_data ? ::new (mem) Storage(ctx, nbytes, block_data) : ::new (mem) Storage(ctx, nbytes);
   s->block_bytes_ = static_cast<uint32_t>(block_bytes);
   s->set_in_shared_block();
   return s;

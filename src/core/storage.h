@@ -67,9 +67,11 @@ class Storage : public RefCounted {
   // The storage of a new tensor, made at `mem`, the start of a pool block of
   // block_bytes that also holds the tensor (core/tensor_impl.cc): one
   // allocation per tensor. The storage outlives the tensor (which holds a
-  // reference) and frees the block when it dies. Throws std::bad_alloc,
-  // leaving `mem` to the caller.
-  static Storage* make_in_block(void* mem, size_t block_bytes, Context* ctx, size_t nbytes);
+  // reference) and frees the block when it dies. Its data are block_data,
+  // the block's tail, when not null (counted in the context's memory
+  // statistics as the context's own memory), else as allocate's. Throws
+  // std::bad_alloc, leaving `mem` to the caller.
+  static Storage* make_in_block(void* mem, size_t block_bytes, Context* ctx, size_t nbytes, void* block_data);
   // The reference of the tensor in the block, dropped after the tensor's
   // destructor. Mostly the only one: the storage then goes at once, not
   // through the list of objects waiting to be freed.
@@ -108,6 +110,7 @@ class Storage : public RefCounted {
 
  private:
   Storage(Context* ctx, size_t nbytes);
+  Storage(Context* ctx, size_t nbytes, void* block_data);
   Storage(Context* ctx, void* data, size_t nbytes, bool read_only);
   void dispose_in_place() const noexcept override;
 
@@ -118,6 +121,7 @@ class Storage : public RefCounted {
   bool owner_side_ref_;  // what retain_storage_ref returned
   bool host_ = false;
   bool read_only_ = false;
+  bool block_data_ = false;   // data_ is the tail of the block (make_in_block)
   uint32_t block_bytes_ = 0;  // of the block shared with a tensor (make_in_block)
   HostDeleter deleter_;
   alignas(16) unsigned char inline_[kInlineBytes];

@@ -146,15 +146,24 @@ Tensor empty(Context* ctx, DType dtype, const Dims& shape) {
     }
   }
   // The storage first (its inline data is 16-byte aligned, as the block),
-  // the tensor after it.
+  // the tensor after it, then data too large to be inline but small enough
+  // for the block to stay a pooled one (up to kMaxBlockBytes): one pool block
+  // instead of two, the data beside their header.
   constexpr size_t kTensorAt = (sizeof(Storage) + alignof(TensorImpl) - 1) / alignof(TensorImpl) * alignof(TensorImpl);
-  constexpr size_t kBlockBytes = kTensorAt + sizeof(TensorImpl);
-  void* mem = pool_alloc(kBlockBytes);
+  constexpr size_t kHeaderBytes = (kTensorAt + sizeof(TensorImpl) + 15) / 16 * 16;
+  constexpr size_t kMaxBlockBytes = 1024;
+  size_t block_bytes = kTensorAt + sizeof(TensorImpl);
+  bool tail = false;
+  if (bytes > Storage::kInlineBytes && bytes <= kMaxBlockBytes - kHeaderBytes && !ctx->host_allocator()) {
+    block_bytes = kHeaderBytes + bytes;
+    tail = true;
+  }
+  void* mem = pool_alloc(block_bytes);
   Storage* s;
   try {
-    s = Storage::make_in_block(mem, kBlockBytes, ctx, bytes);
+    s = Storage::make_in_block(mem, block_bytes, ctx, bytes, tail ? static_cast<char*>(mem) + kHeaderBytes : nullptr);
   } catch (...) {
-    pool_free(mem, kBlockBytes);
+    pool_free(mem, block_bytes);
     throw;
   }
   auto* t = ::new (static_cast<char*>(mem) + kTensorAt)

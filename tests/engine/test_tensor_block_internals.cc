@@ -1,5 +1,7 @@
 // A new tensor and its storage share one pool block (core/tensor_impl.cc,
-// empty): the storage outlives the tensor when views hold it, also when the
+// empty), with its data too when they fit the block (inline up to 64 bytes,
+// then at the block's tail, counted as the context's memory): the storage
+// outlives the tensor when views hold it, also when the
 // last view goes on another thread, and frees the block then. The weak
 // pointer flag lives in the reference count (core/refcount.h): the counts
 // seen by callers leave it out. Run under ASan and TSan, these catch a block
@@ -53,12 +55,45 @@ TEST(TensorBlock, LargeDataIsFreedWithTheLastView) {
   EXPECT_EQ(ctx->allocator().stats().bytes_in_use, before);
 }
 
+// Data over the inline bytes but small enough for one pooled block sit at
+// the block's tail, still counted as the context's memory: the statistics
+// change by the same bytes and allocations on both sides of the limit.
+TEST(TensorBlock, BlockDataIsCountedAsTheContextsMemory) {
+  Ref<Context> ctx = make_ref<Context>(1);
+  for (int64_t n : {int64_t{17}, int64_t{64}, int64_t{100}, int64_t{112}, int64_t{113}, int64_t{128}, int64_t{4096}}) {
+    const MemoryStats before = ctx->allocator().stats();
+    Tensor t = empty(ctx.get(), DType::F32, Dims{n});
+    const MemoryStats during = ctx->allocator().stats();
+    EXPECT_GE(during.bytes_in_use, before.bytes_in_use + n * 4) << n;
+    EXPECT_EQ(during.allocations, before.allocations + 1) << n;
+    // In the block (at most 1 KiB, the largest pooled one) up to 400 bytes
+    // at least (the limit depends on the header's size), never for 16 KiB.
+    const auto* storage_at = reinterpret_cast<const char*>(t->storage());
+    const bool in_block = t->data() > storage_at && t->data() < storage_at + 1024;
+    if (n <= 100) {
+      EXPECT_TRUE(in_block) << n;
+    }
+    if (n >= 4096) {
+      EXPECT_FALSE(in_block) << n;
+    }
+    // Every byte is the tensor's: a view keeps them after the tensor goes.
+    for (int64_t i = 0; i < n; ++i) t->data_as<float>()[i] = static_cast<float>(i);
+    Tensor v = make_view(*t, t->shape(), t->strides(), 0);
+    t.reset();
+    expect_ramp(v, n);
+    v.reset();
+    EXPECT_EQ(ctx->allocator().stats().bytes_in_use, before.bytes_in_use) << n;
+  }
+}
+
 TEST(TensorBlock, LastViewReleasedOnAnotherThread) {
   Ref<Context> ctx = make_ref<Context>(1);
   std::vector<Tensor> views;
-  for (int k = 0; k < 64; ++k) views.push_back(view_of_dropped_tensor(ctx.get(), k % 2 ? 8 : 1024));
+  // Inline data, data at the block's tail, the context's memory.
+  const auto size_of = [](size_t k) -> int64_t { return k % 3 == 0 ? 8 : k % 3 == 1 ? 100 : 1024; };
+  for (size_t k = 0; k < 64; ++k) views.push_back(view_of_dropped_tensor(ctx.get(), size_of(k)));
   std::thread other([&] {
-    for (size_t k = 0; k < views.size(); ++k) expect_ramp(views[k], k % 2 ? 8 : 1024);
+    for (size_t k = 0; k < views.size(); ++k) expect_ramp(views[k], size_of(k));
     views.clear();  // the blocks join this thread's pools
   });
   other.join();
