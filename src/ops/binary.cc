@@ -102,8 +102,7 @@ Tensor binary_forward(const Tensor& a, const Tensor& b, kernels::BinaryKind k) {
 
 // add: y = a + b; da = g, db = g.
 namespace {
-struct AddBackward final : BinaryNode {
-  using BinaryNode::BinaryNode;
+struct AddBackward final : Node {  // saves nothing
   const char* name() const override { return "AddBackward"; }
   void apply(TensorList& g, TensorList& out) override {
     if (needs_input_grad(1)) out[1] = reduce_to(needs_input_grad(0) ? g[0] : last_use(*this, g, 0), input_shape(1));
@@ -123,8 +122,7 @@ Tensor add(Tensor&& a, const Tensor& b) {
 
 // sub: y = a - b; da = g, db = -g.
 namespace {
-struct SubBackward final : BinaryNode {
-  using BinaryNode::BinaryNode;
+struct SubBackward final : Node {  // saves nothing
   const char* name() const override { return "SubBackward"; }
   void apply(TensorList& g, TensorList& out) override {
     if (needs_input_grad(1)) out[1] = reduce_to(neg(g[0]), input_shape(1));
