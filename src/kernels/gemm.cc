@@ -1,11 +1,12 @@
 // GEMM: cache blocking with packed panels and a register-blocked micro-kernel
 // (Goto's scheme), compiled for each Highway target. Per task (a tile of C of
-// up to ~256 rows x ~1024 columns, see the task grid at the end):
-//   for each KC block of k:  pack the task's KC x cols block of B into
-//                            NR-column panels (stays in L2), and its rows x KC
-//                            block of A into MR-row panels
-//     for each NR columns:   (that KC x NR panel of B stays in L1)
-//       for each MR rows:    micro-kernel: MR x NR accumulators in registers
+// up to 4096 rows x ~256 or ~1024 columns, see the task grid at the end):
+//   for each KC block of k:    pack the task's KC x cols block of B into
+//                              NR-column panels (stays in L2)
+//     for each kBlockRows rows: pack that rows x KC block of A into MR-row
+//                              panels (unless read in place)
+//       for each NR columns:
+//         for each MR rows:    micro-kernel: MR x NR accumulators in registers
 // Packing reads A and B through their strides, so transposed operands cost
 // nothing beyond the packing itself. Tiny products and single rows or
 // columns (matrix-vector, dot) take unpacked paths, and so do products of at
@@ -66,9 +67,30 @@ constexpr int64_t kSmallMacs = 32 * 32 * 32;
 inline bool small_product(const GemmArgs& g) {
   return g.m == 0 || g.n == 0 || g.k == 0 || g.m * g.n <= kSmallMacs / g.k;
 }
-// Depth of a packed block in bytes per element row: KC = 128 floats or 64
-// doubles, so that a KC x NR panel of B (24 KiB on AVX-512) stays in L1.
-constexpr size_t kKCBytes = 512;
+// Depth of a packed block in bytes per element row. Products of fewer than
+// kDeepRows rows (a batch through a layer) take KC = 128 floats or 64
+// doubles: a KC x NR panel of B (24 KiB on AVX-512) stays in L1, and so
+// does the transposing pack of a column-major B (64x256x784 with W^T ran
+// 1.15x slower at KC 1024). Larger ones take KC = 1024 floats or 512
+// doubles: their C no longer fits a cache, and deep blocks read and write
+// it once per 1024 multiply-adds of each element, while the micro-kernel's
+// panel of B streams from L2, which keeps up. A 2048^3 product on one
+// AVX-512 core: 160 GFLOP/s at KC 1024 (with the row blocks and task sizes
+// below), 133 at KC 128, where C went through the caches 16 times. The
+// depth follows from the shape alone, as the sums' order must.
+constexpr size_t kKCBytes = 512, kDeepKCBytes = 4096;
+constexpr int64_t kDeepRows = 256;
+// Whether g takes the deep blocks: at least kDeepRows rows, and a k longer
+// than one shallow block (else both depths sum alike, and the shallow
+// path's layout choices stay).
+inline bool deep_blocks(const GemmArgs& g) {
+  return g.m >= kDeepRows && g.k * static_cast<int64_t>(itemsize(g.dt)) > static_cast<int64_t>(kKCBytes);
+}
+// Rows of A per block of PackedTile (512 KiB of f32 A at KC 1024): the
+// rows of a task run block by block over one packed block of B.
+constexpr size_t kBlockRows = 128;
+// Where split_k may cut k: a multiple of this many bytes of an element row.
+constexpr size_t kSplitAlignBytes = 512;
 // Row-major B is read in place, unpacked, up to this k (see PackedTile).
 constexpr int64_t kDirectBMaxK = 16;
 
@@ -171,6 +193,11 @@ HWY_INLINE void UpdateOne(T acc, T* c, T alpha, T beta, bool first, bool relu) {
 template <class T>
 constexpr size_t KC() {
   return kKCBytes / sizeof(T);
+}
+// The depth of PackedTile's blocks for the product g.
+template <class T>
+size_t PackedKC(const GemmArgs& g) {
+  return (deep_blocks(g) ? kDeepKCBytes : kKCBytes) / sizeof(T);
 }
 
 // The kc-deep product of MR rows of A (ap[r * a_rs + p]: a packed panel, or
@@ -317,8 +344,8 @@ HWY_INLINE void TransposeBlock(const double* src, int64_t cs, double* dst, size_
 // MR * KC apart (the last panel's missing rows are never read). Column-major
 // A (a transposed operand) is a copy of MR contiguous elements per column.
 template <class T>
-void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, T* HWY_RESTRICT dst) {
-  constexpr size_t panel = kMR * KC<T>();
+void PackA(const T* a, int64_t rs, int64_t cs, size_t mc, size_t kc, size_t KC, T* HWY_RESTRICT dst) {
+  const size_t panel = kMR * KC;
   for (size_t i0 = 0; i0 < mc; i0 += kMR) {
     const size_t mr = std::min<size_t>(kMR, mc - i0);
     const T* src = a + static_cast<int64_t>(i0) * rs;
@@ -396,16 +423,15 @@ void PackB(const T* b, int64_t rs, int64_t cs, size_t kc, size_t nc, size_t NR, 
 }
 
 // The rows [i0, i1) x cols [j0, j1) of C, blocked and packed. The packed
-// block of B (KC x up to kTaskCols) stays in L2, a KC x NR panel of it in L1
-// while the A panels stream by.
+// block of B (KC x up to task_cols) stays in L2 while the blocks of A go by.
 template <class T>
 void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   const size_t NR = kNV * N;
-  const size_t KC = ag::kernels::HWY_NAMESPACE::KC<T>();
+  const size_t KC = PackedKC<T>(g);
   const size_t mc = static_cast<size_t>(i1 - i0), nc = static_cast<size_t>(j1 - j0);
-  const size_t a_elems = (mc + kMR - 1) / kMR * kMR * KC;
+  const size_t a_elems = (std::min(mc, kBlockRows) + kMR - 1) / kMR * kMR * KC;
   const size_t b_elems = (nc + NR - 1) / NR * NR * KC;
   T* abuf = static_cast<T*>(scratch(sizeof(T) * (a_elems + b_elems)));
   T* bbuf = abuf + a_elems;
@@ -415,8 +441,10 @@ void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j
   const T alpha = static_cast<T>(g.alpha), beta = static_cast<T>(g.beta);
   // Row- or column-major A is read in place (the micro-kernel's broadcasts
   // stream along its rows, or take MR contiguous elements per column);
-  // other layouts are packed per KC block.
-  const bool a_direct = g.a_cs == 1 || g.a_rs == 1;
+  // other layouts are packed per KC block, and so is column-major A at the
+  // deep KC, where one micro-tile would touch KC pages of it (a 1024^3
+  // product with A transposed ran at half speed in place).
+  const bool a_direct = g.a_cs == 1 || (g.a_rs == 1 && KC == ag::kernels::HWY_NAMESPACE::KC<T>());
   // Row-major B of a short k is read in place too: packing it would cost as
   // much as the product (a classifier's input gradient g W, k = its
   // classes), and so few rows stay in L1 at any stride. Only a last panel
@@ -431,20 +459,24 @@ void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j
     } else if (j_ragged < nc) {
       PackB(b0 + j_ragged, g.b_rs, g.b_cs, kc, nc - j_ragged, NR, bbuf + j_ragged * kc);
     }
-    const T* a0 = A + i0 * g.a_rs + pc * g.a_cs;
-    if (!a_direct) PackA(a0, g.a_rs, g.a_cs, mc, kc, abuf);
-    const int64_t a_rs = a_direct ? g.a_rs : 1, a_cs = a_direct ? g.a_cs : kMR;
-    for (size_t jr = 0; jr < nc; jr += NR) {
-      const size_t w = PanelWidth(jr, nc, NR, N), nv = w / N;
-      const bool in_place = b_direct && jr < j_ragged;
-      const T* bp = in_place ? b0 + jr : bbuf + jr * kc;
-      const int64_t b_step = in_place ? g.b_rs : static_cast<int64_t>(w);
-      T* cp = C + i0 * g.c_rs + j0 + static_cast<int64_t>(jr);
-      for (size_t ir = 0; ir < mc; ir += kMR) {
-        const T* ap = a_direct ? a0 + static_cast<int64_t>(ir) * g.a_rs : abuf + ir * KC;
-        MicroTileN<T>(std::min<size_t>(kMR, mc - ir), nv, kc, ap, a_rs, a_cs, bp, b_step,
-                      cp + static_cast<int64_t>(ir) * g.c_rs, g.c_rs, std::min(NR, nc - jr), alpha, beta, pc == 0,
-                      g.relu && pc + static_cast<int64_t>(kc) == g.k);
+    for (size_t ic = 0; ic < mc; ic += kBlockRows) {
+      const size_t mb = std::min(kBlockRows, mc - ic);
+      const int64_t i = i0 + static_cast<int64_t>(ic);
+      const T* a0 = A + i * g.a_rs + pc * g.a_cs;
+      if (!a_direct) PackA(a0, g.a_rs, g.a_cs, mb, kc, KC, abuf);
+      const int64_t a_rs = a_direct ? g.a_rs : 1, a_cs = a_direct ? g.a_cs : kMR;
+      for (size_t jr = 0; jr < nc; jr += NR) {
+        const size_t w = PanelWidth(jr, nc, NR, N), nv = w / N;
+        const bool in_place = b_direct && jr < j_ragged;
+        const T* bp = in_place ? b0 + jr : bbuf + jr * kc;
+        const int64_t b_step = in_place ? g.b_rs : static_cast<int64_t>(w);
+        T* cp = C + i * g.c_rs + j0 + static_cast<int64_t>(jr);
+        for (size_t ir = 0; ir < mb; ir += kMR) {
+          const T* ap = a_direct ? a0 + static_cast<int64_t>(ir) * g.a_rs : abuf + ir * KC;
+          MicroTileN<T>(std::min<size_t>(kMR, mb - ir), nv, kc, ap, a_rs, a_cs, bp, b_step,
+                        cp + static_cast<int64_t>(ir) * g.c_rs, g.c_rs, std::min(NR, nc - jr), alpha, beta,
+                        pc == 0, g.relu && pc + static_cast<int64_t>(kc) == g.k);
+        }
       }
     }
   }
@@ -909,12 +941,16 @@ HWY_EXPORT(GemmTargetId);
 namespace {
 
 // The task grid: tiles of C of rows x cols, from the sizes alone. Each task
-// packs its own blocks of A and B; rows per task near 256 (an A block of
-// 256 x KC in L2) keep the repacking of B across tasks small, columns near
-// 1024 (a KC x 1024 block of B in L2). Both are multiples of every target's
-// MR and NR so that only the last tile has partial panels, and even splits
-// make the tasks alike.
-constexpr int64_t kTaskRows = 256, kTaskCols = 1024, kRowAlign = 24, kColAlign = 48;
+// packs its own blocks of B, so tall tasks (PackedTile runs their rows in
+// blocks) keep the repacking of B across tasks small: a 2048^3 product ran
+// 1.15x slower in tasks of 256 rows than in whole columns. Columns near
+// kTaskCols keep a block of B in L2: KC x 256 (1 MiB of f32) at the deep
+// KC, KC x 1024 (512 KiB) at the shallow one. Both are multiples of every
+// target's MR and NR so that only the last tile has partial panels, and
+// even splits make the tasks alike.
+constexpr int64_t kTaskRows = 4096, kRowAlign = 24, kColAlign = 48;
+constexpr int64_t kTaskCols = 1024, kDeepTaskCols = 256;
+int64_t task_cols(const GemmArgs& g) { return deep_blocks(g) ? kDeepTaskCols : kTaskCols; }
 // Column tiles of the threads' grids step by whole vectors (AVX-512's 16
 // floats) rather than whole panels: 256 columns split 128 + 128, where
 // panels of 48 gave one thread of two 144 (a partial panel costs less than
@@ -1002,6 +1038,8 @@ int64_t narrow_task(int64_t len, int64_t per_row, int64_t threads) {
 Grid row_bands(const GemmArgs& g, int64_t t) {
   const int64_t per_band = ceil_div(ceil_div(g.m, t), kTaskRows);
   const int64_t rows = ceil_div(ceil_div(g.m, t * per_band), kBandAlign) * kBandAlign;
+  // Bands are for short k (at most half of m and n), whose block of B is
+  // small at any width.
   const int64_t cols = split(g.n, kTaskCols, kColAlign);
   if (ceil_div(g.m, rows) != t * per_band) return {false, 0, 0, 0, 0};
   return {false, t * per_band, ceil_div(g.n, cols), rows, cols};
@@ -1031,7 +1069,7 @@ Grid grid(const GemmArgs& g) {
     return {false, 1, ceil_div(g.n, cols), g.m, cols};
   }
   int64_t rows = split(g.m, kTaskRows, kRowAlign);
-  int64_t cols = split(g.n, kTaskCols, kColAlign);
+  int64_t cols = split(g.n, task_cols(g), kColAlign);
   // A product of few rows (a small batch) fits one row block: narrower
   // column tiles give a second thread work, as long as each keeps
   // kMinTaskMacs. Each element of C is summed the same way in any tile.
@@ -1051,7 +1089,7 @@ Grid grid(const GemmArgs& g) {
     for (int64_t r = split(g.m, kTaskRows, kRowAlign); r >= kRowAlign; r -= kRowAlign) {
       const int64_t mr = ceil_div(g.m, r);
       if (mr > 4 * t) break;
-      for (int64_t c = split(g.n, kTaskCols, kColAlign); c >= kColStep; c -= kColStep) {
+      for (int64_t c = split(g.n, task_cols(g), kColAlign); c >= kColStep; c -= kColStep) {
         const int64_t nc = ceil_div(g.n, c), count = mr * nc;
         if (count > 4 * t || macs / count < kMinTaskMacs) break;
         const double cand = makespan(g.m, g.n, r, c, t);
@@ -1109,7 +1147,7 @@ Grid cached_grid(const GemmArgs& g) {
 }
 
 // Where k is split (gemm.h): 0, or the first k of the second part, a
-// multiple of the packed depth near k / 2. Only products on the packed path
+// multiple of kSplitAlignBytes near k / 2. Only products on the packed path
 // whose B is row-major and holds at least 4 rows per row of C (k >= 4 m)
 // and 2 columns per row of A (n >= 2 m), so that reading B dominates and
 // the finishing pass over C is small against it, and whose parts keep
@@ -1117,7 +1155,7 @@ Grid cached_grid(const GemmArgs& g) {
 int64_t split_k(const GemmArgs& g) {
   if (g.part || g.b_cs != 1 || g.b_rs < g.n || g.m < 2 || g.n < 2 || g.k < 4 * g.m || g.n < 2 * g.m) return 0;
   if (small_product(g) || narrow_product(g) || dot_product(g) || narrow_rows(g)) return 0;
-  const int64_t kc = static_cast<int64_t>(kKCBytes / itemsize(g.dt));
+  const int64_t kc = static_cast<int64_t>(kSplitAlignBytes / itemsize(g.dt));
   const int64_t cut = (g.k / 2 + kc / 2) / kc * kc;
   if (cut < kc || cut >= g.k || g.m * g.n * std::min(cut, g.k - cut) < kMinTaskMacs) return 0;
   return cut;

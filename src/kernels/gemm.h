@@ -57,7 +57,7 @@ void gemm_task(const GemmArgs& g, int64_t t);
 
 // A product whose B is row-major and much the largest operand (a small
 // batch times a weight stored [in, out]) is summed over k in two parts,
-// split at a multiple of the packed depth: the tasks of one part read only
+// split at a multiple of 128 floats (64 doubles): the tasks of one part read only
 // its half of B's rows, which is how an elementwise loop (an optimizer's
 // update of that weight) deals B to the threads, so each thread finds its
 // rows of B in its own cache. The first part goes to C, the second to

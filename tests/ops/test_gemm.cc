@@ -150,6 +150,10 @@ void check_layouts() {
       // A small batch times a large B: with row-major B, summed over k in
       // two parts (a cut past the half for f64, at 320 of 700).
       check_product<T>(40, 200, 700, la, lb, 1.0, 0.0, rng);
+      // Deep blocks (at least 256 rows, k past one deep block): rows in two
+      // blocks and a partial one, a partial last block of k, A packed
+      // unless it is row-major.
+      check_product<T>(300, 20, 1100, la, lb, 1.0, 0.0, rng);
     }
   }
 }
