@@ -444,7 +444,7 @@ void PackedTile(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j
   // other layouts are packed per KC block, and so is column-major A at the
   // deep KC, where one micro-tile would touch KC pages of it (a 1024^3
   // product with A transposed ran at half speed in place).
-  const bool a_direct = g.a_cs == 1 || (g.a_rs == 1 && KC == ag::kernels::HWY_NAMESPACE::KC<T>());
+  const bool a_direct = g.a_cs == 1 || (g.a_rs == 1 && !deep_blocks(g));
   // Row-major B of a short k is read in place too: packing it would cost as
   // much as the product (a classifier's input gradient g W, k = its
   // classes), and so few rows stay in L1 at any stride. Only a last panel
