@@ -4,7 +4,10 @@ has, with PyTorch's outputs, first-order gradients and second-order products,
 for test_opinfo.cc to replay through ag's C ABI (no PyTorch at test time).
 
 Run with a Python that has PyTorch (Debian's python3-torch 1.13):
-    /usr/bin/python3 tests/opinfo/gen_opinfo.py
+    OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 tests/opinfo/gen_opinfo.py
+(the committed fixtures were written so; OpenBLAS's other kernel sets change
+the last bits of products and decompositions, and the values of lstsq's
+'gelsy' samples differ in their last bits from run to run).
 It rewrites tests/opinfo/fixtures/<family>.bin.gz (one per ag op family of
 bindings/ag-api.json) and tests/opinfo/COVERAGE.md (what was matched,
 replayed and skipped, and why).
