@@ -119,7 +119,12 @@ void copy_into(Context* ctx, DType src_dt, const Dims& shape, kernels::View src,
     return;
   }
   const int64_t src_item = static_cast<int64_t>(itemsize(src_dt)), dst_item = static_cast<int64_t>(itemsize(dst_dt));
-  ctx->parallel_chunks(shape[dim], units_per_chunk(w, n / shape[dim]), [&](int64_t b, int64_t e) {
+  // A gather's chunks take at least 32 units: in a transposing copy (a
+  // transpose's first dim is the source's contiguous one), a chunk of fewer
+  // rows would read part of each source line, and the next chunk the rest.
+  int64_t units = units_per_chunk(w, n / shape[dim]);
+  if (w == Work::Gather && units < 32) units = std::min<int64_t>(32, shape[dim]);
+  ctx->parallel_chunks(shape[dim], units, [&](int64_t b, int64_t e) {
     Dims sub = shape;
     sub[dim] = e - b;
     kernels::copy(src_dt, sub, kernels::View{src.data + b * (*src.strides)[dim] * src_item, src.strides}, dst_dt,

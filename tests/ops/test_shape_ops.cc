@@ -59,6 +59,74 @@ TEST_F(ShapeOps, TransposePermuteValues) {
       }
 }
 
+// Copies of permuted views, which kernels::copy walks in tiles when a row of
+// the result reads a column of the source: whole and partial tiles, 3-D and
+// 4-D, f64 and f32, casting on the way and flipped, on 1 and 2 threads,
+// against index arithmetic.
+TEST_F(ShapeOps, PermutedCopiesMatchIndexArithmetic) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> perm;
+  };
+  const std::vector<Case> cases = {{{130, 70}, {1, 0}},        {{37, 1000}, {1, 0}},       {{3, 50, 70}, {2, 1, 0}},
+                                   {{5, 64, 33}, {0, 2, 1}},   {{8, 17, 19, 23}, {3, 1, 0, 2}},
+                                   {{300, 2}, {1, 0}},         {{129, 65, 3}, {1, 2, 0}}};
+  for (int32_t threads : {1, 2}) {
+    ag_context* c = make_ctx(threads);
+    for (const Case& k : cases) {
+      const int n = static_cast<int>(k.shape.size());
+      std::vector<double> v(static_cast<size_t>(numel(k.shape)));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
+      ag_tensor* x64 = f64(k.shape, v, c);
+      Shape xs(static_cast<size_t>(n));  // x's row-major strides
+      for (int d = n - 1, st = 1; d >= 0; st *= static_cast<int>(k.shape[static_cast<size_t>(d)]), --d) xs[static_cast<size_t>(d)] = st;
+      for (bool flip : {false, true}) {
+        for (ag_dtype from : {AG_F64, AG_F32}) {
+          for (ag_dtype to : {AG_F64, AG_F32}) {
+            ag_tensor* x = x64;
+            if (from == AG_F32) {
+              ASSERT_AG(ag_op_cast(&x, x64, AG_F32));
+              own(x);
+            }
+            if (flip) {
+              const int64_t d0 = 0;
+              ag_tensor* f = nullptr;
+              ASSERT_AG(ag_op_flip(&f, x, &d0, 1));
+              x = own(f);
+            }
+            ag_tensor *p = nullptr, *y = nullptr;
+            ASSERT_AG(ag_op_permute(&p, x, k.perm.data(), n));
+            own(p);
+            if (to == from) {
+              ASSERT_AG(ag_op_clone(&y, p));
+            } else {
+              ASSERT_AG(ag_op_cast(&y, p, to));
+            }
+            own(y);
+            const std::vector<double> got = read(y);
+            Shape ys(static_cast<size_t>(n)), idx(static_cast<size_t>(n), 0);
+            for (int d = 0; d < n; ++d) ys[static_cast<size_t>(d)] = k.shape[static_cast<size_t>(k.perm[static_cast<size_t>(d)])];
+            size_t bad = 0;
+            for (size_t i = 0; i < got.size(); ++i) {
+              int64_t want = 0;
+              for (int d = 0; d < n; ++d) {
+                const size_t src_dim = static_cast<size_t>(k.perm[static_cast<size_t>(d)]);
+                int64_t at = idx[static_cast<size_t>(d)];
+                if (flip && src_dim == 0) at = k.shape[0] - 1 - at;
+                want += at * xs[src_dim];
+              }
+              bad += got[i] != static_cast<double>(want);
+              for (int d = n - 1; d >= 0 && ++idx[static_cast<size_t>(d)] == ys[static_cast<size_t>(d)]; --d) idx[static_cast<size_t>(d)] = 0;
+            }
+            EXPECT_EQ(bad, 0u) << "shape " << k.shape.size() << "-D of " << got.size() << " flip " << flip << " from "
+                               << from << " to " << to << " threads " << threads;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(ShapeOps, SliceSelectNarrowValues) {
   ag_tensor* x = iota({5, 7});
   struct S {
