@@ -3,6 +3,7 @@
 // loops rather than Highway kernels. Index values are checked by the ops
 // before these run.
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/kernels.h"
 #include "kernels/loops.h"
@@ -22,6 +23,16 @@ void gather(DType dt, const Dims& shape, View x, int dim, const View& index, cha
     const T* xp = reinterpret_cast<const T*>(x.data);
     T* op = reinterpret_cast<T*>(out);
     for_each_row<3>(plan, [&](const int64_t* off, int64_t n, const int64_t* st) {
+      if (st[1] == 0) {  // one index for the row (index_select, embedding): a plain copy
+        const T* src = xp + off[2] + ip[off[1]] * dim_stride;
+        T* dst = op + off[0];
+        if (st[0] == 1 && st[2] == 1) {
+          std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+        } else {
+          for (int64_t i = 0; i < n; ++i) dst[i * st[0]] = src[i * st[2]];
+        }
+        return;
+      }
       for (int64_t i = 0; i < n; ++i) {
         op[off[0] + i * st[0]] = xp[off[2] + i * st[2] + ip[off[1] + i * st[1]] * dim_stride];
       }
@@ -44,6 +55,16 @@ void scatter_add(DType dt, const Dims& shape, const View& index, const View& src
     // Row-major over `shape`, one element after the other: repeated targets
     // accumulate in that fixed order.
     for_each_row<3>(plan, [&](const int64_t* off, int64_t n, const int64_t* st) {
+      if (st[1] == 0) {  // one index for the row (index_add): a row added in place
+        T* dst = op + off[0] + ip[off[1]] * dim_stride;
+        const T* src = sp + off[2];
+        if (st[0] == 1 && st[2] == 1) {
+          for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+        } else {
+          for (int64_t i = 0; i < n; ++i) dst[i * st[0]] += src[i * st[2]];
+        }
+        return;
+      }
       for (int64_t i = 0; i < n; ++i) {
         op[off[0] + i * st[0] + ip[off[1] + i * st[1]] * dim_stride] += sp[off[2] + i * st[2]];
       }
