@@ -71,7 +71,7 @@ Tensor eye(Context* ctx, DType dt, int64_t n, int64_t m) {
   if (m < -1) fail(AG_ERR_INVALID_ARGUMENT, "m ", m, " is negative (-1 means m = n)");
   if (m == -1) m = n;
   const int64_t dims[2] = {n, m};
-  Tensor y = full(ctx, dt, checked_shape(dims, 2, itemsize(dt)), 0.0);
+  Tensor y = full_for_writes(ctx, dt, checked_shape(dims, 2, itemsize(dt)), 0.0);
   visit_dtype(dt, [&](auto z) {
     using T = decltype(z);
     T* o = y->data_as<T>();

@@ -66,9 +66,9 @@ struct CumprodBackward final : SavingNode<2> {
     }
     // Constants: before (1 before the first zero of the slice), first (1 at
     // it), second (1 at the second zero).
-    Tensor before = full(x->context(), x->dtype(), x->shape(), 0.0);
-    Tensor first = full(x->context(), x->dtype(), x->shape(), 0.0);
-    Tensor second = full(x->context(), x->dtype(), x->shape(), 0.0);
+    Tensor before = full_for_writes(x->context(), x->dtype(), x->shape(), 0.0);
+    Tensor first = full_for_writes(x->context(), x->dtype(), x->shape(), 0.0);
+    Tensor second = full_for_writes(x->context(), x->dtype(), x->shape(), 0.0);
     bool has_second = false;
     const Tensor xc = contiguous_data(x);
     const Split s = split_at(x->shape(), dim);

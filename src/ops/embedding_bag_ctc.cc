@@ -166,7 +166,7 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& 
   const Tensor zeros = full(ctx, weight->dtype(), Dims{bags, D}, 0.0);
   const Tensor sums = index_add(zeros, 0, bag, rows);
   if (mode == EmbeddingBagMode::Sum || D == 0) return sums;  // D = 0: nothing to divide, for any number of bags
-  Tensor count = full(ctx, weight->dtype(), Dims{bags, 1}, 0.0);
+  Tensor count = full_for_writes(ctx, weight->dtype(), Dims{bags, 1}, 0.0);
   visit_floating(count->dtype(), [&](auto z) {
     using T = decltype(z);
     T* c = count->data_as<T>();

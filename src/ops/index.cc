@@ -164,7 +164,7 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
          shape_str(index->shape()), " need ", shape_str(expected));
   }
   check_range(index, x->shape()[d], dim_str(*x, d));
-  Tensor y = grad_clone(x);
+  Tensor y = copy_for_writes(x);
   const Dims is = along_dim_strides(*index, expected, d);
   kernels::scatter_add(x->dtype(), expected, kernels::View{index->data(), &is}, view_of(*src), d, y->data(),
                        y->strides());
@@ -230,7 +230,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   check_index_fits(*index, *x, d, true, "x");
   check_index_fits(*index, *src, d, false, "src");
   check_range(index, x->shape()[d], dim_str(*x, d));
-  Tensor y = grad_clone(x);
+  Tensor y = copy_for_writes(x);
   kernels::scatter_add(x->dtype(), index->shape(), view_of(*index), view_of(*src), d, y->data(), y->strides());
   if (should_record({x.get(), src.get()})) {
     record<ScatterAddBackward>({x.get(), src.get()}, y, d, src->shape())->saved[0].save(index, false);
@@ -308,7 +308,7 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   Dims shape = indices->shape();
   shape.push_back(num_classes);
   checked_shape(shape.data(), shape.size(), sizeof(int64_t));
-  Tensor y = full(indices->context(), DType::I64, shape, 0.0);
+  Tensor y = full_for_writes(indices->context(), DType::I64, shape, 0.0);
   int64_t* out = y->data_as<int64_t>();
   for (int64_t i = 0; i < c->numel(); ++i) out[i * num_classes + v[i]] = 1;
   return y;

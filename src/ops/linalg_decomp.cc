@@ -259,7 +259,7 @@ Tensor inv(const Tensor& a) {
   check_square(a, "A");
   const int64_t n = a->shape()[a->ndim() - 1];
   Tensor m = f64_copy(a);
-  Tensor y = full(a->context(), DType::F64, a->shape(), 0.0);
+  Tensor y = full_for_writes(a->context(), DType::F64, a->shape(), 0.0);
   int64_t pivot = 0;
   const int64_t bad = for_matrices(a->context(), matrix_count(*a), n, &pivot, [&](int64_t b) {
     std::vector<int64_t> piv(static_cast<size_t>(n));

@@ -61,7 +61,7 @@ struct DiagonalFillBackward final : Node {
 };
 
 Tensor diagonal_fill(const Tensor& g, const Dims& shape, int64_t offset, int d1, int d2) {
-  Tensor y = full(g->context(), g->dtype(), shape, 0.0);
+  Tensor y = full_for_writes(g->context(), g->dtype(), shape, 0.0);
   Tensor target = diagonal_view(y, offset, d1, d2);
   if (target->shape() != g->shape()) {
     fail(AG_ERR_SHAPE, "a diagonal of shape ", shape_str(target->shape()), " cannot take values of shape ",

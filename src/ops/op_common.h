@@ -157,6 +157,15 @@ inline Work work_of(kernels::BinaryKind k) {
 // work when both sides are contiguous, else a strided gather.
 void copy_into(Context* ctx, DType src_dt, const Dims& shape, kernels::View src, DType dst_dt, char* dst,
                const Dims& dst_strides);
+// A contiguous copy of x for an op that then writes into it with a kernel
+// replay would not repeat (index_add, scatter, index_fill, ...): no replay
+// step, so that a recording refuses the op instead of replaying the copy
+// alone (ag/replay.h: such ops are not replayable, and their indices are
+// not checked again on replay).
+Tensor copy_for_writes(const Tensor& x);
+// The same for a tensor of `value` (full() is a replay step: it fills again
+// on replay, over what an untraced write put there).
+Tensor full_for_writes(Context* ctx, DType dt, const Dims& shape, double value);
 void fill_into(Context* ctx, DType dt, char* out, int64_t n, double value);
 
 inline void check_floating(const TensorImpl& t) {

@@ -159,7 +159,7 @@ Tensor avg_pool2d(const Tensor& x, Size2d kernel_size, Size2d stride, Size2d pad
 // y = P_h @ x @ P_w^T with P_h (OH, H) and P_w (OW, W) holding 1/count.
 namespace {
 Tensor averaging_matrix(const Tensor& x, int64_t out, int64_t in) {
-  Tensor p = full(x->context(), x->dtype(), Dims{out, in}, 0.0);
+  Tensor p = full_for_writes(x->context(), x->dtype(), Dims{out, in}, 0.0);
   visit_floating(x->dtype(), [&](auto zero) {
     using T = decltype(zero);
     T* d = p->data_as<T>();

@@ -46,7 +46,7 @@ namespace {
 // constant of `shape` and `dt`.
 Tensor onehot_along(const Tensor& indices, const Dims& shape, int d, DType dt, Context* ctx) {
   const Split s = split_at(shape, d);
-  Tensor m = full(ctx, dt, shape, 0.0);
+  Tensor m = full_for_writes(ctx, dt, shape, 0.0);
   const int64_t* idx = indices->data_as<int64_t>();
   visit_floating(dt, [&](auto z) {
     using T = decltype(z);

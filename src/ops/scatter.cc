@@ -165,7 +165,7 @@ struct ScatterBackward final : IndexedNode {
 }  // namespace
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
   const int d = check_scatter(x, dim, index, src.get());
-  Tensor y = grad_clone(x);
+  Tensor y = copy_for_writes(x);
   const Tensor ic = contiguous_data(index);
   assign_along(*y, d, *ic, ic->strides(), ic->shape(), src.get(), 0.0);
   if (should_record({x.get(), src.get()})) {
@@ -185,7 +185,7 @@ struct ScatterValueBackward final : IndexedNode {
 }  // namespace
 Tensor scatter_value(const Tensor& x, int64_t dim, const Tensor& index, double value) {
   const int d = check_scatter(x, dim, index, nullptr);
-  Tensor y = grad_clone(x);
+  Tensor y = copy_for_writes(x);
   const Tensor ic = contiguous_data(index);
   assign_along(*y, d, *ic, ic->strides(), ic->shape(), nullptr, value);
   if (should_record({x.get()})) record<ScatterValueBackward>({x.get()}, y, d, Dims())->saved[0].save(index, false);
@@ -214,7 +214,7 @@ Tensor index_copy(const Tensor& x, int64_t dim, const Tensor& index, const Tenso
     fail(AG_ERR_SHAPE, "src has shape ", shape_str(src->shape()), " but x ", shape_str(x->shape()), " and index ",
          shape_str(index->shape()), " need ", shape_str(expected));
   }
-  Tensor y = grad_clone(x);
+  Tensor y = copy_for_writes(x);
   assign_along(*y, d, *index, along_dim_strides(*index, expected, d), expected, src.get(), 0.0);
   if (should_record({x.get(), src.get()})) {
     record<IndexCopyBackward>({x.get(), src.get()}, y, d, src->shape())->saved[0].save(index, false);
@@ -235,7 +235,7 @@ Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, double valu
   const int d = check_index_along(x, dim, index);
   Dims shape = x->shape();
   shape[d] = index->shape()[0];
-  Tensor y = grad_clone(x);
+  Tensor y = copy_for_writes(x);
   assign_along(*y, d, *index, along_dim_strides(*index, shape, d), shape, nullptr, value);
   if (should_record({x.get()})) record<IndexFillBackward>({x.get()}, y, d, Dims())->saved[0].save(index, false);
   return y;
@@ -335,7 +335,7 @@ Tensor scatter_reduce(const Tensor& x, int64_t dim, const Tensor& index, const T
                       bool include_self) {
   check_add_inputs(*x, *src);
   const int d = check_scatter(x, dim, index, src.get());
-  Tensor y = grad_clone(x);
+  Tensor y = copy_for_writes(x);
   if (x->dtype() == DType::F32) {
     scatter_reduce_kernel<float>(*y, d, *index, *src, reduce, include_self);
   } else {
@@ -375,7 +375,7 @@ Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tens
   int64_t rows = 1;
   for (int k = 0; k < n; ++k) rows = x->shape()[k] == 0 ? 0 : rows;
   for (int k = 0; k < n && rows > 0; ++k) rows = checked_mul_add(rows, x->shape()[k], 0, "the indexed dims' size");
-  Tensor lin = full(x->context(), DType::I64, b, 0.0);
+  Tensor lin = full_for_writes(x->context(), DType::I64, b, 0.0);
   int64_t* lv = lin->data_as<int64_t>();
   for (int k = 0; k < n; ++k) {
     const Tensor ik = contiguous_data(expand(indices[k], b));

@@ -132,6 +132,18 @@ void copy_into(Context* ctx, DType src_dt, const Dims& shape, kernels::View src,
   });
 }
 
+Tensor copy_for_writes(const Tensor& x) {
+  Tensor y = empty(x->context(), x->dtype(), x->shape());
+  copy_into(x->context(), x->dtype(), x->shape(), view_of(*x), x->dtype(), y->data(), y->strides());
+  return y;
+}
+
+Tensor full_for_writes(Context* ctx, DType dt, const Dims& shape, double value) {
+  Tensor t = empty(ctx, dt, shape);
+  fill_into(ctx, dt, t->data(), t->numel(), value);
+  return t;
+}
+
 void fill_into(Context* ctx, DType dt, char* out, int64_t n, double value) {
   const int64_t item = static_cast<int64_t>(itemsize(dt));
   ctx->parallel_for(n, Work::Copy, [&](int64_t b, int64_t e) { kernels::fill(dt, out + b * item, e - b, value); });

@@ -202,7 +202,7 @@ Tensor pad_constant(const Tensor& x, const std::vector<int64_t>& pads, double va
     region[d] = len > 0 ? len : 0;
   }
   checked_shape(shape.data(), shape.size(), itemsize(x->dtype()));
-  Tensor y = full(x->context(), x->dtype(), shape, value);
+  Tensor y = full_for_writes(x->context(), x->dtype(), shape, value);
   if (numel_of(region) > 0) {
     const int64_t item = static_cast<int64_t>(itemsize(x->dtype()));
     int64_t src_off = 0, dst_off = 0;

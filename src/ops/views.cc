@@ -258,7 +258,7 @@ Tensor slice_backward(const Tensor& g, const Dims& input_shape, int64_t dim, int
     fail(AG_ERR_SHAPE, "grad has shape ", shape_str(g->shape()), " but the slice of ", shape_str(input_shape),
          " has shape ", shape_str(expected));
   }
-  Tensor y = full(g->context(), g->dtype(), input_shape, 0.0);
+  Tensor y = full_for_writes(g->context(), g->dtype(), input_shape, 0.0);
   Tensor target = slice_view(y, d, r, step);
   kernels::copy(g->dtype(), g->shape(), view_of(*g), g->dtype(), target->data(), target->strides());
   if (should_record({g.get()})) record<SliceBackwardBackward>({g.get()}, y, d, r.start, slice_end(r, step), step);

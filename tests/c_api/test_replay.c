@@ -386,11 +386,70 @@ static void test_refusals(void) {
   CHECK(c.allocs == c.frees);
 }
 
+/* Ops that write into a tensor after a replayable step made it (a copy of
+ * x, a fill) by kernels that replay does not repeat: recording refuses them
+ * (replay would have rewritten the copy or the fill alone). */
+static void test_untraced_writes_refused(void) {
+  ag_context *ctx = NULL;
+  REQUIRE(CHECK_STATUS(ag_context_create(&ctx, NULL), AG_OK));
+  int64_t shape[1] = {4}, two[1] = {2};
+  ag_tensor *x = tensor_of(ctx, AG_F32, shape, 1, 11, -1.0, 1.0, 1);
+  ag_tensor *src = tensor_of(ctx, AG_F32, two, 1, 12, -1.0, 1.0, 0);
+  const int64_t iv[2] = {3, 1};
+  ag_tensor *idx = NULL;
+  REQUIRE(CHECK_STATUS(ag_tensor_create(&idx, ctx, AG_I64, two, 1, iv), AG_OK));
+  ag_tensor *y = NULL, *s = NULL;
+
+  REQUIRE(CHECK_STATUS(ag_graph_record_begin(ctx), AG_OK));
+  CHECK_STATUS(ag_op_index_add(&y, x, 0, idx, src), AG_ERR_UNSUPPORTED);
+  CHECK(message_has("ag_op_index_add"));
+  end_expecting(AG_ERR_UNSUPPORTED);
+
+  REQUIRE(CHECK_STATUS(ag_graph_record_begin(ctx), AG_OK));
+  CHECK_STATUS(ag_op_scatter_add(&y, x, 0, idx, src), AG_ERR_UNSUPPORTED);
+  end_expecting(AG_ERR_UNSUPPORTED);
+
+  const int64_t pads[2] = {1, 2};
+  REQUIRE(CHECK_STATUS(ag_graph_record_begin(ctx), AG_OK));
+  CHECK_STATUS(ag_op_pad(&y, x, pads, 2, AG_PAD_CONSTANT, 0.5), AG_ERR_UNSUPPORTED);
+  CHECK(message_has("ag_op_pad"));
+  end_expecting(AG_ERR_UNSUPPORTED);
+
+  REQUIRE(CHECK_STATUS(ag_graph_record_begin(ctx), AG_OK));
+  CHECK_STATUS(ag_op_eye(&y, ctx, AG_F32, 3, 3), AG_ERR_UNSUPPORTED);
+  end_expecting(AG_ERR_UNSUPPORTED);
+
+  REQUIRE(CHECK_STATUS(ag_graph_record_begin(ctx), AG_OK));
+  CHECK_STATUS(ag_op_one_hot(&y, idx, 5), AG_ERR_UNSUPPORTED);
+  end_expecting(AG_ERR_UNSUPPORTED);
+
+  /* the gradient of a slice: zeros with the slice's gradient copied in */
+  ag_tensor *v = NULL;
+  REQUIRE(CHECK_STATUS(ag_graph_record_begin(ctx), AG_OK));
+  ag_status st = ag_op_slice(&v, x, 0, 1, 3, 1);
+  if (st == AG_OK) {
+    REQUIRE(CHECK_STATUS(ag_op_sum(&s, v), AG_OK));
+    CHECK_STATUS(ag_backward(s, NULL, NULL), AG_ERR_UNSUPPORTED);
+    CHECK(message_has("Slice"));
+  } else {
+    CHECK(st == AG_ERR_UNSUPPORTED);
+  }
+  end_expecting(AG_ERR_UNSUPPORTED);
+  ag_tensor_release(s);
+  ag_tensor_release(v);
+
+  ag_tensor_release(x);
+  ag_tensor_release(src);
+  ag_tensor_release(idx);
+  ag_context_release(ctx);
+}
+
 int main(int argc, char **argv) {
   h_init(argc, argv);
   RUN_F64_F32(test_scalar_chain);
   RUN_F64_F32(test_mlp_step);
   RUN_F64_F32(test_broadcast_reduce);
   RUN(test_refusals);
+  RUN(test_untraced_writes_refused);
   return h_finish();
 }
