@@ -117,6 +117,35 @@ HWY_NOINLINE void AccumulateRow(double* acc, const T* x, size_t n) {
   }
 }
 
+// acc[j] += x[r * stride + j] for r < rows in row order, j < n: the adds of
+// AccumulateRow row after row, with 4 vectors of acc kept in registers
+// across the rows instead of loaded and stored per row (a 1024 x 1024 f32
+// sum over dim 0 took 0.35 ns an element through AccumulateRow).
+template <class T>
+HWY_NOINLINE void AccumulateColumns(double* acc, const T* x, size_t rows, int64_t stride, size_t n) {
+  const hn::ScalableTag<double> dd;
+  const size_t N = hn::Lanes(dd);
+  size_t j = 0;
+  for (; j + 4 * N <= n; j += 4 * N) {
+    auto a0 = hn::LoadU(dd, acc + j), a1 = hn::LoadU(dd, acc + j + N);
+    auto a2 = hn::LoadU(dd, acc + j + 2 * N), a3 = hn::LoadU(dd, acc + j + 3 * N);
+    const T* col = x + j;
+    for (size_t r = 0; r < rows; ++r, col += stride) {
+      a0 = hn::Add(a0, LoadAsDouble(dd, col));
+      a1 = hn::Add(a1, LoadAsDouble(dd, col + N));
+      a2 = hn::Add(a2, LoadAsDouble(dd, col + 2 * N));
+      a3 = hn::Add(a3, LoadAsDouble(dd, col + 3 * N));
+    }
+    hn::StoreU(a0, dd, acc + j);
+    hn::StoreU(a1, dd, acc + j + N);
+    hn::StoreU(a2, dd, acc + j + 2 * N);
+    hn::StoreU(a3, dd, acc + j + 3 * N);
+  }
+  if (j < n) {
+    for (size_t r = 0; r < rows; ++r) AccumulateRow(acc + j, x + static_cast<int64_t>(r) * stride + j, n - j);
+  }
+}
+
 template <class T>
 void SumToTyped(const Dims& shape, View x, const Dims& out_shape, char* out) {
   const int64_t n_out = numel_of(out_shape);
@@ -136,18 +165,23 @@ void SumToTyped(const Dims& shape, View x, const Dims& out_shape, char* out) {
   const Dims* strides[2] = {&acc_strides, x.strides};
   const auto plan = plan_loop<2>(shape, strides);
   const T* xp = reinterpret_cast<const T*>(x.data);
-  for_each_row<2>(plan, [&](const int64_t* off, int64_t n, const int64_t* s) {
-    double* arow = acc + off[0];
-    const T* xrow = xp + off[1];
-    const int64_t sa = s[0], sx = s[1];
-    if (sa == 0) {
-      *arow += SumRow(xrow, n, sx);
-    } else if (sa == 1 && sx == 1) {
-      AccumulateRow(arow, xrow, static_cast<size_t>(n));
-    } else {
-      for (int64_t i = 0; i < n; ++i) arow[i * sa] += static_cast<double>(xrow[i * sx]);
-    }
-  });
+  if (plan.ndim == 2 && plan.strides[0][0] == 0 && plan.strides[0][1] == 1 && plan.strides[1][1] == 1) {
+    // Sums over rows (a bias gradient): columns in registers.
+    AccumulateColumns(acc, xp, static_cast<size_t>(plan.shape[0]), plan.strides[1][0], static_cast<size_t>(plan.shape[1]));
+  } else {
+    for_each_row<2>(plan, [&](const int64_t* off, int64_t n, const int64_t* s) {
+      double* arow = acc + off[0];
+      const T* xrow = xp + off[1];
+      const int64_t sa = s[0], sx = s[1];
+      if (sa == 0) {
+        *arow += SumRow(xrow, n, sx);
+      } else if (sa == 1 && sx == 1) {
+        AccumulateRow(arow, xrow, static_cast<size_t>(n));
+      } else {
+        for (int64_t i = 0; i < n; ++i) arow[i * sa] += static_cast<double>(xrow[i * sx]);
+      }
+    });
+  }
   T* o = reinterpret_cast<T*>(out);
   for (int64_t i = 0; i < n_out; ++i) o[i] = static_cast<T>(acc[i]);
 }
