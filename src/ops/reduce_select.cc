@@ -58,6 +58,27 @@ Tensor onehot_along(const Tensor& indices, const Dims& shape, int d, DType dt, C
   return m;
 }
 
+// Zeros of `shape` with g (keepdim shape) at the selected elements: the
+// gradient in one fill and one write per selected element, where the
+// recorded form below (mask, compare, where) makes three passes over
+// `shape` (a 1024 x 1024 max over dim 1 took 3.9 ms to backward, 3x
+// PyTorch's scatter).
+Tensor scatter_selected(const Tensor& g, const Tensor& indices, const Dims& shape, int d) {
+  const Split s = split_at(shape, d);
+  Tensor y = full_for_writes(g->context(), g->dtype(), shape, 0.0);
+  const Tensor gc = contiguous_data(g);
+  const int64_t* idx = indices->data_as<int64_t>();
+  visit_floating(g->dtype(), [&](auto z) {
+    using T = decltype(z);
+    const T* gv = gc->data_as<T>();
+    T* p = y->data_as<T>();
+    for (int64_t o = 0; o < s.outer; ++o) {
+      for (int64_t j = 0; j < s.inner; ++j) p[(o * s.n + idx[o * s.inner + j]) * s.inner + j] = gv[o * s.inner + j];
+    }
+  });
+  return y;
+}
+
 // Routes the gradient of the selected values to the selected elements.
 struct SelectBackward final : SavingNode<1> {
   SelectBackward(const char* name, const Tensor& x, int d, const Dims& keep)
@@ -65,6 +86,10 @@ struct SelectBackward final : SavingNode<1> {
   const char* name() const override { return name_; }
   void apply(TensorList& g, TensorList& out) override {
     const Tensor indices = saved[0].unpack(*this);
+    if (!should_record({g[0].get()})) {
+      out[0] = scatter_selected(g[0], indices, shape, dim);
+      return;
+    }
     const Tensor mask = onehot_along(indices, shape, dim, g[0]->dtype(), g[0]->context());
     // A select, not a product: a NaN in g reaches only the selected element.
     out[0] = zero_where(eq(mask, scalar_like(mask, 0.0)), expand(reshape(g[0], keep), shape));
