@@ -122,7 +122,18 @@ struct IndexSelectBackward final : IndexNode {
   using IndexNode::IndexNode;
   const char* name() const override { return "IndexSelectBackward"; }
   void apply(TensorList& g, TensorList& out) override {
-    out[0] = index_add(full(g[0]->context(), g[0]->dtype(), shape, 0.0), dim, saved[0].unpack(*this), g[0]);
+    const Tensor index = saved[0].unpack(*this);
+    if (should_record({g[0].get()})) {
+      out[0] = index_add(full(g[0]->context(), g[0]->dtype(), shape, 0.0), dim, index, g[0]);
+      return;
+    }
+    // Unrecorded: g's rows added into fresh zeros, without index_add's copy
+    // of them.
+    Tensor y = full_for_writes(g[0]->context(), g[0]->dtype(), shape, 0.0);
+    const Dims is = along_dim_strides(*index, g[0]->shape(), dim);
+    kernels::scatter_add(g[0]->dtype(), g[0]->shape(), kernels::View{index->data(), &is}, view_of(*g[0]), dim,
+                         y->data(), y->strides());
+    out[0] = std::move(y);
   }
 };
 }  // namespace
