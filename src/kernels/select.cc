@@ -56,15 +56,26 @@ HWY_INLINE auto CompareMask(V a, V b) {
   if constexpr (K == CompareKind::Ge) return hn::Ge(a, b);
 }
 
-// out[i] = a[i] K b[i] as 0/1 bytes: 1 or 0 lanes in T, narrowed through a buffer.
+// out[i] = a[i] K b[i] as 0/1 bytes: 4-byte lanes narrowed in registers,
+// the rest (f64, the tail) through a buffer of integer lanes.
 template <CompareKind K, class T>
 void CompareChunk(const T* a, const T* b, uint8_t* out, size_t m) {
   const hn::ScalableTag<T> d;
   const hn::RebindToSigned<decltype(d)> di;
   using I = hn::TFromD<decltype(di)>;
   const size_t N = hn::Lanes(d);
-  HWY_ALIGN I flags[kSelectChunk];  // all ones or zero per lane
   size_t i = 0;
+  if constexpr (sizeof(T) == 4) {  // whole vectors narrowed in registers (0 or 1 per lane)
+    const hn::Rebind<uint8_t, decltype(di)> du8;
+    const auto one = hn::Set(di, 1);
+    for (; i + N <= m; i += N) {
+      const auto mask = hn::RebindMask(di, CompareMask<K>(hn::LoadU(d, a + i), hn::LoadU(d, b + i)));
+      const auto bits = hn::And(hn::VecFromMask(di, mask), one);
+      hn::StoreU(hn::DemoteTo(du8, bits), du8, out + i);
+    }
+  }
+  HWY_ALIGN I flags[kSelectChunk];  // all ones or zero per lane
+  const size_t first = i;
   for (; i + N <= m; i += N) {
     hn::Store(hn::VecFromMask(di, hn::RebindMask(di, CompareMask<K>(hn::LoadU(d, a + i), hn::LoadU(d, b + i)))), di,
               flags + i);
@@ -73,8 +84,7 @@ void CompareChunk(const T* a, const T* b, uint8_t* out, size_t m) {
     const auto va = LoadTail(d, a + i, m - i), vb = LoadTail(d, b + i, m - i);
     hn::Store(hn::VecFromMask(di, hn::RebindMask(di, CompareMask<K>(va, vb))), di, flags + i);
   }
-  // Narrowed without a branch (the compiler packs it).
-  for (size_t j = 0; j < m; ++j) out[j] = static_cast<uint8_t>(flags[j] & 1);
+  for (size_t j = first; j < m; ++j) out[j] = static_cast<uint8_t>(flags[j] & 1);
 }
 
 template <CompareKind K, class T>
