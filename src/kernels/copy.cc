@@ -94,26 +94,19 @@ void for_each_tiled(const LoopPlan<2>& p, int b, int64_t TI, int64_t TJ, F&& bod
 void copy(DType src_dt, const Dims& shape, View src, DType dst_dt, char* dst, const Dims& dst_strides) {
   const Dims* strides[2] = {&dst_strides, src.strides};
   const auto plan = plan_loop<2>(shape, strides);
-  if (const int b = transpose_dim(plan); b >= 0) {
-    visit_dtype(src_dt, [&](auto s0) {
-      using S = decltype(s0);
-      visit_dtype(dst_dt, [&](auto d0) {
-        using D = decltype(d0);
-        const S* sp = reinterpret_cast<const S*>(src.data);
-        D* dp = reinterpret_cast<D*>(dst);
-        for_each_tiled(plan, b, kTileSrcBytes / static_cast<int64_t>(sizeof(S)),
-                       kTileDstBytes / static_cast<int64_t>(sizeof(D)),
-                       [&](int64_t o0, int64_t o1) { dp[o0] = convert<D>(sp[o1]); });
-      });
-    });
-    return;
-  }
+  const int b = transpose_dim(plan);
   visit_dtype(src_dt, [&](auto s0) {
     using S = decltype(s0);
     visit_dtype(dst_dt, [&](auto d0) {
       using D = decltype(d0);
       const S* sp = reinterpret_cast<const S*>(src.data);
       D* dp = reinterpret_cast<D*>(dst);
+      if (b >= 0) {
+        for_each_tiled(plan, b, kTileSrcBytes / static_cast<int64_t>(sizeof(S)),
+                       kTileDstBytes / static_cast<int64_t>(sizeof(D)),
+                       [&](int64_t o0, int64_t o1) { dp[o0] = convert<D>(sp[o1]); });
+        return;
+      }
       for_each_row<2>(plan, [&](const int64_t* off, int64_t n, const int64_t* st) {
         D* drow = dp + off[0];
         const S* srow = sp + off[1];
